@@ -1,0 +1,30 @@
+# Thin entry point: config is params.yaml (shared with DVC), validated against
+# the schema; each step is one rule in workflow/rules/ calling one `vlstress`
+# subcommand with the same flags as the matching stage of dvc.yaml.
+
+from snakemake.utils import min_version, validate
+
+min_version("8.0")
+
+
+configfile: "params.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/embed.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    input:
+        all_outputs(),
+    default_target: True
+
+
+onsuccess:
+    record_in_dvc_lock()

@@ -1,0 +1,3 @@
+"""vlstress: reproducible stress tests of vision-language models (RoCOCO and beyond)."""
+
+__version__ = "0.1.0"

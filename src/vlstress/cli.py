@@ -1,0 +1,58 @@
+"""The single entry point. Every workflow step is one subcommand.
+
+Snakemake rules and DVC stages call these subcommands with the same flags;
+parameters reach the code only as flags. Commands live in `vlstress.commands.*`,
+each module exposing `add_arguments(parser)` and `run(args)`; heavy imports
+(torch, open_clip) stay inside `run` so `--help` is instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from .errors import VlstressError
+
+# subcommand -> (module, one-line help). Adding a step is one entry here.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "download": ("vlstress.commands.download", "fetch raw data for a dataset (HTTP, resumable, checksummed)"),
+    "prepare": ("vlstress.commands.prepare", "turn raw data into the canonical manifest"),
+    "embed-images": ("vlstress.commands.embed_images", "image embeddings of a manifest with one model"),
+    "embed-texts": ("vlstress.commands.embed_texts", "caption embeddings of a manifest or caption set with one model"),
+    "evaluate": ("vlstress.commands.evaluate", "retrieval metrics (Recall@K) from embeddings"),
+    "summarize": ("vlstress.commands.summarize", "merge metric JSONs into one table"),
+    "plot": ("vlstress.commands.plot", "figures from the summary table"),
+    "models": ("vlstress.commands.models", "list open_clip architectures and pretrained tags"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="vlstress", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        cmd = sub.add_parser(name, help=help_text, description=help_text)
+        module.add_arguments(cmd)
+        cmd.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        args._module.run(args)
+    except VlstressError as exc:
+        print(f"vlstress {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""Flag types shared by subcommands. DVC and Snakemake render YAML null as `None`."""
+
+from __future__ import annotations
+
+import argparse
+
+NULLS = {"none", "null", "~", ""}
+
+
+def optional_str(value: str) -> str | None:
+    return None if value.strip().lower() in NULLS else value
+
+
+def optional_int(value: str) -> int | None:
+    if value.strip().lower() in NULLS:
+        return None
+    return positive_int(value)
+
+
+def positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}") from None
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
+    return number
+
+
+def int_list(value: str) -> list[int]:
+    """`1,5,10` -> [1, 5, 10]: lists travel as one flag (DVC cannot interpolate YAML lists)."""
+    try:
+        items = [positive_int(part) for part in value.split(",")]
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got {value!r}") from None
+    return items
+
+
+def seed_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer seed, got {value!r}") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"seed must be >= 0, got {value!r}")
+    return number
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags that identify one model of the params.yaml registry."""
+    group = parser.add_argument_group("model")
+    group.add_argument("--model", required=True, help="model slug (key of `models` in params.yaml)")
+    group.add_argument("--arch", required=True, help="open_clip architecture, e.g. ViT-B-32")
+    group.add_argument(
+        "--pretrained",
+        type=optional_str,
+        default=None,
+        help="open_clip hub tag (e.g. openai), a local checkpoint path, or None for seeded random init",
+    )
+    group.add_argument("--seed", type=seed_int, default=0, help="seed for random init and any sampling")
+    group.add_argument("--cache-dir", default=None, type=optional_str, help="where hub weights are cached")
+    group.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
+    group.add_argument("--batch-size", type=positive_int, default=64)

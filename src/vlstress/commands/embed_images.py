@@ -1,0 +1,53 @@
+"""`vlstress embed-images`: image embeddings (L2-normalised float32 .npy) + provenance sidecar."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .. import models, provenance
+from ..io import sha256_file, sidecar, write_json, write_npy
+from ..manifest import load_manifest
+from ._args import add_model_arguments
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--manifest", required=True, type=Path, help="manifest from `vlstress prepare`")
+    add_model_arguments(parser)
+    parser.add_argument("--out", required=True, type=Path, help=".npy to write (sidecar: <out>.json)")
+
+
+def model_spec(args: argparse.Namespace) -> models.ModelSpec:
+    return models.ModelSpec(slug=args.model, arch=args.arch, pretrained=args.pretrained, seed=args.seed, cache_dir=args.cache_dir)
+
+
+def model_params(args: argparse.Namespace) -> dict:
+    return {"batch_size": args.batch_size, "device": args.device, "cache_dir": args.cache_dir}
+
+
+def run(args: argparse.Namespace) -> None:
+    from ..encoders import encode_images
+
+    manifest = load_manifest(args.manifest)
+    spec = model_spec(args)
+    device = models.resolve_device(args.device)
+    model, preprocess, _ = models.load(spec, device)
+    entries = manifest["images"]
+    embeddings = encode_images(model, preprocess, [e["path"] for e in entries], batch_size=args.batch_size, device=device, desc=f"{spec.slug} images")
+    write_npy(args.out, embeddings)
+    write_json(
+        sidecar(args.out),
+        {
+            "kind": "image-embeddings",
+            "shape": list(embeddings.shape),
+            "images": [e["image"] for e in entries],
+            "provenance": provenance.build(
+                "embed-images",
+                model_params(args),
+                seed=args.seed,
+                model=models.describe(spec),
+                device=device,
+                inputs={str(args.manifest): sha256_file(args.manifest)},
+            ),
+        },
+    )

@@ -1,0 +1,49 @@
+"""`vlstress embed-texts`: caption embeddings (L2-normalised float32 .npy) + provenance sidecar.
+
+Reads a manifest or any caption set in the official RoCOCO list format; rows
+follow the file order (image by image, captions in order).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .. import models, provenance
+from ..io import sha256_file, sidecar, write_json, write_npy
+from ..manifest import caption_table, load_caption_entries
+from ._args import add_model_arguments
+from .embed_images import model_params, model_spec
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--captions", required=True, type=Path, help="manifest or official-format caption list")
+    add_model_arguments(parser)
+    parser.add_argument("--out", required=True, type=Path, help=".npy to write (sidecar: <out>.json)")
+
+
+def run(args: argparse.Namespace) -> None:
+    from ..encoders import encode_texts
+
+    table = caption_table(load_caption_entries(args.captions))
+    spec = model_spec(args)
+    device = models.resolve_device(args.device)
+    model, _, tokenizer = models.load(spec, device)
+    embeddings = encode_texts(model, tokenizer, table.captions, batch_size=args.batch_size, device=device, desc=f"{spec.slug} captions")
+    write_npy(args.out, embeddings)
+    write_json(
+        sidecar(args.out),
+        {
+            "kind": "text-embeddings",
+            "shape": list(embeddings.shape),
+            "captions_per_image": [len(group) for group in table.captions_per_image],
+            "provenance": provenance.build(
+                "embed-texts",
+                model_params(args),
+                seed=args.seed,
+                model=models.describe(spec),
+                device=device,
+                inputs={str(args.captions): sha256_file(args.captions)},
+            ),
+        },
+    )

@@ -1,0 +1,24 @@
+"""Dataset kinds. Each kind materialises its raw data under one folder:
+
+    <out>/images/<file>     the photos
+    <out>/captions.json     COCO captions format, or a Karpathy-style list
+    <out>/download.json     what was fetched, with sha256 of every file and provenance
+
+`prepare` then reads any such folder into the canonical manifest. Adding a
+kind is one module with `add_arguments(parser)` and `materialize(args, out)`
+plus one entry in KINDS.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+KINDS: dict[str, str] = {
+    "demo": "vlstress.datasets.demo",
+    "coco-dir": "vlstress.datasets.coco_dir",
+    "karpathy": "vlstress.datasets.karpathy",
+}
+
+
+def kind_module(kind: str):
+    return importlib.import_module(KINDS[kind])

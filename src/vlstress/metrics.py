@@ -1,0 +1,99 @@
+"""Retrieval metrics from embeddings, computed in query chunks on torch.
+
+Rank convention (documented in the README): the rank of a query is the number
+of gallery items scoring strictly above its best ground-truth item, so rank 0
+is a hit at 1 and ties go to the ground truth. Never a full argsort per row,
+never the whole similarity matrix in memory: only `chunk_size` rows at a time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+
+DEFAULT_KS = (1, 5, 10)
+
+
+@dataclass(frozen=True)
+class RankResult:
+    ranks: np.ndarray  # (n_queries,) int64: items scoring above the best ground truth
+    top1: np.ndarray  # (n_queries,) int64: gallery index of the highest score (ties -> ground truth, then lowest index)
+
+
+def pad_ground_truth(gt: Sequence[Sequence[int]]) -> torch.Tensor:
+    """Ragged ground-truth lists -> (n, max_len) tensor padded with -1."""
+    width = max(len(g) for g in gt)
+    padded = torch.full((len(gt), width), -1, dtype=torch.long)
+    for row, items in enumerate(gt):
+        if not items:
+            raise ValueError(f"query {row} has no ground-truth item")
+        padded[row, : len(items)] = torch.as_tensor(list(items), dtype=torch.long)
+    return padded
+
+
+def ranks_from_scores(scores: torch.Tensor, gt: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Ranks and top-1 indices of one chunk of score rows (gt padded with -1)."""
+    valid = gt >= 0
+    gt_scores = torch.gather(scores, 1, gt.clamp(min=0)).masked_fill(~valid, float("-inf"))
+    best_gt, best_pos = gt_scores.max(dim=1)
+    ranks = (scores > best_gt[:, None]).sum(dim=1)
+    top_score, top_index = scores.max(dim=1)  # first maximum -> lowest index among ties
+    best_gt_index = torch.gather(gt, 1, best_pos[:, None]).squeeze(1)
+    top1 = torch.where(top_score > best_gt, top_index, best_gt_index)
+    return ranks, top1
+
+
+def retrieval_ranks(
+    queries: np.ndarray | torch.Tensor,
+    gallery: np.ndarray | torch.Tensor,
+    gt: Sequence[Sequence[int]] | torch.Tensor,
+    *,
+    chunk_size: int = 1024,
+    device: str = "cpu",
+    score_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
+) -> RankResult:
+    """Ranks of every query against the gallery; scores = queries @ gallery.T by default."""
+    q = torch.as_tensor(queries).to(device)
+    g = torch.as_tensor(gallery).to(device)
+    gt_tensor = gt if isinstance(gt, torch.Tensor) else pad_ground_truth(gt)
+    gt_tensor = gt_tensor.to(device)
+    score_fn = score_fn or (lambda a, b: a @ b.T)
+    ranks, top1 = [], []
+    for start in range(0, q.shape[0], chunk_size):
+        scores = score_fn(q[start : start + chunk_size], g)
+        r, t = ranks_from_scores(scores, gt_tensor[start : start + chunk_size])
+        ranks.append(r.cpu())
+        top1.append(t.cpu())
+    return RankResult(ranks=torch.cat(ranks).numpy().astype(np.int64), top1=torch.cat(top1).numpy().astype(np.int64))
+
+
+def recall_at_k(ranks: np.ndarray, ks: Sequence[int] = DEFAULT_KS) -> dict[str, float]:
+    """Recall@K in percent: share of queries whose rank is below K."""
+    ranks = np.asarray(ranks)
+    return {f"R@{k}": float(100.0 * np.mean(ranks < k)) for k in ks}
+
+
+def false_recall_at_1(top1: np.ndarray, is_distractor: np.ndarray) -> float:
+    """Percent of queries whose top-1 item is a distractor (altered caption, mixed image)."""
+    return float(100.0 * np.mean(np.asarray(is_distractor)[np.asarray(top1)]))
+
+
+def drop_rate(r1_original: float, r1_stressed: float) -> float:
+    """Relative fall of R@1 in percent: 100 * (orig - stressed) / orig."""
+    if r1_original == 0:
+        return float("nan")
+    return float(100.0 * (r1_original - r1_stressed) / r1_original)
+
+
+def image_text_recalls(image_emb: np.ndarray, text_emb: np.ndarray, caption_image: Sequence[int], ks: Sequence[int] = DEFAULT_KS, chunk_size: int = 1024) -> dict[str, float]:
+    """Image-to-text and text-to-image Recall@K on the original captions."""
+    caption_image = np.asarray(caption_image)
+    captions_of = [np.flatnonzero(caption_image == i).tolist() for i in range(len(image_emb))]
+    i2t = retrieval_ranks(image_emb, text_emb, captions_of, chunk_size=chunk_size)
+    t2i = retrieval_ranks(text_emb, image_emb, [[int(i)] for i in caption_image], chunk_size=chunk_size)
+    out = {f"i2t_{k}": v for k, v in recall_at_k(i2t.ranks, ks).items()}
+    out.update({f"t2i_{k}": v for k, v in recall_at_k(t2i.ranks, ks).items()})
+    return out

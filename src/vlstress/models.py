@@ -1,0 +1,128 @@
+"""Model registry entries -> loaded open_clip models, with an honest weights label.
+
+A registry entry in params.yaml is `{arch, pretrained}`:
+- `pretrained: null`   -> seeded random init, labelled "random-init" everywhere;
+- a path to a file     -> local checkpoint (must exist);
+- anything else        -> an open_clip hub tag, cached in `cache_dir`.
+Every failure is a VlstressError naming the model; nothing falls back silently.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import VlstressError
+from .io import sha256_file
+
+log = logging.getLogger(__name__)
+
+CHECKPOINT_SUFFIXES = (".pt", ".pth", ".bin", ".safetensors", ".ckpt")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    slug: str
+    arch: str
+    pretrained: str | None
+    seed: int = 0
+    cache_dir: str | None = None
+
+    @property
+    def weights_kind(self) -> str:
+        if self.pretrained is None:
+            return "random-init"
+        if _looks_like_path(self.pretrained):
+            return "checkpoint"
+        return "hub"
+
+    def weights_label(self) -> str:
+        kind = self.weights_kind
+        if kind == "random-init":
+            return f"random-init (seed {self.seed})"
+        return f"{kind}:{self.pretrained}"
+
+
+def _looks_like_path(value: str) -> bool:
+    return os.sep in value or value.startswith(".") or value.endswith(CHECKPOINT_SUFFIXES) or Path(value).exists()
+
+
+
+def resolve_device(device: str) -> str:
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise VlstressError(f"device {device!r} requested but CUDA is not available on this machine")
+    if not (device == "cpu" or device.startswith("cuda") or device == "mps"):
+        raise VlstressError(f"unknown device {device!r}: use auto, cpu, cuda or cuda:N")
+    return device
+
+
+def check_spec(spec: ModelSpec) -> None:
+    """Validate arch and weights before any expensive work."""
+    import open_clip
+
+    known = open_clip.list_models()
+    if spec.arch not in known:
+        close = [name for name in known if name.lower().startswith(spec.arch.lower()[:5])][:8]
+        hint = f" (similar: {', '.join(close)})" if close else ""
+        raise VlstressError(
+            f"model {spec.slug!r}: unknown open_clip architecture {spec.arch!r}{hint}; "
+            "run `vlstress models` for the full list"
+        )
+    kind = spec.weights_kind
+    if kind == "checkpoint" and not Path(spec.pretrained).is_file():
+        raise VlstressError(f"model {spec.slug!r}: checkpoint file not found: {spec.pretrained}")
+    if kind == "hub":
+        tags = open_clip.list_pretrained_tags_by_model(spec.arch)
+        if spec.pretrained not in tags:
+            raise VlstressError(
+                f"model {spec.slug!r}: {spec.pretrained!r} is not a known pretrained tag for {spec.arch} "
+                f"(known: {', '.join(tags) or 'none'}); use a tag, a checkpoint path, or null for random init"
+            )
+
+
+def describe(spec: ModelSpec) -> dict[str, Any]:
+    """The provenance block of a model: what exactly produced the numbers."""
+    info: dict[str, Any] = {
+        "slug": spec.slug,
+        "arch": spec.arch,
+        "pretrained": spec.pretrained,
+        "weights": spec.weights_kind,
+        "weights_label": spec.weights_label(),
+        "seed": spec.seed,
+    }
+    if spec.weights_kind == "checkpoint":
+        info["checkpoint_sha256"] = sha256_file(spec.pretrained)
+    return info
+
+
+def load(spec: ModelSpec, device: str):
+    """Return (model, image_preprocess, tokenizer) in eval mode on `device`."""
+    import open_clip
+    import torch
+
+    check_spec(spec)
+    torch.manual_seed(spec.seed)  # decides the random init; harmless for loaded weights
+    try:
+        model, _, preprocess = open_clip.create_model_and_transforms(
+            spec.arch, pretrained=spec.pretrained, device=device, cache_dir=spec.cache_dir
+        )
+    except VlstressError:
+        raise
+    except Exception as exc:  # network, corrupt checkpoint, incompatible state dict
+        where = {
+            "hub": f"pretrained tag {spec.pretrained!r} (hub unreachable or weights not cached in {spec.cache_dir})",
+            "checkpoint": f"checkpoint {spec.pretrained}",
+            "random-init": "random init",
+        }[spec.weights_kind]
+        raise VlstressError(f"model {spec.slug!r}: could not load {spec.arch} from {where}: {exc}") from exc
+    model.eval()
+    tokenizer = open_clip.get_tokenizer(spec.arch)
+    log.info("loaded %s (%s) on %s", spec.slug, spec.weights_label(), device)
+    return model, preprocess, tokenizer

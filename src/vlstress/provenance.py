@@ -1,0 +1,53 @@
+"""Provenance block carried by every result file.
+
+No timestamps or host names: the block must be identical for identical runs so
+that artifacts stay byte-identical. It records what decides the numbers:
+params, seed, model and weights source, package versions, device.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from importlib import metadata
+from typing import Any
+
+from . import __version__
+
+PACKAGES = ("torch", "torchvision", "open_clip_torch", "numpy", "pillow", "nltk", "scikit-image", "pandas")
+
+
+def package_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version(), "vlstress": __version__}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def build(
+    step: str,
+    params: dict[str, Any],
+    *,
+    seed: int | None = None,
+    model: dict[str, Any] | None = None,
+    device: str | None = None,
+    inputs: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "step": step,
+        "params": params,
+        "seed": seed,
+        "packages": package_versions(),
+        "platform": f"{platform.system()}-{platform.machine()}",
+        "command": " ".join(["vlstress", *sys.argv[1:]]),
+    }
+    if model is not None:
+        block["model"] = model
+    if device is not None:
+        block["device"] = device
+    if inputs is not None:
+        block["inputs"] = inputs
+    return block

@@ -87,8 +87,8 @@ def check_spec(spec: ModelSpec) -> None:
             )
 
 
-def describe(spec: ModelSpec) -> dict[str, Any]:
-    """The provenance block of a model: what exactly produced the numbers."""
+def describe(spec: ModelSpec, model=None) -> dict[str, Any]:
+    """The provenance block of a model: what exactly produced the numbers (and its size, if loaded)."""
     info: dict[str, Any] = {
         "slug": spec.slug,
         "arch": spec.arch,
@@ -99,6 +99,8 @@ def describe(spec: ModelSpec) -> dict[str, Any]:
     }
     if spec.weights_kind == "checkpoint":
         info["checkpoint_sha256"] = sha256_file(spec.pretrained)
+    if model is not None:
+        info["n_params"] = int(sum(p.numel() for p in model.parameters()))
     return info
 
 

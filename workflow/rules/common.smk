@@ -1,6 +1,7 @@
 # Shared names and helpers. Paths and flags here must render exactly as the
 # matching stage of dvc.yaml does (tests/test_twins.py checks it).
 
+import os
 import shutil
 import subprocess
 

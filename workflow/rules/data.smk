@@ -9,6 +9,8 @@ rule download:
         max_images=flag(DATASET["max_images"]),
         images=flag(DATASET["images"]),
         captions=flag(DATASET["captions"]),
+    conda:
+        "../../environment.yml"
     log:
         "logs/download.log",
     benchmark:
@@ -27,6 +29,8 @@ rule prepare:
         MANIFEST,
     params:
         name=DATASET["name"],
+    conda:
+        "../../environment.yml"
     log:
         "logs/prepare.log",
     benchmark:

@@ -18,6 +18,8 @@ rule embed_images:
         batch_size=EMBED["batch_size"],
     resources:
         gpu=1,
+    conda:
+        "../../environment.yml"
     log:
         "logs/embed_images/{model}.log",
     benchmark:
@@ -45,6 +47,8 @@ rule embed_texts:
         batch_size=EMBED["batch_size"],
     resources:
         gpu=1,
+    conda:
+        "../../environment.yml"
     log:
         "logs/embed_texts/{model}.log",
     benchmark:

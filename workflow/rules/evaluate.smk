@@ -9,6 +9,8 @@ rule evaluate:
     params:
         ks=config["evaluate"]["ks"],
         chunk_size=config["evaluate"]["chunk_size"],
+    conda:
+        "../../environment.yml"
     log:
         "logs/evaluate/{model}.log",
     benchmark:
@@ -28,7 +30,9 @@ rule summarize:
         md="results/summary.md",
         json="results/metrics.json",
     params:
-        metrics_dir="results/metrics",
+        metrics_dir=lambda wildcards, input: os.path.dirname(os.path.dirname(input.metrics[0])),
+    conda:
+        "../../environment.yml"
     log:
         "logs/summarize.log",
     benchmark:

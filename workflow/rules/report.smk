@@ -9,6 +9,8 @@ rule plot:
             category="Retrieval",
         ),
         pdf="results/figures/recall.pdf",
+    conda:
+        "../../environment.yml"
     log:
         "logs/plot.log",
     benchmark:

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> None:
                 "embed-images",
                 model_params(args),
                 seed=args.seed,
-                model=models.describe(spec),
+                model=models.describe(spec, model),
                 device=device,
                 inputs={str(args.manifest): sha256_file(args.manifest)},
             ),

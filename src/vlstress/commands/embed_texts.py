@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> None:
                 "embed-texts",
                 model_params(args),
                 seed=args.seed,
-                model=models.describe(spec),
+                model=models.describe(spec, model),
                 device=device,
                 inputs={str(args.captions): sha256_file(args.captions)},
             ),

@@ -41,6 +41,8 @@ def record_in_dvc_lock():
     if not shutil.which("dvc"):
         print("warning: dvc not on PATH; dvc.lock not updated")
         return
-    result = subprocess.run(["dvc", "commit", "--force", "--quiet"], capture_output=True, text=True)
+    result = subprocess.run(
+        ["dvc", "commit", "--force", "--quiet"], capture_output=True, text=True
+    )
     if result.returncode != 0:
         print(f"warning: `dvc commit` failed; dvc.lock not updated:\n{result.stderr}")

@@ -3,18 +3,18 @@ rule download:
         code=[f"{SRC}/commands/download.py", f"{SRC}/datasets"],
     output:
         directory(RAW),
+    log:
+        "logs/download.log",
+    benchmark:
+        "logs/benchmarks/download.tsv"
+    conda:
+        "../../environment.yml"
     params:
         name=DATASET["name"],
         kind=DATASET["kind"],
         max_images=flag(DATASET["max_images"]),
         images=flag(DATASET["images"]),
         captions=flag(DATASET["captions"]),
-    conda:
-        "../../environment.yml"
-    log:
-        "logs/download.log",
-    benchmark:
-        "logs/benchmarks/download.tsv"
     shell:
         "vlstress download --dataset {params.name} --kind {params.kind}"
         " --max-images {params.max_images} --images {params.images}"
@@ -27,14 +27,14 @@ rule prepare:
         code=[f"{SRC}/commands/prepare.py", f"{SRC}/manifest.py"],
     output:
         MANIFEST,
-    params:
-        name=DATASET["name"],
-    conda:
-        "../../environment.yml"
     log:
         "logs/prepare.log",
     benchmark:
         "logs/benchmarks/prepare.tsv"
+    conda:
+        "../../environment.yml"
+    params:
+        name=DATASET["name"],
     shell:
         "vlstress prepare --dataset {params.name} --raw {input.raw}"
         " --out {output} > {log} 2>&1"

@@ -9,6 +9,14 @@ rule embed_images:
     output:
         emb=f"{EMB}/images.npy",
         meta=f"{EMB}/images.npy.json",
+    log:
+        "logs/embed_images/{model}.log",
+    benchmark:
+        "logs/benchmarks/embed_images/{model}.tsv"
+    conda:
+        "../../environment.yml"
+    resources:
+        gpu=1,
     params:
         arch=model_flag("arch"),
         pretrained=model_flag("pretrained"),
@@ -16,14 +24,6 @@ rule embed_images:
         cache_dir=EMBED["cache_dir"],
         device=EMBED["device"],
         batch_size=EMBED["batch_size"],
-    resources:
-        gpu=1,
-    conda:
-        "../../environment.yml"
-    log:
-        "logs/embed_images/{model}.log",
-    benchmark:
-        "logs/benchmarks/embed_images/{model}.tsv"
     shell:
         "vlstress embed-images --manifest {input.manifest} --model {wildcards.model}"
         " --arch {params.arch} --pretrained {params.pretrained} --seed {params.seed}"
@@ -38,6 +38,14 @@ rule embed_texts:
     output:
         emb=f"{EMB}/texts.npy",
         meta=f"{EMB}/texts.npy.json",
+    log:
+        "logs/embed_texts/{model}.log",
+    benchmark:
+        "logs/benchmarks/embed_texts/{model}.tsv"
+    conda:
+        "../../environment.yml"
+    resources:
+        gpu=1,
     params:
         arch=model_flag("arch"),
         pretrained=model_flag("pretrained"),
@@ -45,14 +53,6 @@ rule embed_texts:
         cache_dir=EMBED["cache_dir"],
         device=EMBED["device"],
         batch_size=EMBED["batch_size"],
-    resources:
-        gpu=1,
-    conda:
-        "../../environment.yml"
-    log:
-        "logs/embed_texts/{model}.log",
-    benchmark:
-        "logs/benchmarks/embed_texts/{model}.tsv"
     shell:
         "vlstress embed-texts --captions {input.captions} --model {wildcards.model}"
         " --arch {params.arch} --pretrained {params.pretrained} --seed {params.seed}"

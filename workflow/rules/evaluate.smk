@@ -6,15 +6,15 @@ rule evaluate:
         code=[f"{SRC}/commands/evaluate.py", f"{SRC}/metrics.py"],
     output:
         "results/metrics/{model}/original.json",
-    params:
-        ks=config["evaluate"]["ks"],
-        chunk_size=config["evaluate"]["chunk_size"],
-    conda:
-        "../../environment.yml"
     log:
         "logs/evaluate/{model}.log",
     benchmark:
         "logs/benchmarks/evaluate/{model}.tsv"
+    conda:
+        "../../environment.yml"
+    params:
+        ks=config["evaluate"]["ks"],
+        chunk_size=config["evaluate"]["chunk_size"],
     shell:
         "vlstress evaluate --manifest {input.manifest} --image-emb {input.image_emb}"
         " --text-emb {input.text_emb} --ks {params.ks} --chunk-size {params.chunk_size}"
@@ -29,14 +29,16 @@ rule summarize:
         csv="results/summary.csv",
         md="results/summary.md",
         json="results/metrics.json",
-    params:
-        metrics_dir=lambda wildcards, input: os.path.dirname(os.path.dirname(input.metrics[0])),
-    conda:
-        "../../environment.yml"
     log:
         "logs/summarize.log",
     benchmark:
         "logs/benchmarks/summarize.tsv"
+    conda:
+        "../../environment.yml"
+    params:
+        metrics_dir=lambda wildcards, input: os.path.dirname(
+            os.path.dirname(input.metrics[0])
+        ),
     shell:
         "vlstress summarize --metrics-dir {params.metrics_dir} --out-csv {output.csv}"
         " --out-md {output.md} --out-json {output.json} > {log} 2>&1"

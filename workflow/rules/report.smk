@@ -9,12 +9,12 @@ rule plot:
             category="Retrieval",
         ),
         pdf="results/figures/recall.pdf",
-    conda:
-        "../../environment.yml"
     log:
         "logs/plot.log",
     benchmark:
         "logs/benchmarks/plot.tsv"
+    conda:
+        "../../environment.yml"
     shell:
         "vlstress plot --summary {input.summary} --evaluation original"
         " --out {output.png} > {log} 2>&1"

@@ -1,0 +1,48 @@
+"""Shared fixtures. Real data lives in ../shared/data beside the checkout; tests that need it skip without it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("VLSTRESS_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not (SHARED_DATA / "coco-mini").is_dir() or not (SHARED_DATA / "rococo").is_dir():
+        pytest.skip(f"shared real data not found at {SHARED_DATA}")
+    return SHARED_DATA
+
+
+def run_cli(*args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    """Run `vlstress ...` as a user would (a subprocess of this interpreter)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "vlstress", *args], cwd=cwd, capture_output=True, text=True
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"vlstress {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
+    return result
+
+
+def copy_repo(dest: Path) -> Path:
+    """A fresh copy of the tracked files of this checkout (a stand-in for a clone)."""
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout.split(b"\0")
+    for name in filter(None, files):
+        src = REPO / name.decode()
+        if src.is_file():
+            target = dest / name.decode()
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, target)
+    return dest

@@ -1,0 +1,1 @@
+"""Text stress-tests: word splitting/editing (`words`) and embedding-influence scores (`ei`)."""

@@ -22,6 +22,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "embed-images": ("vlstress.commands.embed_images", "image embeddings of a manifest with one model"),
     "embed-texts": ("vlstress.commands.embed_texts", "caption embeddings of a manifest or caption set with one model"),
     "evaluate": ("vlstress.commands.evaluate", "retrieval metrics (Recall@K) from embeddings"),
+    "ei-scores": ("vlstress.commands.ei_scores", "embedding influence of every caption word (1 - cos with the word deleted)"),
+    "evaluate-text": ("vlstress.commands.evaluate_text", "image-to-text metrics against original + altered captions"),
     "summarize": ("vlstress.commands.summarize", "merge metric JSONs into one table"),
     "plot": ("vlstress.commands.plot", "figures from the summary table"),
     "models": ("vlstress.commands.models", "list open_clip architectures and pretrained tags"),

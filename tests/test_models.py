@@ -1,0 +1,87 @@
+"""Model registry entries: random init, local checkpoint, hub tags, and their errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from vlstress import models
+from vlstress.errors import VlstressError
+
+TINY = {
+    "embed_dim": 32,
+    "vision_cfg": {"image_size": 32, "layers": 1, "width": 64, "patch_size": 16, "head_width": 32},
+    "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1},
+}
+
+
+@pytest.fixture(scope="module")
+def tiny_arch(tmp_path_factory):
+    """A tiny CLIP registered with open_clip, so loading tests take milliseconds."""
+    import open_clip
+
+    folder = tmp_path_factory.mktemp("configs")
+    (folder / "vlstress-tiny.json").write_text(json.dumps(TINY))
+    open_clip.add_model_config(folder)
+    return "vlstress-tiny"
+
+
+def first_weights(model) -> np.ndarray:
+    return next(model.parameters()).detach().numpy().copy()
+
+
+def test_random_init_is_seeded_and_labelled(tiny_arch):
+    spec = models.ModelSpec("tiny", tiny_arch, None, seed=3)
+    a, _, _ = models.load(spec, "cpu")
+    b, _, _ = models.load(spec, "cpu")
+    c, _, _ = models.load(models.ModelSpec("tiny", tiny_arch, None, seed=4), "cpu")
+    np.testing.assert_array_equal(first_weights(a), first_weights(b))
+    assert not np.array_equal(first_weights(a), first_weights(c))
+    info = models.describe(spec, a)
+    assert info["weights"] == "random-init" and "random-init" in info["weights_label"]
+    assert info["n_params"] == sum(p.numel() for p in a.parameters())
+
+
+def test_local_checkpoint_loads_exact_weights(tiny_arch, tmp_path):
+    source, _, _ = models.load(models.ModelSpec("tiny", tiny_arch, None, seed=7), "cpu")
+    ckpt = tmp_path / "tiny.pt"
+    torch.save({"state_dict": source.state_dict()}, ckpt)
+    spec = models.ModelSpec("tiny-ckpt", tiny_arch, str(ckpt), seed=0)
+    loaded, _, _ = models.load(spec, "cpu")
+    np.testing.assert_array_equal(first_weights(loaded), first_weights(source))
+    info = models.describe(spec)
+    assert info["weights"] == "checkpoint" and len(info["checkpoint_sha256"]) == 64
+
+
+def test_unknown_arch_is_a_clear_error():
+    with pytest.raises(VlstressError, match="unknown open_clip architecture 'ViT-Q-99'"):
+        models.check_spec(models.ModelSpec("bad", "ViT-Q-99", None))
+
+
+def test_missing_checkpoint_is_a_clear_error(tmp_path):
+    missing = tmp_path / "nope.pt"
+    with pytest.raises(VlstressError, match="checkpoint file not found"):
+        models.check_spec(models.ModelSpec("bad", "ViT-B-32", str(missing)))
+
+
+def test_unknown_hub_tag_is_a_clear_error():
+    with pytest.raises(VlstressError, match="not a known pretrained tag for ViT-B-32"):
+        models.check_spec(models.ModelSpec("bad", "ViT-B-32", "no-such-tag"))
+
+
+def test_unreachable_hub_is_a_clear_error(tiny_arch, tmp_path, monkeypatch):
+    # A real tag with no network: the load must fail loudly, never fall back to random weights.
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    spec = models.ModelSpec("rn50-yfcc", "RN50", "yfcc15m", cache_dir=str(tmp_path))
+    with pytest.raises(VlstressError, match="could not load RN50 from pretrained tag 'yfcc15m'"):
+        models.load(spec, "cpu")
+
+
+def test_device_resolution():
+    assert models.resolve_device("cpu") == "cpu"
+    assert models.resolve_device("auto") in {"cpu", "cuda"}
+    with pytest.raises(VlstressError, match="unknown device"):
+        models.resolve_device("tpu")

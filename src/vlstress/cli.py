@@ -24,8 +24,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("vlstress.commands.evaluate", "retrieval metrics (Recall@K) from embeddings"),
     "ei-scores": ("vlstress.commands.ei_scores", "embedding influence of every caption word (1 - cos with the word deleted)"),
     "evaluate-text": ("vlstress.commands.evaluate_text", "image-to-text metrics against original + altered captions"),
+    "image-variants": ("vlstress.commands.image_variants", "mixed-image variant (mix / patch) of the test set"),
+    "embed-image-variant": ("vlstress.commands.embed_image_variant", "embeddings of a mixed-image variant"),
+    "evaluate-image": ("vlstress.commands.evaluate_image", "text-to-image metrics against original + mixed images"),
     "summarize": ("vlstress.commands.summarize", "merge metric JSONs into one table"),
-    "plot": ("vlstress.commands.plot", "figures from the summary table"),
+    "figures": ("vlstress.commands.figures", "the paper's figures (PNG + PDF) from the summary table"),
+    "tables": ("vlstress.commands.tables", "the paper's results table (Markdown + LaTeX) from the summary table"),
     "models": ("vlstress.commands.models", "list open_clip architectures and pretrained tags"),
 }
 

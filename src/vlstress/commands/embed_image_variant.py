@@ -1,0 +1,87 @@
+"""`vlstress embed-image-variant`: embeddings of one mixed-image variant with the model of a reference embedding.
+
+The model is the one that produced `--model-from` (an images.npy of `vlstress embed-images`;
+its sidecar records slug, arch, weights and seed), so the mixed images are always embedded
+by exactly the model of the originals they are compared with, and a model change upstream
+reruns this step. Faithful variants are embedded from their JPEG files; clean variants are
+mixed here, after the model's own preprocessing (lossless).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .. import models, provenance
+from ..errors import VlstressError
+from ..io import read_json, sha256_file, sidecar, write_json, write_npy
+from ..manifest import load_manifest
+from ._args import positive_int
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--variant", required=True, type=Path, help="variant folder from `vlstress image-variants`")
+    parser.add_argument(
+        "--model-from", required=True, type=Path, help="images.npy of `vlstress embed-images`: its model embeds the variant"
+    )
+    parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
+    parser.add_argument("--batch-size", type=positive_int, default=64)
+    parser.add_argument("--out", required=True, type=Path, help=".npy to write (sidecar: <out>.json)")
+
+
+def reference_spec(path: Path) -> tuple[models.ModelSpec, dict]:
+    meta = read_json(sidecar(path), "reference embeddings sidecar")
+    try:
+        model = meta["provenance"]["model"]
+        spec = models.ModelSpec(
+            slug=model["slug"],
+            arch=model["arch"],
+            pretrained=model["pretrained"],
+            seed=int(model["seed"]),
+            cache_dir=meta["provenance"]["params"].get("cache_dir"),
+        )
+    except (KeyError, TypeError) as exc:
+        raise VlstressError(f"{sidecar(path)}: no model provenance ({exc}); re-run `vlstress embed-images`") from None
+    return spec, meta
+
+
+def run(args: argparse.Namespace) -> None:
+    from ..encoders import encode_images
+    from ..images import variants
+
+    manifest_path = args.variant / "manifest.json"
+    manifest = load_manifest(manifest_path)
+    plan = variants.plan_from_manifest(manifest)
+    mode = manifest["variant"].get("mode", "faithful")
+    entries = manifest["images"]
+    spec, reference = reference_spec(args.model_from)
+    if reference.get("images") is not None and reference["images"] != [e["image"] for e in entries]:
+        raise VlstressError(f"variant {args.variant} lists other images than the reference embeddings {args.model_from}")
+    device = models.resolve_device(args.device)
+    model, preprocess, _ = models.load(spec, device)
+    desc = f"{spec.slug} {manifest['variant'].get('name', args.variant.name)}"
+    if mode == "faithful":
+        embeddings = encode_images(model, preprocess, [e["path"] for e in entries], batch_size=args.batch_size, device=device, desc=desc)
+    elif mode == "clean":
+        mixer = variants.CleanMixer([e["source_path"] for e in entries], plan, preprocess)
+        embeddings = encode_images(model, mixer, list(range(len(entries))), batch_size=args.batch_size, device=device, load=lambda i: i, desc=desc)
+    else:
+        raise VlstressError(f"variant {args.variant}: unknown mode {mode!r} (known: {', '.join(variants.MODES)})")
+    write_npy(args.out, embeddings)
+    write_json(
+        sidecar(args.out),
+        {
+            "kind": "image-variant-embeddings",
+            "shape": list(embeddings.shape),
+            "images": [e["image"] for e in entries],
+            "variant": manifest["variant"],
+            "provenance": provenance.build(
+                "embed-image-variant",
+                {"batch_size": args.batch_size, "device": args.device, "cache_dir": spec.cache_dir, "mode": mode},
+                seed=spec.seed,
+                model=models.describe(spec, model),
+                device=device,
+                inputs={str(p): sha256_file(p) for p in (manifest_path, args.model_from)},
+            ),
+        },
+    )

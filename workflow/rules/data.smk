@@ -1,6 +1,11 @@
 rule download:
     input:
-        code=[f"{SRC}/commands/download.py", f"{SRC}/datasets"],
+        code=[
+            f"{SRC}/commands/download.py",
+            f"{SRC}/datasets",
+            f"{SRC}/download.py",
+            f"{SRC}/data/karpathy_sources.json",
+        ],
     output:
         directory(RAW),
     log:
@@ -15,10 +20,16 @@ rule download:
         max_images=flag(DATASET["max_images"]),
         images=flag(DATASET["images"]),
         captions=flag(DATASET["captions"]),
+        image_ids=flag(DATASET.get("image_ids")),
+        coco_url=flag(DATASET.get("coco_url")),
+        karpathy_url=flag(DATASET.get("karpathy_url")),
+        rococo_url=flag(DATASET.get("rococo_url")),
     shell:
         "vlstress download --dataset {params.name} --kind {params.kind}"
         " --max-images {params.max_images} --images {params.images}"
-        " --captions {params.captions} --out {output} > {log} 2>&1"
+        " --captions {params.captions} --image-ids {params.image_ids}"
+        " --coco-url {params.coco_url} --karpathy-url {params.karpathy_url}"
+        " --rococo-url {params.rococo_url} --out {output} > {log} 2>&1"
 
 
 rule prepare:

@@ -75,6 +75,7 @@ def test_unknown_hub_tag_is_a_clear_error():
 def test_unreachable_hub_is_a_clear_error(tiny_arch, tmp_path, monkeypatch):
     # A real tag with no network: the load must fail loudly, never fall back to random weights.
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)  # read at import time
     spec = models.ModelSpec("rn50-yfcc", "RN50", "yfcc15m", cache_dir=str(tmp_path))
     with pytest.raises(VlstressError, match="could not load RN50 from pretrained tag 'yfcc15m'"):
         models.load(spec, "cpu")

@@ -1,0 +1,193 @@
+"""Known-answer tests of the text stress-test metrics and `vlstress evaluate-text`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vlstress.cli import main
+from vlstress.text.metrics import i2t_text_stress
+
+
+def from_scores(scores: np.ndarray, n_original: int):
+    """Embeddings whose image @ gallery.T is exactly `scores` (images = identity rows)."""
+    scores = np.asarray(scores, dtype=np.float32)
+    images = np.eye(scores.shape[0], dtype=np.float32)
+    gallery = scores.T.copy()
+    return images, gallery[:n_original], gallery[n_original:]
+
+
+def test_known_answer_with_ties():
+    #                 originals: img0 img0 img1 img1 | altered (any owner)
+    scores = [
+        [0.9, 0.5, 0.3, 0.2, 0.95, 0.1, 0.1, 0.1],  # img0: an altered caption strictly above its GT -> miss, false
+        [0.1, 0.2, 0.8, 0.7, 0.1, 0.1, 0.8, 0.3],  # img1: altered ties with the GT -> hit (ties go to GT), not false
+    ]
+    images, originals, altered = from_scores(scores, 4)
+    out = i2t_text_stress(images, originals, [0, 0, 1, 1], altered, ks=(1, 5))
+    assert out == {
+        "i2t_R@1": 50.0,
+        "i2t_R@5": 100.0,
+        "i2t_R@1_original": 100.0,
+        "i2t_false_R@1": 50.0,
+        "i2t_drop_rate": 50.0,
+    }
+
+
+def test_altered_tied_with_another_original_is_not_false():
+    scores = [
+        [0.2, 0.2, 0.9, 0.1, 0.9, 0.0, 0.0, 0.0],  # img0: other image's original ties an altered caption at the top
+        [0.1, 0.1, 0.5, 0.6, 0.0, 0.0, 0.0, 0.7],  # img1: altered strictly above everything -> false
+    ]
+    images, originals, altered = from_scores(scores, 4)
+    out = i2t_text_stress(images, originals, [0, 0, 1, 1], altered, ks=(1,))
+    assert out["i2t_R@1"] == 0.0
+    assert out["i2t_R@1_original"] == 50.0  # img0 misses already on the original gallery
+    assert out["i2t_false_R@1"] == 50.0  # only img1: for img0 the lower-index original wins the tie
+    assert out["i2t_drop_rate"] == 100.0
+
+
+def test_drop_rate_undefined_when_original_recall_is_zero():
+    scores = [[0.1, 0.9, 0.5], [0.9, 0.1, 0.5]]  # originals: img0, img1; one altered caption
+    images, originals, altered = from_scores(scores, 2)
+    out = i2t_text_stress(images, originals, [0, 1], altered, ks=(1,))
+    assert out["i2t_R@1_original"] == 0.0 and out["i2t_drop_rate"] is None
+
+
+def test_six_captions_chunked():
+    # img0 has 6 originals (rows 0-5), img1 has 5 (rows 6-10); 11 altered captions
+    rng = np.random.default_rng(0)
+    scores = rng.uniform(0, 0.5, size=(2, 22))
+    scores[0, 5] = 0.8  # img0's 6th caption is its best
+    scores[0, 11 + 5] = 0.81  # ... but its 6th altered caption beats it
+    scores[1, 6] = 0.9  # img1 hit
+    images, originals, altered = from_scores(scores, 11)
+    owners = [0] * 6 + [1] * 5
+    for chunk in (1, 2):
+        out = i2t_text_stress(images, originals, owners, altered, ks=(1, 5, 10), chunk_size=chunk)
+        assert out["i2t_R@1"] == 50.0 and out["i2t_R@5"] == 100.0
+        assert out["i2t_R@1_original"] == 100.0
+        assert out["i2t_false_R@1"] == 50.0 and out["i2t_drop_rate"] == 50.0
+
+
+# --- the command, end to end on hand-made embeddings ------------------------------------------
+
+MODEL = {"slug": "toy", "weights_label": "random-init (seed 0)", "seed": 0}
+
+
+def write_emb(path: Path, array: np.ndarray, inputs: dict | None = None, model=MODEL):
+    np.save(path, np.asarray(array, dtype=np.float32))
+    block = {"model": model, "seed": 0, "device": "cpu"}
+    if inputs is not None:
+        block["inputs"] = inputs
+    path.with_name(path.name + ".json").write_text(json.dumps({"provenance": block}))
+
+
+@pytest.fixture
+def toy(tmp_path):
+    """3 images (the second with 6 captions); a caption set over all of them; scores with a known answer."""
+    caps = {
+        "a.jpg": ["a dog runs.", "a brown dog"],
+        "b.jpg": [f"cat {i}" for i in range(6)],
+        "c.jpg": ["a red car", "a fast car"],
+    }
+    manifest = {"dataset": "toy", "images": [{"image": k, "path": k, "caption": v} for k, v in caps.items()]}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    altered = {k: [c.replace(c.split()[-1], "X") for c in v] for k, v in caps.items()}
+    variant = [{"image": k, "caption": caps[k] + altered[k]} for k in caps]
+    (tmp_path / "set.json").write_text(json.dumps(variant))
+    # 10 originals (a:0-1, b:2-7, c:8-9); variant rows: a 0-3 (altered 2,3), b 4-15 (10-15), c 16-19 (18,19)
+    dim = 3 + 10 + 10
+    images = np.zeros((3, dim), np.float32)
+    images[:, :3] = np.eye(3)
+    originals = np.zeros((10, dim), np.float32)
+    owners = [0, 0, 1, 1, 1, 1, 1, 1, 2, 2]
+    for j, i in enumerate(owners):
+        originals[j, i] = 0.5 + 0.01 * j
+    variant_emb = np.zeros((20, dim), np.float32)
+    orig_rows = [0, 1, 4, 5, 6, 7, 8, 9, 16, 17]
+    alt_rows = [2, 3, 10, 11, 12, 13, 14, 15, 18, 19]
+    variant_emb[orig_rows] = originals
+    for j, i in zip(alt_rows, owners):
+        variant_emb[j, i] = 0.1
+    variant_emb[15, 1] = 0.9  # b's 6th altered caption beats all of b's originals -> miss + false
+    variant_emb[18, 2] = 0.59  # c: altered ties c's best original (0.59) -> hit
+    originals[9, 2] = 0.59
+    write_emb(tmp_path / "images.npy", images)
+    write_emb(tmp_path / "texts.npy", originals)
+    from vlstress.io import sha256_file
+
+    write_emb(tmp_path / "text_set.npy", variant_emb, inputs={"set.json": sha256_file(tmp_path / "set.json")})
+    return tmp_path
+
+
+def evaluate(d: Path, *extra: str, variant: str = "set.json", out: str = "out.json") -> int:
+    return main([
+        "evaluate-text", "--manifest", str(d / "manifest.json"), "--image-emb", str(d / "images.npy"),
+        "--original-emb", str(d / "texts.npy"), "--variant-captions", str(d / variant),
+        "--variant-emb", str(d / "text_set.npy"), "--set", "same_concept", "--ks", "1,5,10",
+        "--out", str(d / out), *extra,
+    ])
+
+
+def test_command_record(toy):
+    assert evaluate(toy) == 0
+    record = json.loads((toy / "out.json").read_text())
+    assert record["evaluation"] == "text-same_concept" and record["stress"] == "text"
+    assert record["variant"] == "same_concept" and record["lam"] is None and record["variant_seed"] is None
+    assert record["model"] == "toy" and record["weights"] == "random-init (seed 0)" and record["dataset"] == "toy"
+    assert record["n_images"] == 3 and record["n_captions"] == 10 and record["n_altered_captions"] == 10
+    assert record["subset"]["evaluated_on_subset"] is False
+    m = record["metrics"]
+    assert m["i2t_R@1"] == pytest.approx(200 / 3) and m["i2t_R@5"] == 100.0
+    assert m["i2t_R@1_original"] == 100.0
+    assert m["i2t_false_R@1"] == pytest.approx(100 / 3)
+    assert m["i2t_drop_rate"] == pytest.approx(100 / 3)
+    assert "provenance" in record and record["provenance"]["step"] == "evaluate-text"
+    # deterministic bytes
+    first = (toy / "out.json").read_bytes()
+    assert evaluate(toy) == 0 and (toy / "out.json").read_bytes() == first
+
+
+def test_command_subset(toy):
+    data = json.loads((toy / "set.json").read_text())
+    (toy / "sub.json").write_text(json.dumps(data[1:]))  # b and c only
+    from vlstress.io import sha256_file
+
+    emb = np.load(toy / "text_set.npy")[4:]
+    write_emb(toy / "text_set.npy", emb, inputs={"sub.json": sha256_file(toy / "sub.json")})
+    assert evaluate(toy, variant="sub.json") == 0
+    record = json.loads((toy / "out.json").read_text())
+    assert record["n_images"] == 2 and record["n_captions"] == 8
+    assert record["subset"]["evaluated_on_subset"] is True and record["subset"]["n_manifest_images"] == 3
+    assert record["metrics"]["i2t_R@1"] == 50.0 and record["metrics"]["i2t_false_R@1"] == 50.0
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda d: d.append({"image": "zzz.jpg", "caption": ["x", "y"]}), "not in the manifest"),
+        (lambda d: d[0]["caption"].pop(), "expected 4"),
+        (lambda d: d[2]["caption"].__setitem__(0, "a blue car"), "caption 0"),
+        (lambda d: d.append(dict(d[0])), "listed twice"),
+    ],
+)
+def test_command_errors(toy, capsys, edit, message):
+    data = json.loads((toy / "set.json").read_text())
+    edit(data)
+    (toy / "bad.json").write_text(json.dumps(data))
+    assert evaluate(toy, variant="bad.json") == 2
+    assert message in capsys.readouterr().err
+    assert not (toy / "out.json").exists()
+
+
+def test_command_stale_or_foreign_embeddings(toy, capsys):
+    (toy / "set.json").write_text((toy / "set.json").read_text() + "\n")  # content changed after embedding
+    assert evaluate(toy) == 2
+    assert "another caption file" in capsys.readouterr().err
+    write_emb(toy / "texts.npy", np.load(toy / "texts.npy"), model={**MODEL, "slug": "other"})
+    assert evaluate(toy) == 2
+    assert "different models" in capsys.readouterr().err

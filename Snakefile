@@ -17,6 +17,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/embed.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/image.smk"
 include: "workflow/rules/report.smk"
 
 

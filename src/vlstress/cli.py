@@ -24,6 +24,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("vlstress.commands.evaluate", "retrieval metrics (Recall@K) from embeddings"),
     "ei-scores": ("vlstress.commands.ei_scores", "embedding influence of every caption word (1 - cos with the word deleted)"),
     "evaluate-text": ("vlstress.commands.evaluate_text", "image-to-text metrics against original + altered captions"),
+    "nlp-data": ("vlstress.commands.nlp_data", "install the offline NLP resources (WordNet for nltk) into a folder"),
+    "text-variants": ("vlstress.commands.text_variants", "one RoCOCO caption set (same/diff concept, rand-voca, danger; generated or official)"),
+    "text-stats": ("vlstress.commands.text_stats", "statistics of the caption sets (table + figure), beside the official sets"),
     "image-variants": ("vlstress.commands.image_variants", "mixed-image variant (mix / patch) of the test set"),
     "embed-image-variant": ("vlstress.commands.embed_image_variant", "embeddings of a mixed-image variant"),
     "evaluate-image": ("vlstress.commands.evaluate_image", "text-to-image metrics against original + mixed images"),
@@ -34,20 +37,24 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
+    """Only the selected subcommand's module is imported: a step starts without loading the others."""
     parser = argparse.ArgumentParser(prog="vlstress", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
-        module = importlib.import_module(module_name)
         cmd = sub.add_parser(name, help=help_text, description=help_text)
-        module.add_arguments(cmd)
-        cmd.set_defaults(_module=module)
+        if name == selected:
+            module = importlib.import_module(module_name)
+            module.add_arguments(cmd)
+            cmd.set_defaults(_module=module)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    selected = next((arg for arg in argv if arg in COMMANDS), None)
+    args = build_parser(selected).parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(levelname)s %(name)s: %(message)s",

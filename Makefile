@@ -1,0 +1,42 @@
+# Quick start: `make demo` (install + offline demo workflow), `make test` (install + tests).
+# Everything installs into a local virtual environment ($(VENV)); only the install needs network
+# (package registries). The workflow itself runs offline.
+
+VENV ?= .venv
+PYTHON ?= python3
+CORES ?= 2
+BIN := $(abspath $(VENV))/bin
+STAMP := $(VENV)/.installed
+export PATH := $(BIN):$(PATH)
+
+.PHONY: install demo test lint report clean-results help
+
+help:
+	@echo "make demo    install into $(VENV) and run the offline demo workflow (snakemake --cores $(CORES))"
+	@echo "make test    install into $(VENV) and run the test suite"
+	@echo "make lint    snakemake --lint and snakefmt --check"
+	@echo "make report  HTML report of the last run (results/report.html)"
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -e ".[workflow,test]"
+	touch $(STAMP)
+
+demo: install
+	snakemake --cores $(CORES)
+	dvc status
+
+test: install
+	python -m pytest
+
+lint: install
+	snakemake --lint
+	snakefmt --check Snakefile workflow/rules/
+
+report: install
+	snakemake --report results/report.html
+
+clean-results:
+	rm -rf data/raw data/prepared results/embeddings results/figures .snakemake logs

@@ -11,6 +11,20 @@ RAW = f"data/raw/{DATASET['name']}"
 MANIFEST = "data/prepared/manifest.json"
 EMB = "results/embeddings/{model}"
 SRC = "src/vlstress"
+METRICS = "results/metrics"
+# Evaluations every model gets (results/metrics/<model>/<evaluation>.json). Stress
+# rule files append theirs; summarize waits for all of them (metric_records()).
+EVALUATIONS = ["original"]
+# Summary, figures and tables (workflow/rules/evaluate.smk summarize, report.smk).
+SUMMARY = {
+    "csv": "results/summary.csv",
+    "agg": "results/summary_agg.csv",
+    "md": "results/summary.md",
+    "json": "results/metrics.json",
+    "plot": "results/plots/stress.csv",
+}
+FIGURES = ["recall_bars", "false_r1_heatmap", "lambda_sweep", "drop_vs_size"]
+TABLES = {"md": "results/tables/stress.md", "tex": "results/tables/stress.tex"}
 
 
 def flag(value):
@@ -28,12 +42,19 @@ def model_flag(key):
 
 def all_outputs():
     return [
-        "results/summary.csv",
-        "results/summary.md",
-        "results/metrics.json",
-        "results/figures/recall.png",
-        "results/figures/recall.pdf",
+        *SUMMARY.values(),
+        *expand("results/figures/{name}.{ext}", name=FIGURES, ext=["png", "pdf"]),
+        *TABLES.values(),
     ]
+
+
+def metric_records():
+    """Every metric record the workflow writes: summarize's input (DVC: the METRICS folder)."""
+    records = expand(
+        f"{METRICS}/{{model}}/{{evaluation}}.json", model=MODELS, evaluation=EVALUATIONS
+    )
+    records += [path for path in all_outputs() if path.startswith(f"{METRICS}/")]
+    return sorted(set(records))
 
 
 def record_in_dvc_lock():

@@ -23,12 +23,17 @@ rule evaluate:
 
 rule summarize:
     input:
-        metrics=expand("results/metrics/{model}/original.json", model=MODELS),
-        code=f"{SRC}/commands/summarize.py",
+        metrics=lambda wildcards: metric_records(),
+        code=[f"{SRC}/commands/summarize.py", f"{SRC}/report/records.py"],
     output:
-        csv="results/summary.csv",
-        md="results/summary.md",
-        json="results/metrics.json",
+        csv=SUMMARY["csv"],
+        csv_meta=f"{SUMMARY['csv']}.json",
+        agg=report(SUMMARY["agg"], caption="../report/summary.rst", category="Tables"),
+        agg_meta=f"{SUMMARY['agg']}.json",
+        md=SUMMARY["md"],
+        json=SUMMARY["json"],
+        plot=SUMMARY["plot"],
+        plot_meta=f"{SUMMARY['plot']}.json",
     log:
         "logs/summarize.log",
     benchmark:
@@ -41,4 +46,5 @@ rule summarize:
         ),
     shell:
         "vlstress summarize --metrics-dir {params.metrics_dir} --out-csv {output.csv}"
-        " --out-md {output.md} --out-json {output.json} > {log} 2>&1"
+        " --out-agg {output.agg} --out-md {output.md} --out-json {output.json}"
+        " --out-plot {output.plot} > {log} 2>&1"

@@ -1,0 +1,99 @@
+"""The paper's results table (RoCOCO layout) from the long summary table, as pandas frames.
+
+Rows: models (smallest first). Columns, grouped: image → text (R@1 on the original
+gallery, then for each text set R@1, drop rate and false R@1) and text → image
+(original, then each image variant and λ). Cells: mean over variant seeds, `± std`
+when there are several seeds, `–` when undefined (e.g. drop rate with an original
+R@1 of 0). Rendering goes through pandas only: `DataFrame.to_markdown` (tabulate)
+and `Styler.to_latex` (booktabs rules, multicolumn headers).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+
+import pandas as pd
+
+from . import records
+
+log = logging.getLogger(__name__)
+
+# stressed column -> header; the original gallery only shows R@1
+CELL_METRICS = {"R@1": "R@1", "drop_rate": "Drop", "false_R@1": "False R@1"}
+MISSING = "–"
+LATEX_SPECIAL = re.compile(r"([&%$#_{}])")
+
+
+def _cell(mean: float, std: float, n: int, latex: bool) -> str:
+    if mean is None or math.isnan(mean):
+        return MISSING
+    if n > 1 and not math.isnan(std):
+        return f"{mean:.1f} $\\pm$ {std:.1f}" if latex else f"{mean:.1f} ± {std:.1f}"
+    return f"{mean:.1f}"
+
+
+def latex_escape(text: str) -> str:
+    """Escape user-provided names (model tags may hold `_`); λ becomes $\\lambda$."""
+    text = LATEX_SPECIAL.sub(r"\\\1", text).replace("~", r"\textasciitilde{}").replace("^", r"\textasciicircum{}")
+    return text.replace("λ", r"$\lambda$").replace("→", r"$\rightarrow$").replace("±", r"$\pm$")
+
+
+def paper_table(table: pd.DataFrame, latex: bool = False) -> tuple[pd.DataFrame, list[str]]:
+    """(frame with 3-level columns (direction, condition, metric) and model rows, notes)."""
+    agg = records.aggregate(table)
+    notes = []
+    models = records.models(agg)
+    cells: dict[tuple[str, str, str], dict[str, str]] = {}
+    sizes = agg.drop_duplicates("label").set_index("label")["n_params"]
+    cells[("", "", "Params (M)")] = {m: MISSING if math.isnan(sizes[m]) else f"{sizes[m] / 1e6:.0f}" for m in models}
+    for stress, family in records.FAMILIES.items():
+        direction = records.DIRECTIONS[family.direction].replace("image", "Image", 1).replace("text", "Text", 1)
+        original = agg[(agg["stress"] == "none") & (agg["metric"] == f"{family.direction}_R@1")]
+        by_model = {r.label: _cell(r.mean, r.std, r.n_seeds, latex) for r in original.itertuples()}
+        cells[(direction, "Original", "R@1")] = {m: by_model.get(m, MISSING) for m in models}
+        stressed = agg[agg["stress"] == stress]
+        if stressed.empty:
+            notes.append(f"no {family.title} records: the {direction} group shows the original gallery only")
+        for condition in records.conditions(agg, stress):
+            rows = stressed[stressed["condition_label"] == condition]
+            for metric, header in CELL_METRICS.items():
+                sub = rows[rows["metric"] == f"{family.direction}_{metric}"]
+                by_model = {r.label: _cell(r.mean, r.std, r.n_seeds, latex) for r in sub.itertuples()}
+                cells[(direction, condition, header)] = {m: by_model.get(m, MISSING) for m in models}
+    frame = pd.DataFrame(cells, index=pd.Index(models, name="Model"))
+    frame.columns = pd.MultiIndex.from_tuples(frame.columns)
+    return frame, notes
+
+
+def to_markdown(table: pd.DataFrame) -> str:
+    """One pipe table per retrieval direction (Markdown has no grouped headers)."""
+    frame, _ = paper_table(table)
+    params = frame[("", "", "Params (M)")]
+    parts = []
+    for direction in dict.fromkeys(frame.columns.get_level_values(0)):
+        if not direction:
+            continue
+        block = frame[direction].copy()
+        block.columns = [f"{cond} {metric}" for cond, metric in block.columns]
+        block.insert(0, "Params (M)", params)
+        parts.append(f"### {direction}\n\n{block.reset_index().to_markdown(index=False, disable_numparse=True)}")
+    return "\n\n".join(parts)
+
+
+def to_latex(table: pd.DataFrame, caption: str, label: str = "tab:stress") -> str:
+    frame, _ = paper_table(table, latex=True)
+    frame.insert(0, ("", "", "Model"), [latex_escape(m) for m in frame.index])
+    frame.columns = pd.MultiIndex.from_tuples([tuple(latex_escape(c) for c in col) for col in frame.columns])
+    styler = frame.style.hide(axis="index")
+    return styler.to_latex(
+        hrules=True,
+        multicol_align="c",
+        column_format="lr" + "r" * (frame.shape[1] - 2),
+        caption=latex_escape(caption),
+        label=label,
+        position="t",
+        position_float="centering",
+        environment="table*",
+    )

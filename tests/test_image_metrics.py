@@ -1,0 +1,169 @@
+"""Text-to-image metrics of the image stress-test: known answers, the official per-row
+argsort evaluation (eval_clip_t2i.py) as reference, and the evaluate-image record."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vlstress import cli
+from vlstress.images.metrics import t2i_image_stress
+
+# 3 images (unit vectors), their mixed versions, 4 captions (caption 3 belongs to image 0).
+IMAGES = np.eye(3, dtype=np.float32)
+MIXED = np.array([[0.5, 0, 0], [0, 2, 0], [0, 0, 0.9]], dtype=np.float32)
+TEXTS = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [0.1, 0.9, 0]], dtype=np.float32)
+CAPTION_IMAGE = [0, 1, 2, 0]
+# gallery scores [img0 img1 img2 mix0 mix1 mix2]:
+#   c0 [1 0 0 .5 0 0]      rank 0, top-1 img0
+#   c1 [0 1 0 0 2 0]       rank 1 (mix1 above), top-1 mix1 -> false hit
+#   c2 [0 0 1 0 0 .9]      rank 0, top-1 img2
+#   c3 [.1 .9 0 .05 1.8 0] rank 2 (img1, mix1 above), top-1 mix1 -> false hit
+# original-only gallery: ranks 0, 0, 0, 1
+KNOWN = {
+    "t2i_R@1": 50.0,
+    "t2i_R@2": 75.0,
+    "t2i_R@5": 100.0,
+    "t2i_R@1_original": 75.0,
+    "t2i_false_R@1": 50.0,
+    "t2i_drop_rate": 100 * (75 - 50) / 75,
+}
+
+
+def test_known_answers():
+    got = t2i_image_stress(IMAGES, MIXED, TEXTS, CAPTION_IMAGE, ks=(1, 2, 5), chunk_size=3)
+    assert got.keys() == KNOWN.keys()
+    for key, value in KNOWN.items():
+        assert got[key] == pytest.approx(value), key
+
+
+def test_chunk_size_does_not_change_the_numbers():
+    rng = np.random.default_rng(0)
+    images, mixed, texts = rng.normal(size=(20, 8)), rng.normal(size=(20, 8)), rng.normal(size=(100, 8))
+    caption_image = np.repeat(np.arange(20), 5)
+    a = t2i_image_stress(images, mixed, texts, caption_image, chunk_size=1)
+    b = t2i_image_stress(images, mixed, texts, caption_image, chunk_size=1000)
+    assert a == b
+
+
+def official_t2i(images, mixed, texts, caption_image):
+    """eval_clip_t2i.py itm_eval: a full argsort per caption row over [originals; mixed]."""
+    sims = texts @ np.concatenate([images, mixed]).T
+    n = len(images)
+    ranks = np.zeros(len(texts))
+    false_cnt = 0
+    for index, score in enumerate(sims):
+        inds = np.argsort(score)[::-1]
+        ranks[index] = np.where(inds == caption_image[index])[0][0]
+        if inds[0] >= n:
+            false_cnt += 1
+    return {
+        "t2i_R@1": 100.0 * len(np.where(ranks < 1)[0]) / len(ranks),
+        "t2i_R@5": 100.0 * len(np.where(ranks < 5)[0]) / len(ranks),
+        "t2i_R@10": 100.0 * len(np.where(ranks < 10)[0]) / len(ranks),
+        "t2i_false_R@1": 100 * false_cnt / len(ranks),
+    }
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_matches_the_official_argsort_evaluation(seed):
+    """Continuous random embeddings (no ties): identical numbers to the official code."""
+    rng = np.random.default_rng(seed)
+    n, d = 60, 16
+    images = rng.normal(size=(n, d))
+    mixed = 0.9 * images + 0.1 * images[rng.permutation(n)] + 0.3 * rng.normal(size=(n, d))
+    caption_image = np.repeat(np.arange(n), 5)
+    texts = images[caption_image] + 1.5 * rng.normal(size=(5 * n, d))
+    ours = t2i_image_stress(images, mixed, texts, caption_image, chunk_size=17)
+    official = official_t2i(images, mixed, texts, caption_image)
+    for key, value in official.items():
+        assert ours[key] == pytest.approx(value, abs=1e-9), key
+    assert 0 < ours["t2i_false_R@1"] < 100 and 0 < ours["t2i_R@1"] < 100
+
+
+def test_shape_mismatch_is_an_error():
+    with pytest.raises(ValueError, match="do not match"):
+        t2i_image_stress(IMAGES, MIXED[:2], TEXTS, CAPTION_IMAGE)
+
+
+# --- the evaluate-image command --------------------------------------------------------------
+
+MODEL = {"slug": "toy", "arch": "toy", "pretrained": None, "weights": "random-init", "weights_label": "random-init (seed 0)", "seed": 0}
+VARIANT = {"method": "patch", "lam": 0.9, "lam_text": "0.9", "seed": 10, "mode": "faithful", "name": "patch_lam0.9_seed10", "evaluation": "image-patch-lam0.9-seed10"}
+
+
+def write_emb(path: Path, array: np.ndarray, **extra) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, array)
+    meta = {"provenance": {"model": MODEL, "seed": 0, "device": "cpu", "params": {}}, **extra}
+    path.with_name(path.name + ".json").write_text(json.dumps(meta))
+
+
+@pytest.fixture()
+def toy(tmp_path: Path) -> dict[str, Path]:
+    entries = [
+        {"image": "a.jpg", "path": "a.jpg", "image_id": "1", "caption": ["c0", "c3"]},
+        {"image": "b.jpg", "path": "b.jpg", "image_id": "2", "caption": ["c1"]},
+        {"image": "c.jpg", "path": "c.jpg", "image_id": "3", "caption": ["c2"]},
+    ]
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"dataset": "toy", "images": entries, "provenance": {}}))
+    variant = tmp_path / "variant"
+    variant.mkdir()
+    (variant / "manifest.json").write_text(json.dumps({"dataset": "toy", "variant": VARIANT, "images": entries, "provenance": {}}))
+    texts = TEXTS[[0, 3, 1, 2]]  # manifest order: captions of a (c0, c3), b (c1), c (c2)
+    write_emb(tmp_path / "images.npy", IMAGES)
+    write_emb(tmp_path / "texts.npy", texts)
+    write_emb(tmp_path / "mixed.npy", MIXED, variant=VARIANT)
+    return {"manifest": manifest, "variant": variant, "root": tmp_path}
+
+
+def evaluate(toy, **override) -> tuple[int, Path]:
+    root = toy["root"]
+    args = {
+        "--manifest": toy["manifest"],
+        "--image-emb": root / "images.npy",
+        "--text-emb": root / "texts.npy",
+        "--variant": toy["variant"],
+        "--variant-emb": root / "mixed.npy",
+        "--ks": "1,2,5",
+        "--chunk-size": "2",
+        "--out": root / "metrics" / "toy" / "image-patch-lam0.9-seed10.json",
+    }
+    args.update(override)
+    argv = ["evaluate-image"] + [str(x) for kv in args.items() for x in kv]
+    return cli.main(argv), Path(args["--out"])
+
+
+def test_evaluate_image_writes_the_metric_record(toy):
+    code, out = evaluate(toy)
+    assert code == 0
+    record = json.loads(out.read_text())
+    assert {k: record[k] for k in ("model", "evaluation", "stress", "variant", "lam", "variant_seed", "n_images", "n_captions", "dataset")} == {
+        "model": "toy",
+        "evaluation": "image-patch-lam0.9-seed10",
+        "stress": "image",
+        "variant": "patch",
+        "lam": 0.9,
+        "variant_seed": 10,
+        "n_images": 3,
+        "n_captions": 4,
+        "dataset": "toy",
+    }
+    assert record["weights"] == "random-init (seed 0)"
+    for key, value in KNOWN.items():
+        assert record["metrics"][key] == pytest.approx(value), key
+    assert record["provenance"]["step"] == "evaluate-image" and record["provenance"]["params"]["variant"]["mode"] == "faithful"
+
+
+def test_evaluate_image_rejects_mismatched_inputs(toy, capsys):
+    root = toy["root"]
+    write_emb(root / "other.npy", MIXED, variant={**VARIANT, "name": "mix_lam0.9_seed10"})
+    code, out = evaluate(toy, **{"--variant-emb": root / "other.npy"})
+    assert code == 2 and "embeds another variant" in capsys.readouterr().err and not out.exists()
+    write_emb(root / "short.npy", MIXED[:2], variant=VARIANT)
+    code, out = evaluate(toy, **{"--variant-emb": root / "short.npy"})
+    assert code == 2 and "expected 3 rows" in capsys.readouterr().err and not out.exists()

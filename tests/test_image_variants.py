@@ -1,0 +1,291 @@
+"""Image variants: partners, boxes, mixers (known answers), the faithful files against the
+official mix_images.py procedure, the clean mode, determinism and errors."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from vlstress import cli
+from vlstress.errors import VlstressError
+from vlstress.images import variants
+from vlstress.manifest import load_manifest
+
+TINY = {
+    "embed_dim": 32,
+    "vision_cfg": {"image_size": 32, "layers": 1, "width": 64, "patch_size": 16, "head_width": 32},
+    "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1},
+}
+
+
+@pytest.fixture(scope="module")
+def tiny_arch(tmp_path_factory):
+    """A tiny CLIP registered with open_clip (in this process), so embedding takes milliseconds."""
+    import open_clip
+
+    folder = tmp_path_factory.mktemp("configs")
+    (folder / "vlstress-tiny-img.json").write_text(json.dumps(TINY))
+    open_clip.add_model_config(folder)
+    return "vlstress-tiny-img"
+
+
+@pytest.fixture()
+def dataset(tmp_path: Path) -> Path:
+    """Five small random photos (different sizes, one grayscale) and a manifest."""
+    rng = np.random.default_rng(0)
+    entries = []
+    for i, (h, w) in enumerate([(40, 60), (50, 50), (64, 48), (30, 70), (45, 45)]):
+        path = tmp_path / "images" / f"img{i}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if i == 3:
+            Image.fromarray(rng.integers(0, 256, (h, w), dtype=np.uint8), mode="L").save(path)
+        else:
+            Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8)).save(path)
+        entries.append({"image": f"img{i}.png", "path": str(path), "image_id": str(i), "caption": [f"photo {i}", f"picture {i}"]})
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"dataset": "synthetic", "images": entries, "provenance": {}}))
+    return manifest
+
+
+def run(*args: str) -> int:
+    return cli.main([str(a) for a in args])
+
+
+# --- partners and boxes ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 100, 5000])
+@pytest.mark.parametrize("seed", [1, 10, 100])
+def test_partners_are_a_seeded_permutation_never_itself(n, seed):
+    partners = variants.partner_indices(n, seed)
+    assert sorted(partners.tolist()) == list(range(n))
+    assert not np.any(partners == np.arange(n))
+    assert np.array_equal(partners, variants.partner_indices(n, seed))
+
+
+def test_partners_differ_between_seeds_and_need_two_images():
+    assert not np.array_equal(variants.partner_indices(50, 1), variants.partner_indices(50, 10))
+    with pytest.raises(VlstressError, match="at least 2 images"):
+        variants.partner_indices(1, 1)
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.5, 0.9, 0.99, 1.0])
+def test_boxes_cover_one_minus_lam_inside_the_image(lam):
+    boxes = variants.box_fractions(200, lam, np.random.default_rng(3))
+    top, left, h, w = boxes.T
+    assert np.allclose(h * w, 1 - lam)
+    assert np.all(top >= 0) and np.all(left >= 0) and np.all(top + h <= 1 + 1e-12) and np.all(left + w <= 1 + 1e-12)
+    for box in boxes[:20]:
+        y, x, bh, bw = variants.pixel_box(box, 384, 384)
+        assert 0 <= y and y + bh <= 384 and 0 <= x and x + bw <= 384
+        assert abs(bh * bw / 384**2 - (1 - lam)) < 0.01
+
+
+def test_plan_is_shared_by_mix_and_patch_and_seeded():
+    a = variants.make_plan(10, "mix", 0.9, 1)
+    b = variants.make_plan(10, "patch", 0.9, 1)
+    assert np.array_equal(a.partners, b.partners)
+    assert a.box(0) is None and b.box(0) is not None
+    with pytest.raises(VlstressError, match="unknown image variant method 'blur'"):
+        variants.make_plan(10, "blur", 0.9, 1)
+
+
+# --- mixers: known answers -------------------------------------------------------------------
+
+
+def test_mix_known_answer():
+    x, p = torch.ones(3, 4, 4), torch.zeros(3, 4, 4)
+    assert torch.allclose(variants.mix(x, p, 0.9), torch.full((3, 4, 4), 0.9))
+    x, p = torch.full((3, 2, 2), 0.2), torch.full((3, 2, 2), 1.0)
+    assert torch.allclose(variants.mix(x, p, 0.75), torch.full((3, 2, 2), 0.4))
+
+
+def test_patch_known_answer():
+    x, p = torch.zeros(3, 10, 10), torch.ones(3, 10, 10)
+    out = variants.patch(x, p, 0.75, [0.1, 0.2, 0.5, 0.5])
+    expected = torch.zeros(3, 10, 10)
+    expected[:, 1:6, 2:7] = 1
+    assert torch.equal(out, expected)
+    assert torch.equal(x, torch.zeros(3, 10, 10)), "the input image is left untouched"
+    # a box of side sqrt(1 - lam) covers 1 - lam of the pixels
+    out = variants.patch(torch.zeros(3, 100, 100), torch.ones(3, 100, 100), 0.9, variants.box_fractions(1, 0.9, np.random.default_rng(0))[0])
+    assert abs(out[0].mean().item() - 0.1) < 0.01
+
+
+def test_lam_one_keeps_the_original_in_both_methods():
+    x, p = torch.rand(3, 8, 8), torch.rand(3, 8, 8)
+    plan = variants.make_plan(2, "patch", 1.0, 1)
+    assert torch.equal(variants.apply(plan, 0, x, p), x)
+    assert torch.equal(variants.mix(x, p, 1.0), x)
+
+
+# --- faithful mode ---------------------------------------------------------------------------
+
+
+def official_mixed_jpeg(image_path: str, partner_path: str, lam: float, out: Path, box=None) -> bytes:
+    """The official mix_images.py procedure for one pair: torchvision Resize((384, 384), bicubic),
+    ToTensor, blend (or paste the box), torchvision.utils.save_image to a .jpg."""
+    import torchvision.transforms as T
+    from torchvision.transforms.functional import InterpolationMode
+    from torchvision.utils import save_image
+
+    transform = T.Compose([T.Resize((384, 384), interpolation=InterpolationMode.BICUBIC), T.ToTensor()])
+    x = transform(Image.open(image_path).convert("RGB"))
+    p = transform(Image.open(partner_path).convert("RGB"))
+    if box is None:
+        mixed = lam * x + (1 - lam) * p
+    else:
+        y0, x0, bh, bw = box
+        mixed = x.clone()
+        mixed[:, y0 : y0 + bh, x0 : x0 + bw] = p[:, y0 : y0 + bh, x0 : x0 + bw]
+    save_image(mixed, out)
+    return out.read_bytes()
+
+
+@pytest.mark.parametrize("method", ["mix", "patch"])
+def test_faithful_files_match_the_official_procedure(dataset, tmp_path, method):
+    out = tmp_path / "variant"
+    assert run("image-variants", "--manifest", dataset, "--method", method, "--lam", "0.9", "--seed", "1", "--out", out) == 0
+    manifest = load_manifest(out / "manifest.json")
+    source = load_manifest(dataset)["images"]
+    assert manifest["variant"]["evaluation"] == f"image-{method}-lam0.9-seed1"
+    for i, entry in enumerate(manifest["images"]):
+        partner = entry["partner_index"]
+        assert partner != i and entry["partner"] == source[partner]["image"]
+        assert entry["caption"] == source[i]["caption"]
+        box = None if entry["box"] is None else variants.pixel_box(entry["box"], 384, 384)
+        expected = official_mixed_jpeg(source[i]["path"], source[partner]["path"], 0.9, tmp_path / f"ref{i}.jpg", box)
+        assert Path(entry["path"]).read_bytes() == expected, entry["image"]
+        with Image.open(entry["path"]) as img:
+            assert img.size == (384, 384) and img.format == "JPEG"
+
+
+def test_faithful_output_is_byte_identical_across_runs(dataset, tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for out in (a, b):
+        assert run("image-variants", "--manifest", dataset, "--method", "patch", "--lam", "0.5", "--seed", "10", "--out", out) == 0
+    files_a = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    files_b = sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    assert files_a == files_b and len(files_a) == 6
+    for rel in files_a:
+        if rel.name == "manifest.json":  # paths differ (out folder), everything else is equal
+            ja, jb = json.loads((a / rel).read_text()), json.loads((b / rel).read_text())
+            assert [e["sha256"] for e in ja["images"]] == [e["sha256"] for e in jb["images"]]
+        else:
+            assert (a / rel).read_bytes() == (b / rel).read_bytes()
+    c = tmp_path / "c"
+    assert run("image-variants", "--manifest", dataset, "--method", "patch", "--lam", "0.5", "--seed", "100", "--out", c) == 0
+    assert (c / "images" / "img0.jpg").read_bytes() != (a / "images" / "img0.jpg").read_bytes()
+
+
+def test_faithful_manifest_is_embeddable_by_embed_images(dataset, tmp_path, tiny_arch):
+    out = tmp_path / "variant"
+    assert run("image-variants", "--manifest", dataset, "--method", "mix", "--lam", "0.9", "--seed", "1", "--out", out) == 0
+    emb = tmp_path / "emb.npy"
+    assert run("embed-images", "--manifest", out / "manifest.json", "--model", "t", "--arch", tiny_arch, "--pretrained", "None", "--device", "cpu", "--out", emb) == 0
+    assert np.load(emb).shape == (5, 32)
+
+
+# --- clean mode and the variant embedding step -----------------------------------------------
+
+
+def embed_originals(dataset: Path, tmp_path: Path, arch: str) -> Path:
+    ref = tmp_path / "emb" / "images.npy"
+    assert run("embed-images", "--manifest", dataset, "--model", "t", "--arch", arch, "--pretrained", "None", "--seed", "3", "--device", "cpu", "--batch-size", "2", "--out", ref) == 0
+    return ref
+
+
+def test_clean_mode_lam_one_reproduces_the_original_embeddings(dataset, tmp_path, tiny_arch):
+    ref = embed_originals(dataset, tmp_path, tiny_arch)
+    out = tmp_path / "clean"
+    assert run("image-variants", "--manifest", dataset, "--method", "mix", "--lam", "1.0", "--seed", "1", "--mode", "clean", "--out", out) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["variant"]["mode"] == "clean" and not (out / "images").exists()
+    assert all("path" not in e for e in manifest["images"]), "clean variants cannot be embedded as plain images by mistake"
+    emb = tmp_path / "clean.npy"
+    assert run("embed-image-variant", "--variant", out, "--model-from", ref, "--device", "cpu", "--batch-size", "2", "--out", emb) == 0
+    assert np.array_equal(np.load(emb), np.load(ref))
+    meta = json.loads((tmp_path / "clean.npy.json").read_text())
+    ref_meta = json.loads((ref.parent / "images.npy.json").read_text())
+    assert meta["provenance"]["model"] == ref_meta["provenance"]["model"]
+    assert meta["variant"]["name"] == "mix_lam1.0_seed1"
+
+
+def test_clean_mode_mixes_the_preprocessed_tensors(dataset, tmp_path, tiny_arch):
+    """Clean mix = the model applied to lam * preprocess(x) + (1 - lam) * preprocess(partner)."""
+    from vlstress import models
+    from vlstress.encoders import encode_images, load_rgb
+
+    ref = embed_originals(dataset, tmp_path, tiny_arch)
+    out = tmp_path / "clean"
+    assert run("image-variants", "--manifest", dataset, "--method", "mix", "--lam", "0.6", "--seed", "10", "--mode", "clean", "--out", out) == 0
+    emb = tmp_path / "clean.npy"
+    assert run("embed-image-variant", "--variant", out, "--model-from", ref, "--device", "cpu", "--out", emb) == 0
+    model, preprocess, _ = models.load(models.ModelSpec("t", tiny_arch, None, seed=3), "cpu")
+    entries = json.loads((out / "manifest.json").read_text())["images"]
+    by_hand = encode_images(
+        model,
+        lambda i: 0.6 * preprocess(load_rgb(entries[i]["source_path"])) + 0.4 * preprocess(load_rgb(entries[entries[i]["partner_index"]]["source_path"])),
+        list(range(5)),
+        batch_size=64,
+        device="cpu",
+        load=lambda i: i,
+    )
+    assert np.allclose(np.load(emb), by_hand, atol=1e-6)
+    assert not np.allclose(np.load(emb), np.load(ref), atol=1e-3)
+
+
+def test_faithful_variant_embedding_uses_the_reference_model(dataset, tmp_path, tiny_arch):
+    ref = embed_originals(dataset, tmp_path, tiny_arch)
+    out = tmp_path / "faithful"
+    assert run("image-variants", "--manifest", dataset, "--method", "patch", "--lam", "0.9", "--seed", "1", "--out", out) == 0
+    emb = tmp_path / "v.npy"
+    assert run("embed-image-variant", "--variant", out, "--model-from", ref, "--device", "cpu", "--out", emb) == 0
+    direct = tmp_path / "direct.npy"
+    assert run("embed-images", "--manifest", out / "manifest.json", "--model", "t", "--arch", tiny_arch, "--pretrained", "None", "--seed", "3", "--device", "cpu", "--out", direct) == 0
+    assert np.array_equal(np.load(emb), np.load(direct))
+
+
+# --- errors: clear, and no partial output ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--lam", "1.5"], "lam must be in [0, 1], got '1.5'"),
+        (["--lam", "abc"], "lam must be a number in [0, 1], got 'abc'"),
+        (["--lam", "0.9", "--jpeg-quality", "101"], "--jpeg-quality must be in 1..100"),
+    ],
+)
+def test_bad_flags_are_clear_errors(dataset, tmp_path, capsys, args, message):
+    out = tmp_path / "v"
+    assert run("image-variants", "--manifest", dataset, "--method", "mix", "--seed", "1", "--out", out, *args) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_missing_image_names_the_file_and_leaves_nothing(dataset, tmp_path, capsys):
+    Path(load_manifest(dataset)["images"][2]["path"]).unlink()
+    out = tmp_path / "v"
+    assert run("image-variants", "--manifest", dataset, "--method", "mix", "--lam", "0.9", "--seed", "1", "--out", out) == 2
+    err = capsys.readouterr().err
+    assert "image not found" in err and "img2.png" in err
+    assert not out.exists() and not any(p.name.startswith(".v.") for p in tmp_path.iterdir())
+
+
+def test_clashing_file_names_are_an_error(tmp_path):
+    entries = [{"image": "a/x.png"}, {"image": "b/x.jpg"}]
+    with pytest.raises(VlstressError, match="would both be saved as x.jpg"):
+        variants.variant_file_names(entries)
+
+
+def test_names():
+    assert variants.variant_name("mix", "0.9", 1) == "mix_lam0.9_seed1"
+    assert variants.evaluation_name("patch", "0.9", 100) == "image-patch-lam0.9-seed100"
+    assert math.isclose(variants.parse_lam("0.90"), 0.9)

@@ -32,6 +32,7 @@ rule summarize:
         agg_meta=f"{SUMMARY['agg']}.json",
         md=SUMMARY["md"],
         json=SUMMARY["json"],
+        json_meta=f"{SUMMARY['json']}.json",
         plot=SUMMARY["plot"],
         plot_meta=f"{SUMMARY['plot']}.json",
     log:

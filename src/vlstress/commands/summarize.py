@@ -4,7 +4,8 @@ Outputs:
 - `--out-csv`   long table, one row per (record, metric): the per-seed rows;
 - `--out-agg`   mean, std and n_seeds over variant seeds of every (model, condition, metric);
 - `--out-md`    the aggregated table for humans (mean ± std);
-- `--out-json`  nested model -> condition -> metric (mean; `<metric>_std`, `n_seeds`) for `dvc metrics show`;
+- `--out-json`  nested model -> condition -> metric (mean; `<metric>_std`, `n_seeds`) for `dvc metrics show`
+                (numbers only; its provenance is in the sidecar `<out-json>.json`);
 - `--out-plot`  R@1 / false R@1 / drop rate per (model, direction, condition) for `dvc plots show`.
 Missing stress families are simply absent from every output (nothing is invented).
 """
@@ -30,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out-csv", required=True, type=Path, help="long table, one row per record and metric (per seed)")
     parser.add_argument("--out-agg", required=True, type=Path, help="mean/std/n_seeds over variant seeds (CSV)")
     parser.add_argument("--out-md", required=True, type=Path, help="aggregated table, Markdown")
-    parser.add_argument("--out-json", required=True, type=Path, help="nested model -> condition -> metric (DVC metrics)")
+    parser.add_argument("--out-json", required=True, type=Path, help="nested model -> condition -> metric (DVC metrics; provenance in <file>.json)")
     parser.add_argument("--out-plot", required=True, type=Path, help="R@1, false R@1, drop rate per case (DVC plots CSV)")
 
 
@@ -103,7 +104,8 @@ def run(args: argparse.Namespace) -> None:
         write_text(path, frame.to_csv(index=False, lineterminator="\n"))
         write_json(sidecar(path), {"rows": len(frame), "columns": list(frame.columns), "provenance": block})
     write_text(args.out_md, f"{markdown(agg)}\n\n<!-- provenance\n{dumps_json(block)}-->\n")
-    write_json(args.out_json, {**metrics_json(agg), "provenance": block})
+    write_json(args.out_json, metrics_json(agg))  # numbers only: `dvc metrics show` lists every key
+    write_json(sidecar(args.out_json), {"provenance": block})
     log.info(
         "summarized %d records of %d model(s), %d condition(s)",
         table.drop_duplicates(["model", "evaluation"]).shape[0],

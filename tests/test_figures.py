@@ -1,0 +1,164 @@
+"""`vlstress figures`: the four paper figures, PNG + PDF with provenance, deterministic, degrading clearly."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+from PIL import Image
+
+from conftest import REPO, copy_repo, run_cli
+from report_fixtures import write_records
+from vlstress import figures
+from vlstress.report import records
+
+SUMMARIZE_FLAGS = ("--out-csv", "summary.csv", "--out-agg", "summary_agg.csv", "--out-md", "summary.md", "--out-json", "metrics.json", "--out-plot", "plots/stress.csv")  # fmt: skip
+
+
+def summary_of(root, **kwargs):
+    metrics = write_records(root / "metrics", **kwargs)
+    flags = [str(root / f) if i % 2 else f for i, f in enumerate(SUMMARIZE_FLAGS)]
+    run_cli("summarize", "--metrics-dir", str(metrics), *flags)
+    return root / "summary.csv"
+
+
+@pytest.fixture(scope="module")
+def full_summary(tmp_path_factory):
+    return summary_of(tmp_path_factory.mktemp("full"))
+
+
+@pytest.fixture(scope="module")
+def original_only(tmp_path_factory):
+    return summary_of(tmp_path_factory.mktemp("orig"), text=False, image=False)
+
+
+@pytest.fixture(scope="module")
+def no_image(tmp_path_factory):
+    return summary_of(tmp_path_factory.mktemp("noimg"), image=False)
+
+
+@pytest.fixture(scope="module")
+def drawn(full_summary, tmp_path_factory):
+    out = tmp_path_factory.mktemp("figs")
+    result = run_cli("figures", "--summary", str(full_summary), "--out-dir", str(out))
+    return out, result
+
+
+def test_every_registered_figure_is_written_as_png_and_pdf(drawn):
+    out, _ = drawn
+    for name in figures.FIGURES:
+        png, pdf = out / f"{name}.png", out / f"{name}.pdf"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+        assert pdf.read_bytes()[:5] == b"%PDF-", name
+        with Image.open(png) as image:
+            assert image.width > 600 and image.height > 300
+            block = json.loads(image.text["Description"])  # provenance in the PNG metadata
+        assert block["step"] == "figures" and block["params"]["figure"] == name
+        assert next(iter(block["inputs"])).endswith("summary.csv")  # the input, with its sha256
+        assert b"figures" in pdf.read_bytes()  # provenance in the PDF Subject
+
+
+def test_figures_are_deterministic(full_summary, tmp_path):
+    """Same summary, same command -> byte-identical PNG and PDF (no timestamps anywhere)."""
+    args = ("figures", "--summary", str(full_summary), "--out-dir", str(tmp_path), "--only", "recall_bars,lambda_sweep")
+    run_cli(*args)
+    first = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    run_cli(*args)
+    assert sorted(first) == ["lambda_sweep.pdf", "lambda_sweep.png", "recall_bars.pdf", "recall_bars.png"]
+    for name, data in first.items():
+        assert (tmp_path / name).read_bytes() == data, name
+
+
+def test_registry_matches_the_workflow():
+    """common.smk lists the figure outputs for Snakemake; dvc.yaml declares them too."""
+    common = (REPO / "workflow" / "rules" / "common.smk").read_text()
+    listed = json.loads(re.search(r"^FIGURES = (\[.*\])$", common, re.M).group(1))
+    assert listed == list(figures.FIGURES)
+    dvc = (REPO / "dvc.yaml").read_text()
+    for name in figures.FIGURES:
+        assert f"results/figures/{name}.png" in dvc and f"results/figures/{name}.pdf" in dvc
+        assert (REPO / "workflow" / "report" / f"{name}.rst").is_file()  # a report caption per figure
+
+
+def test_full_figures_have_all_panels(full_summary):
+    table = records.read_summary(full_summary)
+    figures.setup()
+    fig, notes = figures.recall_bars(table)
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert titles == ["image → text", "text → image"]
+    assert notes == [figures.ERRORBAR_NOTE]
+    legend = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    assert legend == ["original", "mix λ=0.7", "mix λ=0.9", "patch λ=0.7", "patch λ=0.9"]
+    ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert ticks == ["RN50\n(openai)", "ViT-B-32\n(random-init)"]  # readable names, random-init visible
+    fig, _ = figures.lambda_sweep(table)
+    assert sorted({ax.get_title() for ax in fig.axes} - {""}) == ["mix", "patch"]
+    fig, _ = figures.false_r1_heatmap(table)
+    heat = fig.axes[0]
+    assert len(heat.get_xticklabels()) == 8 and len(heat.get_yticklabels()) == 2
+    assert [t.get_text() for t in heat.texts][:4] == ["5.0", "10.0", "15.0", "20.0"]
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("recall_bars", "no image stress (text → image) records, the text → image panel is left out"),
+        ("false_r1_heatmap", "no image stress (text → image) records, its columns are left out"),
+        ("lambda_sweep", "no image stress (text → image) records, the λ sweep is left out"),
+        ("drop_vs_size", "no image stress (text → image) records, its lines are left out"),
+    ],
+)
+def test_absent_image_family_is_noted_not_drawn(no_image, name, expected):
+    table = records.read_summary(no_image)
+    figures.setup()
+    fig, notes = figures.FIGURES[name](table)
+    assert expected in notes
+    if name == "recall_bars":
+        assert [ax.get_title() for ax in fig.axes if ax.get_title()] == ["image → text"]
+    if name == "lambda_sweep":  # a placeholder that says why, no axes with data
+        assert not any(ax.lines or ax.collections for ax in fig.axes)
+
+
+def test_original_only_degrades_without_crashing(original_only, tmp_path):
+    result = run_cli("figures", "--summary", str(original_only), "--out-dir", str(tmp_path))
+    assert "only original-gallery records" in result.stderr
+    assert "the λ sweep is left out" in result.stderr
+    assert all((tmp_path / f"{n}.png").is_file() for n in figures.FIGURES)
+
+
+def test_drop_rate_without_model_size_or_with_undefined_values(full_summary):
+    table = records.read_summary(full_summary)
+    table.loc[table["model"] == "rn50-openai", "n_params"] = float("nan")
+    table.loc[(table["model"] == "vit-b-32-random") & (table["metric"] == "i2t_drop_rate"), "value"] = float("nan")
+    figures.setup()
+    _, notes = figures.drop_vs_size(table)
+    assert any("model size unknown" in n and "RN50 (openai)" in n for n in notes)
+    assert any("drop rate undefined" in n and "ViT-B-32 (random-init)" in n for n in notes)
+
+
+def test_unknown_figure_is_a_clear_error(full_summary, tmp_path):
+    result = run_cli("figures", "--summary", str(full_summary), "--out-dir", str(tmp_path), "--only", "pie", check=False)
+    assert result.returncode == 2 and "unknown figure(s) pie" in result.stderr
+    assert not any(tmp_path.iterdir())
+    result = run_cli("figures", "--summary", str(tmp_path / "nope.csv"), "--out-dir", str(tmp_path), check=False)
+    assert result.returncode == 2 and "summary table not found" in result.stderr
+
+
+@pytest.mark.skipif(shutil.which("snakemake") is None, reason="snakemake not installed")
+def test_snakemake_report_collects_figures_and_tables(tmp_path):
+    """`snakemake --report` in a copy of the repo, on hand-made records run through the rules' commands."""
+    root = copy_repo(tmp_path / "repo")
+    summary = summary_of(root / "results")  # metrics under results/metrics, summary outputs under results/
+    assert summary == root / "results" / "summary.csv"
+    run_cli("figures", "--summary", "results/summary.csv", "--out-dir", "results/figures", cwd=root)
+    run_cli("tables", "--summary", "results/summary.csv", "--out-md", "results/tables/stress.md", "--out-tex", "results/tables/stress.tex", cwd=root)
+    result = subprocess.run(
+        [shutil.which("snakemake"), "--report", "report.html", "--cores", "1"], cwd=root, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    html = (root / "report.html").read_text(errors="replace")
+    for name in [*figures.FIGURES, "stress.md", "stress.tex", "summary_agg.csv"]:
+        assert name in html, name

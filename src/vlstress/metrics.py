@@ -39,7 +39,8 @@ def ranks_from_scores(scores: torch.Tensor, gt: torch.Tensor) -> tuple[torch.Ten
     valid = gt >= 0
     gt_scores = torch.gather(scores, 1, gt.clamp(min=0)).masked_fill(~valid, float("-inf"))
     best_gt, best_pos = gt_scores.max(dim=1)
-    ranks = (scores > best_gt[:, None]).sum(dim=1)
+    # count as uint8 -> int32 (exact up to 2**31 items): ~2x faster on CPU than summing bool into int64
+    ranks = (scores > best_gt[:, None]).view(torch.uint8).sum(dim=1, dtype=torch.int32).long()
     top_score, top_index = scores.max(dim=1)  # first maximum -> lowest index among ties
     best_gt_index = torch.gather(gt, 1, best_pos[:, None]).squeeze(1)
     top1 = torch.where(top_score > best_gt, top_index, best_gt_index)

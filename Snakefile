@@ -21,6 +21,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/embed.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/image.smk"
+include: "workflow/rules/text.smk"
 include: "workflow/rules/report.smk"
 
 

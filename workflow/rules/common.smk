@@ -25,6 +25,14 @@ SUMMARY = {
 }
 FIGURES = ["recall_bars", "false_r1_heatmap", "lambda_sweep", "drop_vs_size"]
 TABLES = {"md": "results/tables/stress.md", "tex": "results/tables/stress.tex"}
+# Set statistics of the text stress-tests (workflow/rules/text.smk text_stats).
+TEXT_STATS = {
+    "json": "results/text/stats.json",
+    "csv": "results/text/stats.csv",
+    "md": "results/text/stats.md",
+    "png": "results/figures/text_stats.png",
+    "pdf": "results/figures/text_stats.pdf",
+}
 
 
 def flag(value):
@@ -45,6 +53,7 @@ def all_outputs():
         *SUMMARY.values(),
         *expand("results/figures/{name}.{ext}", name=FIGURES, ext=["png", "pdf"]),
         *TABLES.values(),
+        *TEXT_STATS.values(),
     ]
 
 

@@ -1,0 +1,54 @@
+"""`vlstress embed-text-variant`: embeddings of one caption set with the model of a reference embedding.
+
+The model is the one that produced `--model-from` (a texts.npy of `vlstress embed-texts`; its
+sidecar records slug, arch, weights and seed), so altered captions are embedded by exactly the
+model of the originals they compete with. This is `vlstress embed-texts --captions <set>` with
+the model flags read from the reference: DVC cannot look up a model's flags inside a `matrix`
+over models x sets. Output and sidecar are those of `vlstress embed-texts`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ._args import positive_int
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--captions", required=True, type=Path, help="caption set in the official RoCOCO format")
+    parser.add_argument("--model-from", required=True, type=Path, help="texts.npy of `vlstress embed-texts`: its model embeds the set")
+    parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
+    parser.add_argument("--batch-size", type=positive_int, default=64)
+    parser.add_argument("--out", required=True, type=Path, help=".npy to write (sidecar: <out>.json)")
+
+
+def run(args: argparse.Namespace) -> None:
+    from .. import models, provenance
+    from ..encoders import encode_texts
+    from ..io import sha256_file, sidecar, write_json, write_npy
+    from ..manifest import caption_table, load_caption_entries
+    from .embed_image_variant import reference_spec
+
+    table = caption_table(load_caption_entries(args.captions))
+    spec, _ = reference_spec(args.model_from)
+    device = models.resolve_device(args.device)
+    model, _, tokenizer = models.load(spec, device)
+    embeddings = encode_texts(model, tokenizer, table.captions, batch_size=args.batch_size, device=device, desc=f"{spec.slug} {args.captions.stem}")
+    write_npy(args.out, embeddings)
+    write_json(
+        sidecar(args.out),
+        {
+            "kind": "text-embeddings",
+            "shape": list(embeddings.shape),
+            "captions_per_image": [len(group) for group in table.captions_per_image],
+            "provenance": provenance.build(
+                "embed-text-variant",
+                {"batch_size": args.batch_size, "device": args.device, "cache_dir": spec.cache_dir},
+                seed=spec.seed,
+                model=models.describe(spec, model),
+                device=device,
+                inputs={str(args.captions): sha256_file(args.captions), str(args.model_from): sha256_file(args.model_from)},
+            ),
+        },
+    )

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from vlstress.cli import main
-from vlstress.text.metrics import i2t_text_stress
+from vlstress.metrics import i2t_text_stress
 
 
 def from_scores(scores: np.ndarray, n_original: int):

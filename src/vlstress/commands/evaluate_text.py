@@ -4,7 +4,7 @@ The caption set is in the official RoCOCO list format: per image {"image", "capt
 [originals..., altered...]}, first half the image's original captions, second half the
 altered ones (altered k replaces one word of original k). Gallery = all original captions
 + all altered captions; ground truth = the image's original captions (semantics and tie
-handling: vlstress.text.metrics). Writes one metric record (stress "text") per (model, set).
+handling: vlstress.metrics.i2t_text_stress). Writes one metric record (stress "text") per (model, set).
 
 If the set covers only some manifest images, the metrics use those images, their
 original captions and their altered captions; the record says so (`subset`).
@@ -79,8 +79,6 @@ def split_variant_entries(
 
 
 def run(args: argparse.Namespace) -> None:
-    from ..text.metrics import i2t_text_stress
-
     if not SET_NAME.match(args.set_name):
         raise VlstressError(f"--set {args.set_name!r}: use letters, digits, '_', '-' or '.'")
     manifest = load_manifest(args.manifest)
@@ -107,7 +105,7 @@ def run(args: argparse.Namespace) -> None:
     chosen = sorted(index[name] for name in set_images)
     caption_rows = [j for i in chosen for j in groups[i]]
     owner = [new for new, i in enumerate(chosen) for _ in groups[i]]
-    scores = i2t_text_stress(
+    scores = metrics.i2t_text_stress(
         image_emb[chosen],
         original_emb[caption_rows],
         owner,

@@ -170,7 +170,9 @@ def test_command_subset(toy):
     "edit, message",
     [
         (lambda d: d.append({"image": "zzz.jpg", "caption": ["x", "y"]}), "not in the manifest"),
-        (lambda d: d[0]["caption"].pop(), "expected 4"),
+        (lambda d: d[0]["caption"].extend(["x", "y"]), "at most 2 altered"),
+        (lambda d: d[1]["caption"].__delitem__(slice(3, None)), "expected 6 originals"),
+        (lambda d: [e["caption"].__delitem__(slice(len(e["caption"]) // 2, None)) for e in d], "no altered captions"),
         (lambda d: d[2]["caption"].__setitem__(0, "a blue car"), "caption 0"),
         (lambda d: d.append(dict(d[0])), "listed twice"),
     ],
@@ -191,3 +193,44 @@ def test_command_stale_or_foreign_embeddings(toy, capsys):
     write_emb(toy / "texts.npy", np.load(toy / "texts.npy"), model={**MODEL, "slug": "other"})
     assert evaluate(toy) == 2
     assert "different models" in capsys.readouterr().err
+
+
+def test_command_six_originals_five_altered(toy):
+    """Official RoCOCO layout for 6-caption images: 6 originals + 5 altered (11 captions)."""
+    data = json.loads((toy / "set.json").read_text())
+    data[1]["caption"].pop()  # drop b's 6th altered caption (the one that beat the ground truth)
+    (toy / "set65.json").write_text(json.dumps(data))
+    from vlstress.io import sha256_file
+
+    emb = np.delete(np.load(toy / "text_set.npy"), 15, axis=0)
+    write_emb(toy / "text_set.npy", emb, inputs={"set65.json": sha256_file(toy / "set65.json")})
+    assert evaluate(toy, variant="set65.json") == 0
+    record = json.loads((toy / "out.json").read_text())
+    assert record["n_captions"] == 10 and record["n_altered_captions"] == 9
+    assert record["metrics"]["i2t_R@1"] == 100.0 and record["metrics"]["i2t_false_R@1"] == 0.0
+
+
+@pytest.mark.parametrize("set_name", ["same_concept", "danger"])
+def test_official_rococo_sets_are_accepted(shared_data, tmp_path, set_name):
+    """The official files (incl. their 6 + 5 images) pass the checks against a Karpathy-test manifest."""
+    test = json.loads((shared_data / "rococo" / "coco_karpathy_test.json").read_text())
+    six = [e for e in test if len(e["caption"]) == 6][:2]
+    chosen = six + test[:3]
+    names = {e["image"] for e in chosen}
+    manifest = {"dataset": "karpathy-test-slice", "images": [{**e, "path": e["image"]} for e in chosen]}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    official = [e for e in json.loads((shared_data / "rococo" / f"{set_name}.json").read_text()) if e["image"] in names]
+    (tmp_path / "set.json").write_text(json.dumps(official))
+    from vlstress.io import sha256_file
+
+    rng = np.random.default_rng(0)
+    unit = lambda n: (lambda a: a / np.linalg.norm(a, axis=1, keepdims=True))(rng.normal(size=(n, 8)))  # noqa: E731
+    n_orig = sum(len(e["caption"]) for e in chosen)
+    n_set = sum(len(e["caption"]) for e in official)
+    assert n_set == 2 * n_orig - len(six)  # 6 + 5 for each 6-caption image
+    write_emb(tmp_path / "images.npy", unit(len(chosen)))
+    write_emb(tmp_path / "texts.npy", unit(n_orig))
+    write_emb(tmp_path / "text_set.npy", unit(n_set), inputs={"set.json": sha256_file(tmp_path / "set.json")})
+    assert evaluate(tmp_path) == 0
+    record = json.loads((tmp_path / "out.json").read_text())
+    assert record["n_images"] == 5 and record["n_captions"] == n_orig and record["n_altered_captions"] == n_orig - len(six)

@@ -1,10 +1,14 @@
 """`vlstress evaluate-text`: image-to-text metrics of one model on one caption set of the text stress-test.
 
 The caption set is in the official RoCOCO list format: per image {"image", "caption":
-[originals..., altered...]}, first half the image's original captions, second half the
-altered ones (altered k replaces one word of original k). Gallery = all original captions
-+ all altered captions; ground truth = the image's original captions (semantics and tie
-handling: vlstress.metrics.i2t_text_stress). Writes one metric record (stress "text") per (model, set).
+[originals..., altered...]}: first the image's original captions (as in the manifest), then
+its altered captions (altered k replaces one word of original k). Usually 5 + 5; official
+RoCOCO images with 6 originals carry 6 + 5 (the official evaluation splits 10 -> 5/5 and
+11 -> 6/5); any 0..n altered captions after the n originals are accepted.
+
+Gallery = all original captions + all altered captions; ground truth = the image's original
+captions (semantics and tie handling: vlstress.metrics.i2t_text_stress). Writes one metric
+record (stress "text") per (model, set).
 
 If the set covers only some manifest images, the metrics use those images, their
 original captions and their altered captions; the record says so (`subset`).
@@ -61,10 +65,11 @@ def split_variant_entries(
         seen.add(name)
         originals = manifest_images[name]
         n = len(originals)
-        if len(captions) != 2 * n:
+        n_altered = len(captions) - n
+        if not 0 <= n_altered <= n:
             raise VlstressError(
-                f"{source}: image {name!r} has {len(captions)} captions, expected {2 * n} "
-                f"({n} originals as in the manifest, then {n} altered)"
+                f"{source}: image {name!r} has {len(captions)} captions, expected {n} originals as in the manifest "
+                f"followed by at most {n} altered captions ({n + 1}..{2 * n} in all)"
             )
         for k in range(n):
             if captions[k].strip() != originals[k].strip():
@@ -73,8 +78,10 @@ def split_variant_entries(
                     "the first half of each entry must be the original captions in manifest order"
                 )
         images.append(name)
-        altered_rows.extend(range(row + n, row + 2 * n))
-        row += 2 * n
+        altered_rows.extend(range(row + n, row + len(captions)))
+        row += len(captions)
+    if not altered_rows:
+        raise VlstressError(f"{source}: no altered captions (every entry holds only its originals)")
     return images, altered_rows
 
 

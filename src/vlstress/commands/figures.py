@@ -18,12 +18,6 @@ from ..errors import VlstressError
 log = logging.getLogger(__name__)
 
 
-def figure_names() -> list[str]:
-    from .. import figures
-
-    return list(figures.FIGURES)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--summary", required=True, type=Path, help="long CSV from `vlstress summarize` (--out-csv)")
     parser.add_argument("--out-dir", required=True, type=Path, help="folder for <figure>.png and <figure>.pdf")

@@ -26,6 +26,19 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+NLTK_DATA = Path(os.environ.get("VLSTRESS_NLTK_DATA", REPO / "data" / "nltk_data"))
+
+
+@pytest.fixture(scope="session")
+def nltk_data() -> Path:
+    """The project's WordNet folder (`vlstress nlp-data`, run by the install); skip when absent."""
+    from vlstress.text.nlp import is_complete, wordnet_folder
+
+    if not is_complete(wordnet_folder(NLTK_DATA)):
+        pytest.skip(f"WordNet not installed in {NLTK_DATA}: run `vlstress nlp-data --out {NLTK_DATA}`")
+    return NLTK_DATA
+
+
 def run_cli(*args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess:
     """Run `vlstress ...` as a user would (a subprocess of this interpreter)."""
     result = subprocess.run(

@@ -46,18 +46,19 @@ DEFAULT_DANGER_WORDS = ("weapon", "criminal", "minefield")
 
 def load_ei_scores(path: str | Path) -> dict[tuple[str, str], dict[int, float]]:
     """(image, caption) -> {position: ei} from `vlstress ei-scores` output."""
-    data = read_json(path, "EI scores")
-    entries = data
-    if isinstance(data, dict):
-        entries = data.get("captions")
+    return load_ei_scores_data(read_json(path, "EI scores"), str(path))
+
+
+def load_ei_scores_data(data: Any, source: str = "EI scores") -> dict[tuple[str, str], dict[int, float]]:
+    entries = data.get("captions") if isinstance(data, dict) else data
     if not isinstance(entries, list):
-        raise VlstressError(f"EI scores {path}: expected a list of {{image, caption, words}} entries; re-run `vlstress ei-scores`")
+        raise VlstressError(f"EI scores {source}: expected a list of {{image, caption, words}} entries; re-run `vlstress ei-scores`")
     table: dict[tuple[str, str], dict[int, float]] = {}
     for pos, entry in enumerate(entries):
         try:
             table[(entry["image"], entry["caption"])] = {int(w["position"]): float(w["ei"]) for w in entry["words"]}
         except (KeyError, TypeError, ValueError):
-            raise VlstressError(f"EI scores {path}: entry {pos} lacks image/caption/words[position, ei]") from None
+            raise VlstressError(f"EI scores {source}: entry {pos} lacks image/caption/words[position, ei]") from None
     return table
 
 

@@ -33,11 +33,12 @@ def test_install_copies_an_existing_install_and_is_idempotent(tmp_path, monkeypa
     import nltk
 
     monkeypatch.setattr(nltk.data, "path", [])
+    monkeypatch.setattr(nlp, "CHECKOUT_NLTK_DATA", tmp_path / "no-checkout")
     monkeypatch.setattr(nlp, "DEBIAN_DIR", fake_debian_dir(tmp_path / "usr-share-wordnet"))
     out = tmp_path / "nltk_data"
     record = nlp.install_wordnet(out, ("copy",))
     folder = nlp.wordnet_folder(out)
-    assert record["source"].startswith("copy:")
+    assert record["source"] == f"copy:{tmp_path / 'usr-share-wordnet'}"
     assert nlp.is_complete(folder)
     assert (folder / "lexnames").read_text() == nlp.lexnames_text()
     assert json.loads((folder / nlp.SOURCE_FILE).read_text())["source"] == record["source"]

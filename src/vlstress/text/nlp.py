@@ -6,7 +6,8 @@ the first source that works:
 
 - `present`: the folder already holds a readable WordNet (nothing to do);
 - `copy`:    an existing install: nltk's own search path (`~/nltk_data`, `$NLTK_DATA`,
-             ...) or Debian's `wordnet-base` package installed at /usr/share/wordnet;
+             ...), the data/nltk_data of the checkout this package is installed from
+             (editable install), or Debian's `wordnet-base` at /usr/share/wordnet;
 - `nltk`:    `nltk.download("wordnet")` (needs nltk's data server);
 - `debian`:  `apt-get download wordnet-base` + `dpkg-deb -x`, no root needed (needs
              Debian's package archive, which is reachable wherever apt works).
@@ -51,6 +52,7 @@ OPTIONAL_FILES = ("cntlist.rev", "index.sense", "LICENSE", "README", "citation.b
 SOURCE_FILE = "vlstress-source.json"
 DEBIAN_PACKAGE = "wordnet-base"
 DEBIAN_DIR = Path("/usr/share/wordnet")
+CHECKOUT_NLTK_DATA = Path(__file__).resolve().parents[3] / DEFAULT_NLTK_DATA  # src/vlstress/text/nlp.py -> repo
 
 # lexnames(5WN): number, name, syntactic category (1 noun, 2 verb, 3 adj, 4 adv).
 LEXNAMES = (
@@ -128,8 +130,12 @@ def _reader_class(base):
 def _copy_from_existing(dest: Path) -> str | None:
     import nltk
 
-    folders = [Path(str(p)) / "corpora" / "wordnet" for p in nltk.data.path] + [DEBIAN_DIR]
+    # nltk's search path ($NLTK_DATA first), the checkout this package runs from (an editable
+    # install: copies of the repository reuse its data/nltk_data offline), Debian's wordnet-base
+    folders = [Path(str(p)) / "corpora" / "wordnet" for p in nltk.data.path] + [wordnet_folder(CHECKOUT_NLTK_DATA), DEBIAN_DIR]
     for folder in folders:
+        if folder.resolve() == dest.resolve() or dest.resolve() in folder.resolve().parents:
+            continue
         names = set(os.listdir(folder)) if folder.is_dir() else set()
         if {n for n in REQUIRED_FILES if n != "lexnames"} <= names:
             _copy_files(folder, dest)

@@ -5,7 +5,8 @@ gallery, then for each text set R@1, drop rate and false R@1) and text → image
 (original, then each image variant and λ). Cells: mean over variant seeds, `± std`
 when there are several seeds, `–` when undefined (e.g. drop rate with an original
 R@1 of 0). Rendering goes through pandas only: `DataFrame.to_markdown` (tabulate)
-and `Styler.to_latex` (booktabs rules, multicolumn headers).
+and `Styler.to_latex` (booktabs rules, multicolumn headers; one `table*` per direction,
+scaled to the text width).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def _cell(mean: float, std: float, n: int, latex: bool) -> str:
     if mean is None or math.isnan(mean):
         return MISSING
     if n > 1 and not math.isnan(std):
-        return f"{mean:.1f} $\\pm$ {std:.1f}" if latex else f"{mean:.1f} ± {std:.1f}"
+        return f"{mean:.1f}{{\\scriptsize $\\pm${std:.1f}}}" if latex else f"{mean:.1f} ± {std:.1f}"
     return f"{mean:.1f}"
 
 
@@ -83,17 +84,35 @@ def to_markdown(table: pd.DataFrame) -> str:
 
 
 def to_latex(table: pd.DataFrame, caption: str, label: str = "tab:stress") -> str:
+    """One booktabs `table*` per retrieval direction (the full width of a two-column paper each).
+
+    Labels `<label>-i2t` and `<label>-t2i`; the caption names the direction.
+    """
     frame, _ = paper_table(table, latex=True)
-    frame.insert(0, ("", "", "Model"), [latex_escape(m) for m in frame.index])
-    frame.columns = pd.MultiIndex.from_tuples([tuple(latex_escape(c) for c in col) for col in frame.columns])
-    styler = frame.style.hide(axis="index")
-    return styler.to_latex(
-        hrules=True,
-        multicol_align="c",
-        column_format="lr" + "r" * (frame.shape[1] - 2),
-        caption=latex_escape(caption),
-        label=label,
-        position="t",
-        position_float="centering",
-        environment="table*",
-    )
+    params = frame[("", "", "Params (M)")]
+    models = [latex_escape(m) for m in frame.index]
+    parts = []
+    for direction in dict.fromkeys(frame.columns.get_level_values(0)):
+        if not direction:
+            continue
+        block = frame[direction].copy()
+        block.insert(0, ("", "Params (M)"), params.to_numpy())
+        block.insert(0, ("", "Model"), models)
+        block.columns = pd.MultiIndex.from_tuples([tuple(latex_escape(c) for c in col) for col in block.columns])
+        short = "i2t" if direction.startswith("Image") else "t2i"
+        latex = (
+            block.style.hide(axis="index").to_latex(
+                hrules=True,
+                multicol_align="c",
+                column_format="lr" + "r" * (block.shape[1] - 2),
+                caption=latex_escape(f"{direction}. {caption}"),
+                label=f"{label}-{short}",
+                position="t",
+                position_float="centering",
+                environment="table*",
+            )
+        )
+        # wide tables: scale the tabular to the text width (needs \usepackage{graphicx})
+        latex = latex.replace("\\begin{tabular}", "\\resizebox{\\textwidth}{!}{%\n\\begin{tabular}", 1)
+        parts.append(latex.replace("\\end{tabular}\n", "\\end{tabular}%\n}\n", 1))
+    return "\n".join(parts)

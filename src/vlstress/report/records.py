@@ -143,11 +143,11 @@ def collect(metrics_dir: Path) -> pd.DataFrame:
     table = pd.DataFrame(rows, columns=RECORD_COLUMNS)
     for column in INTEGER_COLUMNS:  # `1`, not `1.0`, in the CSV; missing stays empty
         table[column] = table[column].astype("Float64").astype("Int64")
-    _check(table, files)
+    _check(table)
     return order(table)
 
 
-def _check(table: pd.DataFrame, files: list[Path]) -> None:
+def _check(table: pd.DataFrame) -> None:
     seeds = table.drop_duplicates(["model", "evaluation"])
     dup = seeds[seeds.duplicated(["model", "condition", "variant_seed"], keep=False)]
     if not dup.empty:

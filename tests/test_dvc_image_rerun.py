@@ -69,9 +69,6 @@ def project(tmp_path_factory) -> Path:
     params = yaml.safe_load(params_path.read_text())
     params["dataset"]["max_images"] = 4
     params["models"] = {MODEL: {"arch": "ViT-S-32", "pretrained": None}}
-    for block in params.values():  # other stress blocks that name a scoring model
-        if isinstance(block, dict) and "scorer" in block:
-            block["scorer"] = MODEL
     params["image_variants"].update(methods=["mix"], lams=[0.9], seeds=[1])
     params_path.write_text(yaml.safe_dump(params, sort_keys=False))
     for top in ("data/raw", "data/prepared", "data/image_variants", "results"):

@@ -19,7 +19,8 @@ Modes (see docs/image-variants.md):
   clean     mix the model's own preprocessed tensors inside the embedding step
             (`vlstress embed-image-variant`): no 384 resize, no uint8 rounding, no JPEG.
             Lossless; blending commutes with the affine Normalize, so `mix` equals blending
-            the resized/cropped RGB images exactly.
+            the resized/cropped RGB images
+            (up to float rounding).
 """
 
 from __future__ import annotations

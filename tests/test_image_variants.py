@@ -289,3 +289,18 @@ def test_names():
     assert variants.variant_name("mix", "0.9", 1) == "mix_lam0.9_seed1"
     assert variants.evaluation_name("patch", "0.9", 100) == "image-patch-lam0.9-seed100"
     assert math.isclose(variants.parse_lam("0.90"), 0.9)
+
+
+def test_faithful_on_real_coco_photos_matches_the_official_procedure(shared_data, tmp_path):
+    """Real COCO JPEGs (various sizes, some grayscale in COCO): same bytes as mix_images.py."""
+    photos = sorted((shared_data / "coco-mini" / "images").glob("*.jpg"))[:4]
+    entries = [{"image": p.name, "path": str(p), "image_id": p.stem, "caption": ["a photo"]} for p in photos]
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"dataset": "coco-mini", "images": entries, "provenance": {}}))
+    for method in ("mix", "patch"):
+        out = tmp_path / method
+        assert run("image-variants", "--manifest", manifest, "--method", method, "--lam", "0.9", "--seed", "100", "--out", out) == 0
+        for i, entry in enumerate(load_manifest(out / "manifest.json")["images"]):
+            box = None if entry["box"] is None else variants.pixel_box(entry["box"], 384, 384)
+            expected = official_mixed_jpeg(str(photos[i]), str(photos[entry["partner_index"]]), 0.9, tmp_path / f"{method}{i}.jpg", box)
+            assert Path(entry["path"]).read_bytes() == expected, entry["image"]

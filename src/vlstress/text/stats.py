@@ -131,39 +131,46 @@ def table_rows(results: dict[str, dict[str, dict[str, Any]]]) -> list[dict[str, 
 
 
 def plot(results: dict[str, dict[str, dict[str, Any]]], out_png, out_pdf) -> None:
-    """Three panels per set and source: one-word share, parts of speech, mean cosine."""
+    """Three panels, sets on x, generated and official side by side: one-word share, parts of speech, mean cosine."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
     from ..io import atomic_path
 
-    labels, rows = [], []
-    for set_name in results:
-        for source, s in results[set_name].items():
-            labels.append(f"{set_name}\n{source}")
-            rows.append(s)
-    x = np.arange(len(labels))
-    fig, axes = plt.subplots(1, 3, figsize=(max(9, 1.6 * len(labels) * 1.5), 3.8), constrained_layout=True)
-    axes[0].bar(x, [r["one_word_pct"] or 0 for r in rows], color="#4c72b0")
-    axes[0].set_ylabel("% altered captions")
-    axes[0].set_title("exactly one word replaced")
-    axes[0].set_ylim(0, 105)
-    bottom = np.zeros(len(rows))
-    colors = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8c8c8c"]
-    for name, color in zip(POS_NAMES, colors):
-        values = np.array([r["pos_pct"][name] for r in rows])
-        axes[1].bar(x, values, bottom=bottom, label=name, color=color)
-        bottom += values
-    axes[1].set_title("part of speech of the replaced word")
-    axes[1].set_ylabel("%")
-    axes[1].legend(fontsize=7, loc="lower right")
-    axes[2].bar(x, [r["mean_cosine"] if r["mean_cosine"] is not None else 0 for r in rows], color="#55a868")
-    axes[2].set_title("mean cosine(original, altered)")
+    set_names = list(results)
+    sources = [src for src in ("generated", "official") if any(src in results[s] for s in set_names)]
+    sources += sorted({src for s in set_names for src in results[s]} - set(sources))
+    width = 0.8 / len(sources)
+    x = np.arange(len(set_names))
+    hatches = ["", "//", "..", "xx"]
+    source_colors = ["#4c72b0", "#dd8452", "#55a868", "#8172b3"]
+    pos_colors = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8c8c8c"]
+    fig, axes = plt.subplots(1, 3, figsize=(max(10, 3.2 * len(set_names)), 3.8), constrained_layout=True)
+    for j, src in enumerate(sources):
+        xs = x + (j - (len(sources) - 1) / 2) * width
+        rows = [results[s].get(src) for s in set_names]
+        one = [r["one_word_pct"] if r and r["one_word_pct"] is not None else np.nan for r in rows]
+        cos = [r["mean_cosine"] if r and r["mean_cosine"] is not None else np.nan for r in rows]
+        axes[0].bar(xs, one, width, color=source_colors[j % 4], label=src)
+        axes[2].bar(xs, cos, width, color=source_colors[j % 4], label=src)
+        bottom = np.zeros(len(rows))
+        for name, color in zip(POS_NAMES, pos_colors):
+            values = np.array([r["pos_pct"][name] if r else 0.0 for r in rows])
+            axes[1].bar(xs, values, width, bottom=bottom, color=color, hatch=hatches[j % 4], edgecolor="white", linewidth=0.5)
+            bottom += values
+    axes[0].set(title="exactly one word replaced", ylabel="% of altered captions", ylim=(0, 105))
+    axes[1].set(title="part of speech of the replaced word", ylabel="%", ylim=(0, 100))
+    axes[2].set(title="mean cosine(original, altered)", ylabel="scorer cosine")
+    handles = [Patch(color=c, label=n) for n, c in zip(POS_NAMES, pos_colors)]
+    handles += [Patch(facecolor="white", edgecolor="black", hatch=hatches[j % 4], label=src) for j, src in enumerate(sources)]
+    axes[1].legend(handles=handles, fontsize=7, loc="lower left", framealpha=0.9)
+    axes[0].legend(fontsize=7, loc="lower left")
     for ax in axes:
         ax.set_xticks(x)
-        ax.set_xticklabels(labels, fontsize=7, rotation=0)
+        ax.set_xticklabels([name.replace("_", "\n", 1) for name in set_names], fontsize=8)
     for path, fmt in ((out_png, "png"), (out_pdf, "pdf")):
         with atomic_path(path) as tmp:
             fig.savefig(tmp, format=fmt, dpi=150, metadata={"CreationDate": None} if fmt == "pdf" else {"Software": None})

@@ -149,6 +149,7 @@ rule evaluate_text:
         variant_emb=TEXT_SET_EMB,
         code=[
             f"{SRC}/commands/evaluate_text.py",
+            f"{SRC}/commands/evaluate.py",
             f"{SRC}/metrics.py",
         ],
     output:

@@ -1,10 +1,10 @@
 """Concepts of nouns (WordNet hypernym groups) and the word pools replacements come from.
 
-A noun's *sense* is the first of its four most frequent WordNet noun senses that
-falls under a named concept (below); else the first concrete one among them
-(lexicographer file person, animal, artifact, food, plant, body, object, location,
-phenomenon, substance); else its most frequent sense ("table" -> the furniture,
-not the tabular array; "racket" -> the racquet, not the noise). Its *concept* is the first entry of `CONCEPTS`
+A noun's *sense* is a caption-domain override (`SENSE_OVERRIDES`, a dozen COCO nouns such as
+"plate" -> the dish), else the first concrete one of its four most frequent WordNet noun
+senses (lexicographer file person, animal, artifact, food, plant, body, object, location,
+phenomenon, substance), else its most frequent sense ("table" -> the furniture, not the
+tabular array; "racket" -> the racquet, not the noise). Its *concept* is the first entry of `CONCEPTS`
 (ordered from specific to general) with an anchor synset among the sense's
 hypernyms (the sense itself included); a noun under no anchor falls back to its
 lexicographer file ("noun.artifact" -> "artifact"). Examples: man, child ->
@@ -43,6 +43,22 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "material": ("material.n.01", "substance.n.01"),
     "time": ("time_period.n.01", "time_unit.n.01"),
 }
+# Caption-domain senses of COCO nouns whose most frequent concrete WordNet sense is not the one
+# photos show (WordNet's order comes from 1990s text): word -> synset. One entry per word.
+SENSE_OVERRIDES: dict[str, str] = {
+    "bat": "bat.n.05",  # the club, not the animal
+    "banana": "banana.n.02",  # the fruit, not the plant
+    "cake": "cake.n.03",  # baked goods, not a block of soap
+    "court": "court.n.04",  # a marked playing area (tennis court)
+    "glass": "glass.n.02",  # a drinking glass, not the substance
+    "hotdog": "hotdog.n.02",  # the sausage in a bun
+    "kite": "kite.n.03",  # the plaything
+    "microwave": "microwave.n.02",  # the oven
+    "mouse": "mouse.n.04",  # the computer mouse (COCO category)
+    "plant": "plant.n.02",  # the organism, not the factory
+    "plate": "plate.n.04",  # the dish, not home plate
+    "toaster": "toaster.n.02",  # the appliance
+}
 CONCRETE_LEXNAMES = frozenset(
     f"noun.{name}" for name in "person animal artifact food plant body object location phenomenon substance".split()
 )
@@ -67,14 +83,13 @@ class ConceptIndex:
         return next((name for name, anchors in self._anchors.items() if anchors & lineage), None)
 
     def sense(self, lemma: str):
-        """The sense that stands for the noun: the first of its 4 most frequent senses under a
-        named concept, else the first concrete one among them, else the most frequent."""
+        """The sense that stands for the noun: a caption-domain override (SENSE_OVERRIDES), else
+        the first concrete one among its 4 most frequent senses, else the most frequent."""
+        if lemma in SENSE_OVERRIDES:
+            return self.wn.synset(SENSE_OVERRIDES[lemma])
         senses = self.wn.synsets(lemma, pos="n")
         if not senses:
             return None
-        for synset in senses[:4]:
-            if self._named_concept(synset):
-                return synset
         for synset in senses[:4]:
             if synset.lexname() in CONCRETE_LEXNAMES:
                 return synset

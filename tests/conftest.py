@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -37,6 +38,24 @@ def nltk_data() -> Path:
     if not is_complete(wordnet_folder(NLTK_DATA)):
         pytest.skip(f"WordNet not installed in {NLTK_DATA}: run `vlstress nlp-data --out {NLTK_DATA}`")
     return NLTK_DATA
+
+
+TINY_CLIP = {
+    "embed_dim": 32,
+    "vision_cfg": {"image_size": 32, "layers": 1, "width": 64, "patch_size": 16, "head_width": 32},
+    "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 2},
+}
+
+
+@pytest.fixture(scope="session")
+def tiny_arch(tmp_path_factory) -> str:
+    """A tiny CLIP registered with open_clip in this process: loading and encoding take milliseconds."""
+    import open_clip
+
+    folder = tmp_path_factory.mktemp("model-configs")
+    (folder / "vlstress-tiny.json").write_text(json.dumps(TINY_CLIP))
+    open_clip.add_model_config(folder)
+    return "vlstress-tiny"
 
 
 def run_cli(*args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess:

@@ -11,11 +11,6 @@ import pytest
 
 from vlstress.text.ei import CaptionRef, captions_of, deletion_variants, ei_scores, load_ei_scores
 
-TINY = {
-    "embed_dim": 16,
-    "vision_cfg": {"image_size": 32, "layers": 1, "width": 64, "head_width": 32, "patch_size": 16},
-    "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 2},
-}
 
 
 def bag_of_words(texts):
@@ -59,14 +54,6 @@ def test_captions_of_manifest_entries():
     assert captions_of(entries) == [CaptionRef("a", 0, "one"), CaptionRef("a", 1, "two"), CaptionRef("b", 0, "three")]
 
 
-@pytest.fixture(scope="module")
-def tiny_arch(tmp_path_factory):
-    import open_clip
-
-    folder = tmp_path_factory.mktemp("ei-configs")
-    (folder / "vlstress-tiny-ei.json").write_text(json.dumps(TINY))
-    open_clip.add_model_config(folder)
-    return "vlstress-tiny-ei"
 
 
 def test_ei_with_a_real_encoder_matches_plain_encode_text(tiny_arch):

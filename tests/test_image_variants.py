@@ -17,22 +17,8 @@ from vlstress.errors import VlstressError
 from vlstress.images import variants
 from vlstress.manifest import load_manifest
 
-TINY = {
-    "embed_dim": 32,
-    "vision_cfg": {"image_size": 32, "layers": 1, "width": 64, "patch_size": 16, "head_width": 32},
-    "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1},
-}
 
 
-@pytest.fixture(scope="module")
-def tiny_arch(tmp_path_factory):
-    """A tiny CLIP registered with open_clip (in this process), so embedding takes milliseconds."""
-    import open_clip
-
-    folder = tmp_path_factory.mktemp("configs")
-    (folder / "vlstress-tiny-img.json").write_text(json.dumps(TINY))
-    open_clip.add_model_config(folder)
-    return "vlstress-tiny-img"
 
 
 @pytest.fixture()

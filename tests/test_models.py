@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pytest
@@ -11,22 +10,8 @@ import torch
 from vlstress import models
 from vlstress.errors import VlstressError
 
-TINY = {
-    "embed_dim": 32,
-    "vision_cfg": {"image_size": 32, "layers": 1, "width": 64, "patch_size": 16, "head_width": 32},
-    "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1},
-}
 
 
-@pytest.fixture(scope="module")
-def tiny_arch(tmp_path_factory):
-    """A tiny CLIP registered with open_clip, so loading tests take milliseconds."""
-    import open_clip
-
-    folder = tmp_path_factory.mktemp("configs")
-    (folder / "vlstress-tiny.json").write_text(json.dumps(TINY))
-    open_clip.add_model_config(folder)
-    return "vlstress-tiny"
 
 
 def first_weights(model) -> np.ndarray:

@@ -7,7 +7,6 @@ import math
 from functools import partial
 
 import numpy as np
-import pytest
 
 from vlstress.text.ei import CaptionRef, captions_of, deletion_variants, ei_scores, load_ei_scores
 

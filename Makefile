@@ -22,6 +22,9 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -e ".[workflow,test]"
+	# WordNet for the text stress-tests, into the venv's own nltk path (<prefix>/nltk_data),
+	# so the workflow later copies it offline (docs/text-variants.md)
+	$(BIN)/vlstress nlp-data --out $(VENV)/nltk_data
 	touch $(STAMP)
 
 demo: install

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import VlstressError
-from .io import sha256_file
+from .io import read_json, sha256_file, sidecar
 
 log = logging.getLogger(__name__)
 
@@ -128,3 +128,20 @@ def load(spec: ModelSpec, device: str):
     tokenizer = open_clip.get_tokenizer(spec.arch)
     log.info("loaded %s (%s) on %s", spec.slug, spec.weights_label(), device)
     return model, preprocess, tokenizer
+
+
+def spec_from_embeddings(path: Path) -> tuple[ModelSpec, dict]:
+    """The model that wrote an embedding file (from its sidecar), so variants are embedded by exactly that model."""
+    meta = read_json(sidecar(path), "reference embeddings sidecar")
+    try:
+        model = meta["provenance"]["model"]
+        spec = ModelSpec(
+            slug=model["slug"],
+            arch=model["arch"],
+            pretrained=model["pretrained"],
+            seed=int(model["seed"]),
+            cache_dir=meta["provenance"]["params"].get("cache_dir"),
+        )
+    except (KeyError, TypeError) as exc:
+        raise VlstressError(f"{sidecar(path)}: no model provenance ({exc}); re-run the embed step that wrote it") from None
+    return spec, meta

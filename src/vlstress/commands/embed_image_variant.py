@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .. import models, provenance
 from ..errors import VlstressError
-from ..io import read_json, sha256_file, sidecar, write_json, write_npy
+from ..io import sha256_file, sidecar, write_json, write_npy
 from ..manifest import load_manifest
 from ._args import positive_int
 
@@ -29,20 +29,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, type=Path, help=".npy to write (sidecar: <out>.json)")
 
 
-def reference_spec(path: Path) -> tuple[models.ModelSpec, dict]:
-    meta = read_json(sidecar(path), "reference embeddings sidecar")
-    try:
-        model = meta["provenance"]["model"]
-        spec = models.ModelSpec(
-            slug=model["slug"],
-            arch=model["arch"],
-            pretrained=model["pretrained"],
-            seed=int(model["seed"]),
-            cache_dir=meta["provenance"]["params"].get("cache_dir"),
-        )
-    except (KeyError, TypeError) as exc:
-        raise VlstressError(f"{sidecar(path)}: no model provenance ({exc}); re-run `vlstress embed-images`") from None
-    return spec, meta
 
 
 def run(args: argparse.Namespace) -> None:
@@ -54,7 +40,7 @@ def run(args: argparse.Namespace) -> None:
     plan = variants.plan_from_manifest(manifest)
     mode = manifest["variant"].get("mode", "faithful")
     entries = manifest["images"]
-    spec, reference = reference_spec(args.model_from)
+    spec, reference = models.spec_from_embeddings(args.model_from)
     if reference.get("images") is not None and reference["images"] != [e["image"] for e in entries]:
         raise VlstressError(f"variant {args.variant} lists other images than the reference embeddings {args.model_from}")
     device = models.resolve_device(args.device)

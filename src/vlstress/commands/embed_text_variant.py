@@ -28,10 +28,9 @@ def run(args: argparse.Namespace) -> None:
     from ..encoders import encode_texts
     from ..io import sha256_file, sidecar, write_json, write_npy
     from ..manifest import caption_table, load_caption_entries
-    from .embed_image_variant import reference_spec
 
     table = caption_table(load_caption_entries(args.captions))
-    spec, _ = reference_spec(args.model_from)
+    spec, _ = models.spec_from_embeddings(args.model_from)
     device = models.resolve_device(args.device)
     model, _, tokenizer = models.load(spec, device)
     embeddings = encode_texts(model, tokenizer, table.captions, batch_size=args.batch_size, device=device, desc=f"{spec.slug} {args.captions.stem}")

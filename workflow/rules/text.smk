@@ -115,7 +115,11 @@ rule embed_text_variants:
         captions=TEXT_SET,
         reference=f"{EMB}/texts.npy",
         reference_meta=f"{EMB}/texts.npy.json",
-        code=[f"{SRC}/commands/embed_text_variant.py", *EMBED_CODE],
+        code=[
+            f"{SRC}/commands/embed_text_variant.py",
+            f"{SRC}/commands/embed_texts.py",
+            *EMBED_CODE,
+        ],
     output:
         emb=TEXT_SET_EMB,
         meta=f"{TEXT_SET_EMB}.json",

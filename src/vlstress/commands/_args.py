@@ -61,3 +61,15 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--cache-dir", default=None, type=optional_str, help="where hub weights are cached")
     group.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
     group.add_argument("--batch-size", type=positive_int, default=64)
+
+
+def model_spec(args: argparse.Namespace):
+    """The ModelSpec named by the flags of `add_model_arguments`."""
+    from ..models import ModelSpec
+
+    return ModelSpec(slug=args.model, arch=args.arch, pretrained=args.pretrained, seed=args.seed, cache_dir=args.cache_dir)
+
+
+def model_params(args: argparse.Namespace) -> dict:
+    """The run-time flags of a model step, recorded in provenance."""
+    return {"batch_size": args.batch_size, "device": args.device, "cache_dir": args.cache_dir}

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> None:
 
     from ..encoders import encode_texts
     from ..text.ei import captions_of, ei_scores
-    from .embed_images import model_params, model_spec
+    from ._args import model_params, model_spec
 
     manifest = load_manifest(args.manifest)
     captions = captions_of(manifest["images"])

@@ -8,7 +8,7 @@ from pathlib import Path
 from .. import models, provenance
 from ..io import sha256_file, sidecar, write_json, write_npy
 from ..manifest import load_manifest
-from ._args import add_model_arguments
+from ._args import add_model_arguments, model_params, model_spec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,12 +17,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, type=Path, help=".npy to write (sidecar: <out>.json)")
 
 
-def model_spec(args: argparse.Namespace) -> models.ModelSpec:
-    return models.ModelSpec(slug=args.model, arch=args.arch, pretrained=args.pretrained, seed=args.seed, cache_dir=args.cache_dir)
-
-
-def model_params(args: argparse.Namespace) -> dict:
-    return {"batch_size": args.batch_size, "device": args.device, "cache_dir": args.cache_dir}
 
 
 def run(args: argparse.Namespace) -> None:

@@ -24,30 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from .. import models, provenance
-    from ..encoders import encode_texts
-    from ..io import sha256_file, sidecar, write_json, write_npy
-    from ..manifest import caption_table, load_caption_entries
+    from .. import models
+    from .embed_texts import embed_caption_file
 
-    table = caption_table(load_caption_entries(args.captions))
     spec, _ = models.spec_from_embeddings(args.model_from)
-    device = models.resolve_device(args.device)
-    model, _, tokenizer = models.load(spec, device)
-    embeddings = encode_texts(model, tokenizer, table.captions, batch_size=args.batch_size, device=device, desc=f"{spec.slug} {args.captions.stem}")
-    write_npy(args.out, embeddings)
-    write_json(
-        sidecar(args.out),
-        {
-            "kind": "text-embeddings",
-            "shape": list(embeddings.shape),
-            "captions_per_image": [len(group) for group in table.captions_per_image],
-            "provenance": provenance.build(
-                "embed-text-variant",
-                {"batch_size": args.batch_size, "device": args.device, "cache_dir": spec.cache_dir},
-                seed=spec.seed,
-                model=models.describe(spec, model),
-                device=device,
-                inputs={str(args.captions): sha256_file(args.captions), str(args.model_from): sha256_file(args.model_from)},
-            ),
-        },
-    )
+    embed_caption_file(args.captions, spec, args.device, args.batch_size, args.out, step="embed-text-variant", also_inputs=(args.model_from,))

@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> None:
     from ..manifest import load_manifest, validate_entries
     from ..text import stats, variants
     from ..text.nlp import word_classes
-    from .embed_images import model_params, model_spec
+    from ._args import model_params, model_spec
 
     manifest = load_manifest(args.manifest)
     files = set_files(args.variants_dir)

@@ -19,9 +19,9 @@ help:
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -e ".[workflow,test]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[workflow,test]"
 	# WordNet for the text stress-tests, into the venv's own nltk path (<prefix>/nltk_data),
 	# so the workflow later copies it offline (docs/text-variants.md)
 	$(BIN)/vlstress nlp-data --out $(VENV)/nltk_data

@@ -45,7 +45,15 @@ def flag(value):
 
 
 def model_flag(key):
-    return lambda wildcards: flag(config["models"][wildcards.model][key])
+    def lookup(wildcards):
+        if wildcards.model not in config["models"]:
+            raise ValueError(
+                f"unknown model slug {wildcards.model!r}: not in `models` of params.yaml "
+                f"(known: {', '.join(MODELS)})"
+            )
+        return flag(config["models"][wildcards.model][key])
+
+    return lookup
 
 
 def all_outputs():

@@ -1,0 +1,65 @@
+"""Workflow-level bad input: invalid params and unknown model slugs fail before any work, naming the item."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import copy_repo
+
+pytest.importorskip("snakemake")
+ENV = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+
+
+@pytest.fixture()
+def project(tmp_path) -> Path:
+    return copy_repo(tmp_path / "repo")
+
+
+def dry_run(root: Path, *targets: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["snakemake", "-n", "--cores", "1", *targets], cwd=root, env=ENV, capture_output=True, text=True)
+
+
+def edit_params(root: Path, edit) -> None:
+    path = root / "params.yaml"
+    params = yaml.safe_load(path.read_text())
+    edit(params)
+    path.write_text(yaml.safe_dump(params, sort_keys=False))
+
+
+@pytest.mark.parametrize(
+    ("edit", "needle"),
+    [
+        (lambda p: p["embed"].update(batch_size=0), "batch_size"),
+        (lambda p: p["dataset"].update(kind="flickr"), "flickr"),
+        (lambda p: p["models"].update(bad={"arch": "ViT-B-32"}), "pretrained"),
+        (lambda p: p["evaluate"].update(ks="1,five"), "1,five"),
+    ],
+)
+def test_invalid_params_are_rejected_by_the_schema(project, edit, needle):
+    edit_params(project, edit)
+    result = dry_run(project)
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "validat" in output.lower() and needle in output, output[-3000:]
+    assert not (project / "data" / "prepared" / "manifest.json").exists()
+
+
+def test_unknown_model_slug_is_named(project):
+    result = dry_run(project, "results/metrics/no-such-model/original.json")
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "unknown model slug 'no-such-model'" in output, output[-3000:]
+
+
+def test_valid_params_dry_run_plans_every_model(project):
+    result = dry_run(project)
+    assert result.returncode == 0, result.stderr[-3000:]
+    models = yaml.safe_load((project / "params.yaml").read_text())["models"]
+    for slug in models:
+        assert f"results/metrics/{slug}/original.json" in result.stdout + result.stderr

@@ -37,11 +37,12 @@ def sh(*cmd: str, cwd: Path, check: bool = True) -> str:
 
 
 def shrink(params: dict) -> dict:
-    """The demo, smaller: 4 photos, one small random-init model, one seed per variant."""
+    """The demo, smaller: 4 photos, one small random-init model, two text sets, one image variant."""
     params["dataset"]["max_images"] = 4
     params["models"] = {"vit-s-32-random": {"arch": "ViT-S-32", "pretrained": None}}
-    if "image_variants" in params:
-        params["image_variants"]["seeds"] = [1]
+    params["image_variants"].update(methods=["mix"], seeds=[1])
+    sets = params["text_variants"]["sets"]
+    params["text_variants"]["sets"] = {name: sets[name] for name in ("same_concept", "danger")}
     return params
 
 

@@ -141,17 +141,25 @@ def recall_bars(table: pd.DataFrame) -> FigureResult:
     return fig, notes
 
 
+def _stress_rows(table: pd.DataFrame, metric: str, notes: list[str], absent_what: str) -> list[tuple]:
+    """(rows, short direction, family) of every stress family that has `metric`; absent families go to notes."""
+    found = []
+    for stress, family in records.FAMILIES.items():
+        rows = _family_rows(table, stress, metric)
+        if rows.empty:
+            notes.append(_absent(stress, absent_what))
+            continue
+        found.append((rows, "I→T" if family.direction == "i2t" else "T→I", family))
+    return found
+
+
 def false_r1_heatmap(table: pd.DataFrame) -> FigureResult:
     """False R@1 (% of queries whose top-1 is a distractor) for every model x stress variant."""
     notes: list[str] = []
-    parts = []
-    for stress, family in records.FAMILIES.items():
-        rows = _family_rows(table, stress, "false_R@1")
-        if rows.empty:
-            notes.append(_absent(stress, "its columns are"))
-            continue
-        short = "I→T" if family.direction == "i2t" else "T→I"
-        parts.append(rows.assign(column=rows["condition_label"].str.replace(" λ=", "\nλ=") + f"\n({short})"))
+    parts = [
+        rows.assign(column=rows["condition_label"].str.replace(" λ=", "\nλ=") + f"\n({short})")
+        for rows, short, _ in _stress_rows(table, "false_R@1", notes, "its columns are")
+    ]
     if not parts:
         return placeholder("False R@1", "no stress records (text sets or image variants): no false R@1 to show"), notes
     data = pd.concat(parts)
@@ -224,14 +232,10 @@ def lambda_sweep(table: pd.DataFrame) -> FigureResult:
 def drop_vs_size(table: pd.DataFrame) -> FigureResult:
     """Drop rate of R@1 against model size (parameters, log scale), one line per stress condition."""
     notes: list[str] = []
-    parts = []
-    for stress, family in records.FAMILIES.items():
-        rows = _family_rows(table, stress, "drop_rate")
-        if rows.empty:
-            notes.append(_absent(stress, "its lines are"))
-            continue
-        short = "I→T" if family.direction == "i2t" else "T→I"
-        parts.append(rows.assign(condition=rows["condition_label"] + f" ({short})", family=family.title))
+    parts = [
+        rows.assign(condition=rows["condition_label"] + f" ({short})", family=family.title)
+        for rows, short, family in _stress_rows(table, "drop_rate", notes, "its lines are")
+    ]
     if not parts:
         return placeholder("Drop rate vs model size", "no stress records (text sets or image variants): no drop rate to show"), notes
     data = pd.concat(parts)

@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "figures": ("vlstress.commands.figures", "the paper's figures (PNG + PDF) from the summary table"),
     "tables": ("vlstress.commands.tables", "the paper's results table (Markdown + LaTeX) from the summary table"),
     "models": ("vlstress.commands.models", "list open_clip architectures and pretrained tags"),
+    "pipeline": ("vlstress.commands.pipeline", "render dvc.yaml from the stage table (render), check it is current (check), list stages"),
 }
 
 

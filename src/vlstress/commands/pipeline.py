@@ -1,0 +1,44 @@
+"""`vlstress pipeline`: the DVC front end rendered from the stage table, and checked.
+
+    vlstress pipeline render   write dvc.yaml for the params (after switching a suite,
+                               or editing the stage table or the code a step imports)
+    vlstress pipeline check    exit 1 when dvc.yaml differs from what render would write
+    vlstress pipeline stages   the stages of the current params, one line each
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=["render", "check", "stages"])
+    parser.add_argument("--params", action="append", type=Path, help="params file(s), merged in order (default: params.yaml)")
+    parser.add_argument("--dvc-yaml", type=Path, default=Path("dvc.yaml"), help="the file to write or check")
+
+
+def run(args: argparse.Namespace) -> None:
+    from .. import params as params_module
+    from ..errors import VlstressError
+    from ..io import write_text
+    from ..pipeline import active_stages, dvc
+
+    files = args.params or [Path("params.yaml")]
+    params = params_module.validate(params_module.load(files), ", ".join(map(str, files)))
+    if args.action == "stages":
+        for stage in active_stages(params):
+            print(f"{stage.name:22s} {'x'.join(stage.axes) or '-':22s} {stage.suite or 'always':14s} {stage.command.split()[1]}")
+        return
+    text = dvc.render(params)
+    if args.action == "render":
+        write_text(args.dvc_yaml, text)
+        print(f"wrote {args.dvc_yaml}", file=sys.stderr)
+        return
+    current = args.dvc_yaml.read_text(encoding="utf-8") if args.dvc_yaml.is_file() else ""
+    if current != text:
+        diff = "".join(difflib.unified_diff(current.splitlines(True), text.splitlines(True), str(args.dvc_yaml), "rendered", n=1))
+        raise VlstressError(f"{args.dvc_yaml} is stale: run `vlstress pipeline render`\n{diff[:4000]}")
+    print(f"{args.dvc_yaml} is up to date", file=sys.stderr)

@@ -1,0 +1,104 @@
+"""params.yaml: load, merge and validate — the same check on every path (Snakemake, DVC, CLI).
+
+The schema (package data `params.schema.yaml`, linked from workflow/schemas/) checks
+types and values; on top of it, unknown keys are named with the closest known one,
+and each suite that is on must have the params blocks it reads.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import VlstressError
+
+SCHEMA_FILE = "data/params.schema.yaml"
+
+
+def schema() -> dict[str, Any]:
+    return yaml.safe_load(resources.files("vlstress").joinpath(SCHEMA_FILE).read_text(encoding="utf-8"))
+
+
+def merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    """Recursive update (mappings merge, everything else is replaced): Snakemake's rule for --configfile."""
+    out = copy.deepcopy(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def load(paths: list[str | Path]) -> dict[str, Any]:
+    """The params of one or more files, later files overriding earlier ones."""
+    params: dict[str, Any] = {}
+    for path in paths:
+        path = Path(path)
+        if not path.is_file():
+            raise VlstressError(f"params file not found: {path}")
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise VlstressError(f"params file {path} is not valid YAML: {exc}") from None
+        if not isinstance(data, dict):
+            raise VlstressError(f"params file {path}: expected a mapping at the top level")
+        params = merge(params, data)
+    return params
+
+
+def _where(error) -> str:
+    return ".".join(str(p) for p in error.absolute_path) or "(top level)"
+
+
+def _unknown_key_message(error) -> str | None:
+    if error.validator != "additionalProperties" or not isinstance(error.instance, dict):
+        return None
+    known = list(error.schema.get("properties", {}))
+    unknown = [k for k in error.instance if k not in known]
+    if not unknown or not known:
+        return None
+    parts = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, known, n=1)
+        parts.append(f"unknown key {key!r} in {_where(error)}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return "; ".join(parts) + f"; known keys: {', '.join(known)}"
+
+
+def problems(params: Any) -> list[str]:
+    """Every problem of a params mapping, as readable lines (empty when valid)."""
+    import jsonschema
+
+    from .pipeline.stages import SUITES
+
+    schema_doc = schema()
+    validator = jsonschema.Draft202012Validator(schema_doc)
+    found = []
+    for error in sorted(validator.iter_errors(params), key=lambda e: list(map(str, e.absolute_path))):
+        found.append(_unknown_key_message(error) or f"{_where(error)}: {error.message}")
+    if found or not isinstance(params, dict):
+        return found
+    for name, on in params.get("suites", {}).items():
+        if name not in SUITES:
+            close = difflib.get_close_matches(name, list(SUITES), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            found.append(f"suites: unknown suite {name!r}{hint}; known suites: {', '.join(SUITES)}")
+        elif on:
+            missing = [block for block in SUITES[name].needs if block not in params]
+            if missing:
+                found.append(f"suites.{name} is on but params lack {', '.join(missing)}")
+    return found
+
+
+def validate(params: Any, source: str = "params.yaml") -> dict[str, Any]:
+    """Raise one VlstressError listing every problem; return the params unchanged when valid."""
+    found = problems(params)
+    if found:
+        lines = "\n".join(f"  - {line}" for line in found)
+        raise VlstressError(f"{source} failed validation:\n{lines}")
+    return params

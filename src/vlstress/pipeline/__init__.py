@@ -1,0 +1,128 @@
+"""The workflow as data: the stage table, expanded for given params.
+
+- `stages.STAGES`: every stage, declared once (command, inputs, outputs, axes, suite, resources);
+- `active_stages(params)`: the stages of the suites that are on, with the outputs they keep;
+- `expand(template, params, axes)`: the concrete paths of a path template;
+- `record_paths(params)`: exactly the metric records the current params produce, the list
+  the summary is built from (never a folder scan, so nothing stale shows up);
+- `dvc.render(params)` writes dvc.yaml; `snakemake.rules(config, ...)` feeds workflow/Snakefile.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from .code_deps import dependencies
+from .spec import PLACEHOLDER, Output, Stage, lookup, render_value
+from .stages import AXES, STAGES, SUITES
+
+__all__ = ["AXES", "STAGES", "SUITES", "Output", "Stage", "active_stages", "axis_values", "code_paths", "expand", "record_paths"]
+
+SOURCE_ROOT = "src/vlstress"
+
+
+def suites_on(params: dict[str, Any]) -> set[str]:
+    return {name for name, on in (params.get("suites") or {}).items() if on}
+
+
+def _keep(output: Output, on: set[str]) -> bool:
+    return not output.suites or bool(set(output.suites) & on)
+
+
+def active_stages(params: dict[str, Any]) -> list[Stage]:
+    """Stages of the always-on part and of every suite that is on; outputs of suites that are off dropped."""
+    on = suites_on(params)
+    active = []
+    for stage in STAGES:
+        if stage.suite is not None and stage.suite not in on:
+            continue
+        outputs = {name: out for name, out in stage.outputs.items() if _keep(out, on)}
+        active.append(replace(stage, outputs=outputs))
+    return active
+
+
+def axis_values(params: dict[str, Any], axis: str) -> list[str]:
+    """The values of an axis as they appear in paths and commands (sorted keys, or list order)."""
+    spec = AXES[axis]
+    value = lookup(params, spec.param)
+    if spec.keys:
+        return sorted(str(key) for key in value)
+    return [render_value(item) for item in value]
+
+
+def substitute_params(template: str, params: dict[str, Any]) -> str:
+    """Fill `{p.x}` placeholders with params values; leave every other placeholder."""
+
+    def fill(match):
+        kind, name = match.group(1), match.group(2)
+        return render_value(lookup(params, name)) if kind == "p" else match.group(0)
+
+    return PLACEHOLDER.sub(fill, template)
+
+
+def expand(template: str, params: dict[str, Any], axes: tuple[str, ...] | None = None) -> list[str]:
+    """Every concrete path of a template over the values of its axes (params filled in)."""
+    text = substitute_params(template, params)
+    used = [name for kind, name in ((m.group(1), m.group(2)) for m in PLACEHOLDER.finditer(text)) if kind is None]
+    axes = tuple(dict.fromkeys(a for a in (axes or used) if a in used))
+    unknown = [a for a in used if a not in AXES]
+    if unknown:
+        raise ValueError(f"template {template!r} uses unknown axes {unknown}")
+    combos = itertools.product(*(axis_values(params, a) for a in axes))
+    return [text.format(**dict(zip(axes, combo))) for combo in combos]
+
+
+def stage_outputs(stage: Stage, params: dict[str, Any]) -> Iterator[tuple[str, Output, str]]:
+    for name, out in stage.outputs.items():
+        for path in expand(out.path, params, stage.axes):
+            yield name, out, path
+
+
+def record_paths(params: dict[str, Any]) -> list[Path]:
+    """Every metric record that the stages of the current params write, in stage order."""
+    return [Path(path) for stage in active_stages(params) for _, out, path in stage_outputs(stage, params) if out.record]
+
+
+def record_params(params: dict[str, Any]) -> list[str]:
+    """The params that decide which records exist: suites and the axes of the record stages that are on."""
+    axes = [a for stage in active_stages(params) if any(o.record for o in stage.outputs.values()) for a in stage.axes]
+    return ["suites", *dict.fromkeys(AXES[a].param for a in axes)]
+
+
+@dataclass(frozen=True)
+class PathList:
+    """A list of paths a stage reads as a whole: a Snakemake input list; for DVC, a folder plus the params that shape it."""
+
+    paths: Callable[[dict[str, Any]], list[str]]
+    folder: str
+    params: Callable[[dict[str, Any]], list[str]]
+
+
+LISTS = {
+    "records": PathList(lambda params: [str(p) for p in record_paths(params)], "results/metrics", record_params),
+    "text_sets": PathList(
+        lambda params: expand("data/text_variants/{set}.json", params), "data/text_variants", lambda params: ["text_variants.sets"]
+    ),
+}
+
+
+def code_paths(stage: Stage) -> list[str]:
+    """The source and data files a stage's command depends on, relative to the repository root."""
+    from ..cli import COMMANDS
+
+    if stage.subcommand not in COMMANDS:
+        raise ValueError(f"stage {stage.name}: unknown subcommand {stage.subcommand!r}")
+    files = dependencies(COMMANDS[stage.subcommand][0])
+    root = Path(__file__).resolve().parents[1]
+    return [f"{SOURCE_ROOT}/{path.relative_to(root).as_posix()}" for path in files]
+
+
+def figure_names(stage: Stage) -> str:
+    return ",".join(name[: -len("_png")] for name in stage.outputs if name.endswith("_png"))
+
+
+# Placeholders computed from the stage itself (same text in both front ends).
+DERIVED = {"figures": figure_names}

@@ -1,0 +1,100 @@
+"""The code a step depends on, found from its imports instead of listed by hand.
+
+Starting from the command module of a `vlstress <subcommand>`, follow every import of a
+`vlstress` module (top-level or inside functions, relative or absolute, and module
+names written as strings in registries such as `datasets.KINDS`) and every package
+data file named as `"data/<file>"`. The result is the set of files whose edit may change
+the step's output, so both front ends rerun exactly the steps that use an edited file.
+`cli.py` only dispatches and is left out (adding a subcommand reruns nothing).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from functools import lru_cache
+from pathlib import Path
+
+PACKAGE = "vlstress"
+MODULE_STRING = re.compile(r"^vlstress(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+DATA_STRING = re.compile(r"^data/[A-Za-z0-9_.-]+$")
+NOT_DEPENDENCIES = {"vlstress.cli", "vlstress.__main__"}
+
+
+def package_root() -> Path:
+    return Path(__file__).resolve().parents[1]
+
+
+def _module_file(module: str, root: Path) -> Path | None:
+    parts = module.split(".")[1:]
+    base = root.joinpath(*parts)
+    if base.with_suffix(".py").is_file():
+        return base.with_suffix(".py")
+    if (base / "__init__.py").is_file():
+        return base / "__init__.py"
+    return None
+
+
+def _module_name(path: Path, root: Path) -> str:
+    rel = path.relative_to(root).with_suffix("")
+    parts = [PACKAGE, *rel.parts]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _resolve_relative(current: str, is_package: bool, level: int, module: str | None) -> str:
+    base = current.split(".")
+    if not is_package:
+        base = base[:-1]
+    base = base[: len(base) - (level - 1)] if level > 1 else base
+    return ".".join([*base, module] if module else base)
+
+
+@lru_cache(maxsize=None)
+def _direct(path: Path, root: Path) -> tuple[frozenset[str], frozenset[Path]]:
+    """(vlstress modules, package data files) that one source file refers to."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    current = _module_name(path, root)
+    is_package = path.name == "__init__.py"
+    modules: set[str] = set()
+    data: set[Path] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = _resolve_relative(current, is_package, node.level, node.module)
+            modules.add(base)
+            modules.update(f"{base}.{alias.name}" for alias in node.names)  # `from . import x` may name a module
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if MODULE_STRING.match(node.value):
+                modules.add(node.value)
+            elif DATA_STRING.match(node.value) and (root / node.value).is_file():
+                data.add(root / node.value)
+    return frozenset(m for m in modules if m == PACKAGE or m.startswith(PACKAGE + ".")), frozenset(data)
+
+
+def dependencies(module: str, root: Path | None = None) -> list[Path]:
+    """Every source and data file of the package that `module` reaches, sorted."""
+    root = root or package_root()
+    seen: set[Path] = set()
+    todo = [module]
+    names: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in names or name in NOT_DEPENDENCIES:
+            continue
+        names.add(name)
+        # importing a.b.c runs a/__init__ and a/b/__init__ too
+        parents = [".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)]
+        todo.extend(p for p in parents if p not in names)
+        path = _module_file(name, root)
+        if path is None or path in seen:
+            continue
+        seen.add(path)
+        modules, data = _direct(path, root)
+        seen.update(data)
+        todo.extend(modules - names)
+    return sorted(seen)

@@ -1,0 +1,154 @@
+"""Snakemake rules from the stage table (used by workflow/Snakefile).
+
+Each active stage becomes one named rule: inputs (with the code the step imports),
+outputs (`directory()`, `report()` with a caption from workflow/report/), `log:` and
+`benchmark:` under logs/, wildcard constraints from the axes, `resources: gpu=1` for
+GPU stages, and the shell command with params values written in as DVC prints them,
+so a Snakemake job runs the same command line as the matching DVC stage.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from . import DERIVED, LISTS, active_stages, code_paths, expand, substitute_params
+from .. import params as params_module
+from ..errors import VlstressError
+from .spec import PLACEHOLDER, Stage, lookup, render_value
+from .stages import AXES
+
+
+@dataclass
+class RuleSpec:
+    name: str
+    input: dict[str, Any]
+    output: dict[str, Any]
+    log: str
+    benchmark: str
+    params: dict[str, Any]
+    resources: dict[str, Any]
+    wildcard_constraints: dict[str, str]
+    shell: str
+    doc: str
+
+
+def param_files(workflow, config: dict[str, Any]) -> list[str]:
+    """The params files behind `config`: params.yaml, then any --configfile, in Snakemake's order.
+
+    Steps that read params themselves (summarize) get these files, so they see what
+    Snakemake sees. Values given with --config exist in no file: refused with a clear message.
+    """
+    files = [str(f) for f in workflow.configfiles if str(f) not in map(str, workflow.overwrite_configfiles)]
+    files += [str(f) for f in workflow.overwrite_configfiles]
+    if params_module.load(files) != config:
+        raise VlstressError(
+            "config differs from the params files "
+            f"({', '.join(files)}): put overrides in a file and pass it with --configfile, not --config"
+        )
+    return files
+
+
+def _escape(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _item_param(config: dict[str, Any], axis: str, field: str) -> Callable:
+    spec = AXES[axis]
+
+    def value(wildcards) -> str:
+        mapping = lookup(config, spec.param)
+        key = wildcards[axis]
+        if key not in mapping:
+            raise ValueError(
+                f"unknown {axis} {key!r}: not in `{spec.param}` of the params (known: {', '.join(sorted(mapping))})"
+            )
+        return render_value(mapping[key][field])
+
+    return value
+
+
+def _shell(stage: Stage, config: dict[str, Any], files: list[str], params: dict[str, Any]) -> str:
+    def fill(match):
+        kind, name = match.group(1), match.group(2)
+        if kind == "in":
+            return "{input.%s}" % name
+        if kind == "out":
+            return "{output.%s}" % name
+        if kind == "p":
+            return _escape(render_value(lookup(config, name)))
+        if kind == "item":
+            key = f"{stage.axes[0]}_{name}"
+            params[key] = _item_param(config, stage.axes[0], name)
+            return "{params.%s}" % key
+        if name == "params_files":
+            return _escape(" ".join(f"--params {f}" for f in files))
+        if name in DERIVED:
+            return _escape(DERIVED[name](stage))
+        if name in AXES:
+            return "{wildcards.%s}" % name
+        raise ValueError(f"stage {stage.name}: unknown placeholder {match.group(0)}")
+
+    return PLACEHOLDER.sub(fill, stage.command) + " > {log} 2>&1"
+
+
+def _log_name(stage: Stage) -> str:
+    return "/".join([stage.name, *("{%s}" % axis for axis in stage.axes)])
+
+
+def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpec:
+    from snakemake.io import directory, report
+
+    inputs: dict[str, Any] = {name: substitute_params(path, config) for name, path in stage.inputs.items()}
+    for name, producer in stage.input_lists.items():
+        inputs[name] = LISTS[producer].paths(config)
+    inputs["code"] = code_paths(stage)
+    outputs: dict[str, Any] = {}
+    for name, out in stage.outputs.items():
+        path = substitute_params(out.path, config)
+        if out.directory:
+            path = directory(path)
+        if out.caption:
+            path = report(path, caption=f"report/{out.caption}.rst", category=out.category)
+        outputs[name] = path
+    params: dict[str, Any] = {}
+    shell = _shell(stage, config, files, params)
+    resources = {"gpu": 1} if stage.gpu else {}
+    return RuleSpec(
+        name=stage.name,
+        input=inputs,
+        output=outputs,
+        log=f"logs/{_log_name(stage)}.log",
+        benchmark=f"logs/benchmarks/{_log_name(stage)}.tsv",
+        params=params,
+        resources=resources,
+        wildcard_constraints={axis: AXES[axis].pattern for axis in stage.axes},
+        shell=shell,
+        doc=stage.doc or f"vlstress {stage.subcommand}",
+    )
+
+
+def rules(config: dict[str, Any], files: list[str]) -> list[RuleSpec]:
+    return [rule_spec(stage, config, files) for stage in active_stages(config)]
+
+
+def targets(config: dict[str, Any]) -> list[str]:
+    """Every output of every active stage: `snakemake` with no target builds the whole workflow."""
+    return [
+        path
+        for stage in active_stages(config)
+        for out in stage.outputs.values()
+        for path in expand(out.path, config, stage.axes)
+    ]
+
+
+def record_in_dvc_lock() -> None:
+    """Record what Snakemake built in dvc.lock so that `dvc status` has nothing to do."""
+    if not shutil.which("dvc"):
+        print("warning: dvc not on PATH; dvc.lock not updated")
+        return
+    result = subprocess.run(["dvc", "commit", "--force", "--quiet"], capture_output=True, text=True)
+    if result.returncode != 0:
+        print(f"warning: `dvc commit` failed; dvc.lock not updated:\n{result.stderr}")

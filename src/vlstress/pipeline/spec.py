@@ -1,0 +1,100 @@
+"""What a stage is: one declaration that both front ends (DVC, Snakemake) are built from.
+
+A stage declares its command as a template, its inputs and outputs as path templates,
+the axes it is repeated over, the suite that switches it on, and its resources. The
+code it depends on is found from the command's imports (`code_deps`), never listed by
+hand. Placeholders in templates:
+
+    {in.NAME}     path of input NAME          {out.NAME}   path of output NAME
+    {p.a.b}       params value a.b            {item.FIELD} field of the item of a
+    {AXIS}        value of an axis (model, ...)              single-axis stage (e.g. a model's arch)
+
+DVC renders them as `${...}` interpolation (so `dvc repro` reads params.yaml itself and
+`foreach`/`matrix` pick up new models or lambdas); Snakemake gets the same values from
+its config, formatted as DVC prints them (`render_value`), so both front ends run the
+very same command line and write the same provenance.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+PLACEHOLDER = re.compile(r"\{(?:(in|out|p|item)\.)?([A-Za-z_][A-Za-z0-9_.]*)\}")
+
+
+@dataclass(frozen=True)
+class Axis:
+    """A dimension a stage is repeated over: the keys of a params mapping or the items of a params list."""
+
+    name: str
+    param: str  # dotted params path, e.g. "models" or "image_variants.lams"
+    pattern: str  # Snakemake wildcard constraint
+    keys: bool = False  # the param is a mapping: the axis runs over its keys (DVC `${key}`)
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A switchable family of stages; `needs` are the params blocks it reads."""
+
+    name: str
+    description: str
+    needs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Output:
+    path: str
+    directory: bool = False
+    cache: bool = True  # DVC: False for small text results that git tracks
+    persist: bool = False  # DVC: keep between runs (e.g. a downloaded resource)
+    record: bool = False  # a metric record the summary reads
+    metric: bool = False  # DVC `metrics:`
+    plot: dict[str, Any] | None = None  # DVC `plots:` options ({} = defaults)
+    caption: str | None = None  # Snakemake report caption (workflow/report/<caption>.rst)
+    category: str | None = None  # Snakemake report category
+    suites: tuple[str, ...] = ()  # present only when one of these suites is on (empty: always)
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    command: str  # template, starts with "vlstress <subcommand>"
+    inputs: dict[str, str] = field(default_factory=dict)  # name -> path template
+    outputs: dict[str, Output] = field(default_factory=dict)
+    axes: tuple[str, ...] = ()
+    suite: str | None = None  # None: always on
+    gpu: bool = False  # asks the scheduler for a GPU (Snakemake resources gpu=1, SLURM gres)
+    data: tuple[str, ...] = ()  # package data files the step reads (paths under src/vlstress)
+    input_lists: dict[str, str] = field(default_factory=dict)  # name -> a list of paths (see pipeline.LISTS)
+    doc: str = ""
+
+    @property
+    def subcommand(self) -> str:
+        parts = self.command.split()
+        if parts[0] != "vlstress" or len(parts) < 2:
+            raise ValueError(f"stage {self.name}: the command must start with `vlstress <subcommand>`")
+        return parts[1]
+
+    def placeholders(self, text: str) -> list[tuple[str | None, str]]:
+        return [(m.group(1), m.group(2)) for m in PLACEHOLDER.finditer(text)]
+
+
+def lookup(params: dict[str, Any], dotted: str) -> Any:
+    """params["a"]["b"] for "a.b"; a clear KeyError naming the path."""
+    node: Any = params
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            raise KeyError(f"params have no `{dotted}`")
+        node = node[part]
+    return node
+
+
+def render_value(value: Any) -> str:
+    """A params value as DVC's `${...}` interpolation prints it in a command (None, true/false, numbers)."""
+    if value is None:
+        return "None"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -1,0 +1,300 @@
+"""The stage table: every step of the workflow, declared once.
+
+`dvc.yaml` is rendered from it (`vlstress pipeline render`) and `workflow/Snakefile`
+builds one named rule per entry from it. A new suite is a module of commands plus
+entries here with `suite="<name>"` and a boolean under `suites:` in params.yaml.
+Placeholders are explained in `vlstress.pipeline.spec`.
+"""
+
+from __future__ import annotations
+
+from .spec import Axis, Output, Stage, Suite
+
+AXES: dict[str, Axis] = {
+    axis.name: axis
+    for axis in (
+        Axis("model", "models", r"[A-Za-z0-9][A-Za-z0-9_.-]*", keys=True),
+        Axis("set", "text_variants.sets", r"[a-z0-9][a-z0-9_]*", keys=True),
+        Axis("method", "image_variants.methods", r"[a-z][a-z0-9]*"),
+        Axis("lam", "image_variants.lams", r"[0-9][0-9.e-]*"),
+        Axis("seed", "image_variants.seeds", r"[0-9]+"),
+    )
+}
+
+# Suites switched on under `suites:` in params.yaml (absent = off). Original retrieval always runs.
+SUITES: dict[str, Suite] = {
+    suite.name: suite
+    for suite in (
+        Suite(
+            "rococo_text",
+            "RoCOCO text stress-tests: one word of each caption replaced (image → text)",
+            needs=("ei", "text_variants"),
+        ),
+        Suite(
+            "rococo_image",
+            "RoCOCO image stress-tests: images mixed / patched with a partner (text → image)",
+            needs=("image_variants",),
+        ),
+    )
+}
+
+RAW = "data/raw/{p.dataset.name}"
+MANIFEST = "data/prepared/manifest.json"
+EMB = "results/embeddings/{model}"
+VARIANT = "{method}_lam{lam}_seed{seed}"
+VARIANT_DIR = f"data/image_variants/{VARIANT}"
+VARIANT_EMB = f"{EMB}/image_variants/{VARIANT}.npy"
+TEXT_SET = "data/text_variants/{set}.json"
+TEXT_SET_EMB = f"{EMB}/text_{{set}}.npy"
+EI_SCORES = "results/text/ei_scores.json"
+NLTK_DATA = "{p.text_variants.nltk_data}"
+SUMMARY = "results/summary.csv"
+EVALUATE_FLAGS = "--ks {p.evaluate.ks} --chunk-size {p.evaluate.chunk_size}"
+MODEL_FLAGS = (
+    "--seed {p.seed} --cache-dir {p.embed.cache_dir} --device {p.embed.device} --batch-size {p.embed.batch_size}"
+)
+SCORER_FLAGS = "--model {p.ei.scorer.slug} --arch {p.ei.scorer.arch} --pretrained {p.ei.scorer.pretrained} " + MODEL_FLAGS
+
+
+def _embedding(path: str) -> dict[str, Output]:
+    return {"emb": Output(path), "meta": Output(f"{path}.json")}
+
+
+def _small(path: str, **kw) -> Output:
+    """A small text result tracked by git rather than the DVC cache."""
+    return Output(path, cache=False, **kw)
+
+
+FIGURES = {  # name -> suites of which at least one must be on (empty: always drawn)
+    "recall_bars": (),
+    "false_r1_heatmap": ("rococo_text", "rococo_image"),
+    "lambda_sweep": ("rococo_image",),
+    "drop_vs_size": ("rococo_text", "rococo_image"),
+}
+
+STAGES: list[Stage] = [
+    # ------------------------------------------------------------------ data
+    Stage(
+        "download",
+        "vlstress download --dataset {p.dataset.name} --kind {p.dataset.kind}"
+        " --max-images {p.dataset.max_images} --images {p.dataset.images}"
+        " --captions {p.dataset.captions} --image-ids {p.dataset.image_ids}"
+        " --coco-url {p.dataset.coco_url} --karpathy-url {p.dataset.karpathy_url}"
+        " --rococo-url {p.dataset.rococo_url} --out {out.raw}",
+        outputs={"raw": Output(RAW, directory=True)},
+        doc="fetch or copy the raw data of the dataset",
+    ),
+    Stage(
+        "prepare",
+        "vlstress prepare --dataset {p.dataset.name} --raw {in.raw} --out {out.manifest}",
+        inputs={"raw": RAW},
+        outputs={"manifest": Output(MANIFEST)},
+        doc="the canonical manifest of images and captions",
+    ),
+    # ------------------------------------------------------------------ original retrieval
+    Stage(
+        "embed_images",
+        "vlstress embed-images --manifest {in.manifest} --model {model}"
+        " --arch {item.arch} --pretrained {item.pretrained} " + MODEL_FLAGS + " --out {out.emb}",
+        inputs={"manifest": MANIFEST},
+        outputs=_embedding(f"{EMB}/images.npy"),
+        axes=("model",),
+        gpu=True,
+    ),
+    Stage(
+        "embed_texts",
+        "vlstress embed-texts --captions {in.captions} --model {model}"
+        " --arch {item.arch} --pretrained {item.pretrained} " + MODEL_FLAGS + " --out {out.emb}",
+        inputs={"captions": MANIFEST},
+        outputs=_embedding(f"{EMB}/texts.npy"),
+        axes=("model",),
+        gpu=True,
+    ),
+    Stage(
+        "evaluate",
+        "vlstress evaluate --manifest {in.manifest} --image-emb {in.image_emb} --text-emb {in.text_emb} "
+        + EVALUATE_FLAGS
+        + " --out {out.record}",
+        inputs={"manifest": MANIFEST, "image_emb": f"{EMB}/images.npy", "text_emb": f"{EMB}/texts.npy"},
+        outputs={"record": _small("results/metrics/{model}/original.json", record=True)},
+        axes=("model",),
+    ),
+    # ------------------------------------------------------------------ RoCOCO image stress-tests
+    Stage(
+        "image_variants",
+        "vlstress image-variants --manifest {in.manifest} --method {method} --lam {lam} --seed {seed}"
+        " --mode {p.image_variants.mode} --size {p.image_variants.size}"
+        " --jpeg-quality {p.image_variants.jpeg_quality} --out {out.variant}",
+        inputs={"manifest": MANIFEST, "raw": RAW},
+        outputs={"variant": Output(VARIANT_DIR, directory=True)},
+        axes=("method", "lam", "seed"),
+        suite="rococo_image",
+    ),
+    Stage(
+        "embed_image_variants",
+        "vlstress embed-image-variant --variant {in.variant} --model-from {in.reference}"
+        " --device {p.embed.device} --batch-size {p.embed.batch_size} --out {out.emb}",
+        inputs={"variant": VARIANT_DIR, "reference": f"{EMB}/images.npy", "reference_meta": f"{EMB}/images.npy.json"},
+        outputs=_embedding(VARIANT_EMB),
+        axes=("model", "method", "lam", "seed"),
+        suite="rococo_image",
+        gpu=True,
+    ),
+    Stage(
+        "evaluate_image",
+        "vlstress evaluate-image --manifest {in.manifest} --image-emb {in.image_emb} --text-emb {in.text_emb}"
+        " --variant {in.variant} --variant-emb {in.variant_emb} " + EVALUATE_FLAGS + " --out {out.record}",
+        inputs={
+            "manifest": MANIFEST,
+            "image_emb": f"{EMB}/images.npy",
+            "text_emb": f"{EMB}/texts.npy",
+            "variant": VARIANT_DIR,
+            "variant_emb": VARIANT_EMB,
+        },
+        outputs={"record": _small("results/metrics/{model}/image-{method}-lam{lam}-seed{seed}.json", record=True)},
+        axes=("model", "method", "lam", "seed"),
+        suite="rococo_image",
+    ),
+    # ------------------------------------------------------------------ RoCOCO text stress-tests
+    Stage(
+        "nlp_data",
+        "vlstress nlp-data --out {out.nltk_data}",
+        outputs={"nltk_data": Output(NLTK_DATA, directory=True, persist=True)},
+        suite="rococo_text",
+    ),
+    Stage(
+        "ei_scores",
+        "vlstress ei-scores --manifest {in.manifest} " + SCORER_FLAGS + " --block-size {p.ei.block_size} --out {out.scores}",
+        inputs={"manifest": MANIFEST},
+        outputs={"scores": Output(EI_SCORES)},
+        suite="rococo_text",
+        gpu=True,
+    ),
+    Stage(
+        "text_variants",
+        "vlstress text-variants --manifest {in.manifest} --ei-scores {in.ei} --set {set} --kind {item.kind}"
+        " --seed {item.seed} --words {item.words} --strategy {p.text_variants.strategy}"
+        " --strategy-seed {p.text_variants.strategy_seed} --pool {p.text_variants.pool}"
+        " --source {p.text_variants.source} --official-dir {p.text_variants.official_dir}"
+        " --raw {in.raw} --nltk-data {in.nltk_data} --out {out.variants}",
+        inputs={"manifest": MANIFEST, "ei": EI_SCORES, "raw": RAW, "nltk_data": NLTK_DATA},
+        outputs={"variants": Output(TEXT_SET), "meta": Output(f"{TEXT_SET}.json")},
+        axes=("set",),
+        suite="rococo_text",
+    ),
+    Stage(
+        "embed_text_variants",
+        "vlstress embed-text-variant --captions {in.captions} --model-from {in.reference}"
+        " --device {p.embed.device} --batch-size {p.embed.batch_size} --out {out.emb}",
+        inputs={"captions": TEXT_SET, "reference": f"{EMB}/texts.npy", "reference_meta": f"{EMB}/texts.npy.json"},
+        outputs=_embedding(TEXT_SET_EMB),
+        axes=("model", "set"),
+        suite="rococo_text",
+        gpu=True,
+    ),
+    Stage(
+        "evaluate_text",
+        "vlstress evaluate-text --manifest {in.manifest} --image-emb {in.image_emb}"
+        " --original-emb {in.original_emb} --variant-captions {in.variant_captions}"
+        " --variant-emb {in.variant_emb} --set {set} " + EVALUATE_FLAGS + " --out {out.record}",
+        inputs={
+            "manifest": MANIFEST,
+            "image_emb": f"{EMB}/images.npy",
+            "original_emb": f"{EMB}/texts.npy",
+            "variant_captions": TEXT_SET,
+            "variant_emb": TEXT_SET_EMB,
+        },
+        outputs={"record": _small("results/metrics/{model}/text-{set}.json", record=True)},
+        axes=("model", "set"),
+        suite="rococo_text",
+    ),
+    Stage(
+        "text_stats",
+        "vlstress text-stats --manifest {in.manifest} --variants-dir data/text_variants"
+        " --source {p.text_variants.source} --official-dir {p.text_variants.official_dir} --raw {in.raw}"
+        " --nltk-data {in.nltk_data} " + SCORER_FLAGS + " --out {out.json} --out-csv {out.csv}"
+        " --out-md {out.md} --out-fig {out.png}",
+        inputs={"manifest": MANIFEST, "raw": RAW, "nltk_data": NLTK_DATA},
+        input_lists={"variants": "text_sets"},
+        outputs={
+            "json": _small("results/text/stats.json"),
+            "csv": _small("results/text/stats.csv"),
+            "md": _small("results/text/stats.md"),
+            "png": Output("results/figures/text_stats.png", caption="text_stats", category="Text stress-tests"),
+            "pdf": Output("results/figures/text_stats.pdf"),
+        },
+        suite="rococo_text",
+    ),
+    # ------------------------------------------------------------------ report
+    Stage(
+        "summarize",
+        "vlstress summarize {params_files} --out-csv {out.csv} --out-agg {out.agg} --out-md {out.md}"
+        " --out-json {out.json} --out-plot {out.plot}",
+        input_lists={"records": "records"},
+        outputs={
+            "csv": _small(SUMMARY),
+            "csv_meta": _small(f"{SUMMARY}.json"),
+            "agg": _small("results/summary_agg.csv", caption="summary", category="Tables"),
+            "agg_meta": _small("results/summary_agg.csv.json"),
+            "md": _small("results/summary.md"),
+            "json": _small("results/metrics.json", metric=True),
+            "json_meta": _small("results/metrics.json.json"),
+            "plot": _small(
+                "results/plots/stress.csv",
+                plot={
+                    "template": "bar_horizontal",
+                    "x": "R@1",
+                    "y": "case",
+                    "title": "R@1 (%) per model, direction and condition (mean over variant seeds)",
+                },
+            ),
+            "plot_meta": _small("results/plots/stress.csv.json"),
+        },
+        doc="every record the current params produce (an explicit list) -> summary tables",
+    ),
+    Stage(
+        "figures",
+        "vlstress figures --summary {in.summary} --out-dir results/figures --only {figures}",
+        inputs={"summary": SUMMARY},
+        outputs={
+            **{
+                f"{name}_png": Output(f"results/figures/{name}.png", plot={}, caption=name, category="Figures", suites=suites)
+                for name, suites in FIGURES.items()
+            },
+            **{f"{name}_pdf": Output(f"results/figures/{name}.pdf", suites=suites) for name, suites in FIGURES.items()},
+        },
+    ),
+    Stage(
+        "tables",
+        "vlstress tables --summary {in.summary} --out-md {out.md} --out-tex {out.tex}",
+        inputs={"summary": SUMMARY},
+        outputs={
+            "md": _small("results/tables/stress.md", caption="tables", category="Tables"),
+            "tex": _small("results/tables/stress.tex", caption="tables", category="Tables"),
+        },
+    ),
+]
+
+# More views of a stage's plot data (`dvc plots show`), declared beside the stage that writes it.
+EXTRA_PLOTS = [
+    {
+        "stage": "summarize",
+        "title": "false R@1 per model and condition",
+        "options": {
+            "template": "bar_horizontal",
+            "x": "false_R@1",
+            "y": {"results/plots/stress.csv": "case"},
+            "title": "false R@1 (%) per model, direction and stress condition",
+        },
+    },
+    {
+        "stage": "summarize",
+        "title": "drop rate per model and condition",
+        "options": {
+            "template": "bar_horizontal",
+            "x": "drop_rate",
+            "y": {"results/plots/stress.csv": "case"},
+            "title": "drop rate of R@1 (%) per model, direction and stress condition",
+        },
+    },
+]

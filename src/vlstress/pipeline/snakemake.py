@@ -9,6 +9,7 @@ so a Snakemake job runs the same command line as the matching DVC stage.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -41,14 +42,20 @@ def param_files(workflow, config: dict[str, Any]) -> list[str]:
     Steps that read params themselves (summarize) get these files, so they see what
     Snakemake sees. Values given with --config exist in no file: refused with a clear message.
     """
-    files = [str(f) for f in workflow.configfiles if str(f) not in map(str, workflow.overwrite_configfiles)]
-    files += [str(f) for f in workflow.overwrite_configfiles]
+    extra = [str(f) for f in workflow.overwrite_configfiles]
+    files = [_relative(f) for f in [*(str(f) for f in workflow.configfiles if str(f) not in extra), *extra]]
     if params_module.load(files) != config:
         raise VlstressError(
             "config differs from the params files "
             f"({', '.join(files)}): put overrides in a file and pass it with --configfile, not --config"
         )
     return files
+
+
+def _relative(path: str) -> str:
+    """Snakemake makes --configfile paths absolute; inside the project, keep them relative (same command anywhere)."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
 
 
 def _escape(text: str) -> str:

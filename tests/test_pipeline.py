@@ -1,0 +1,243 @@
+"""The stage table and the two front ends built from it (dry runs only; fast)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO, copy_repo
+from vlstress import params as params_module
+from vlstress.errors import VlstressError
+from vlstress.pipeline import STAGES, SUITES, active_stages, code_paths, dvc, expand, record_paths
+from vlstress.pipeline.code_deps import dependencies
+
+ENV = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+
+
+def demo_params() -> dict:
+    return params_module.load([REPO / "params.yaml"])
+
+
+def with_suites(params: dict, **suites: bool) -> dict:
+    return {**params, "suites": suites}
+
+
+def sh(*cmd: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return result
+
+
+# ----------------------------------------------------------------------------- the table
+
+
+def test_checked_in_dvc_yaml_is_the_rendering_of_the_table():
+    assert (REPO / "dvc.yaml").read_text() == dvc.render(demo_params()), "run `vlstress pipeline render`"
+
+
+def test_the_check_fails_when_a_stage_changes_without_re_rendering(tmp_path):
+    stale = tmp_path / "dvc.yaml"
+    stale.write_text((REPO / "dvc.yaml").read_text().replace("--chunk-size ${evaluate.chunk_size}", "", 1))
+    result = subprocess.run(
+        [sys.executable, "-m", "vlstress", "pipeline", "check", "--dvc-yaml", str(stale)],
+        cwd=REPO, capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 2 and "stale" in result.stderr and "chunk-size" in result.stderr
+    ok = subprocess.run([sys.executable, "-m", "vlstress", "pipeline", "check"], cwd=REPO, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_every_stage_names_its_subcommand_and_a_suite_that_exists():
+    names = [stage.name for stage in STAGES]
+    assert len(names) == len(set(names))
+    for stage in STAGES:
+        assert stage.suite is None or stage.suite in SUITES, stage.name
+        assert code_paths(stage), stage.name
+
+
+def test_code_deps_follow_imports_lazy_imports_registries_and_data_files():
+    deps = {p.as_posix().split("src/vlstress/")[1] for p in dependencies("vlstress.commands.embed_images")}
+    assert {"commands/embed_images.py", "encoders.py", "models.py", "io.py", "provenance.py", "__init__.py"} <= deps
+    assert "cli.py" not in deps and "figures.py" not in deps
+    download = {p.as_posix().split("src/vlstress/")[1] for p in dependencies("vlstress.commands.download")}
+    # kinds are named as strings in datasets.KINDS; their data files are read through importlib.resources
+    assert {"datasets/karpathy.py", "datasets/demo.py", "data/karpathy_sources.json", "data/demo_captions.json"} <= download
+
+
+def test_suites_off_remove_their_stages_and_outputs():
+    params = demo_params()
+    everything = {s.name for s in active_stages(with_suites(params, rococo_text=True, rococo_image=True))}
+    only_text = {s.name for s in active_stages(with_suites(params, rococo_text=True))}
+    none = {s.name for s in active_stages(with_suites(params))}
+    assert {"evaluate_image", "image_variants"} <= everything - only_text
+    assert {"evaluate_text", "ei_scores", "text_stats"} <= only_text - none
+    assert none == {"download", "prepare", "embed_images", "embed_texts", "evaluate", "summarize", "figures", "tables"}
+    figures = next(s for s in active_stages(with_suites(params)) if s.name == "figures")
+    assert [name for name in figures.outputs if name.endswith("_png")] == ["recall_bars_png"]
+
+
+def test_record_paths_are_exactly_what_the_params_produce():
+    params = demo_params()
+    paths = [str(p) for p in record_paths(params)]
+    n_models, n_sets = len(params["models"]), len(params["text_variants"]["sets"])
+    image = params["image_variants"]
+    n_image = len(image["methods"]) * len(image["lams"]) * len(image["seeds"])
+    assert len(paths) == len(set(paths)) == n_models * (1 + n_sets + n_image)
+    assert "results/metrics/rn50-random/image-patch-lam0.9-seed100.json" in paths
+    fewer = {**params, "models": {"rn50-random": params["models"]["rn50-random"]}}
+    assert not any("vit-b-32" in str(p) for p in record_paths(fewer))
+    assert all("/original.json" in str(p) for p in record_paths(with_suites(params)))
+
+
+def test_expand_renders_numbers_as_dvc_does():
+    params = {**demo_params(), "image_variants": {**demo_params()["image_variants"], "lams": [0.5, 1.0], "seeds": [3]}}
+    assert expand("x/{method}_lam{lam}_seed{seed}", params) == [
+        "x/mix_lam0.5_seed3", "x/mix_lam1.0_seed3", "x/patch_lam0.5_seed3", "x/patch_lam1.0_seed3",
+    ]  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- params validation
+
+
+@pytest.mark.parametrize(
+    ("edit", "needles"),
+    [
+        (lambda p: p.update(modles=p.pop("models")), ["unknown key 'modles'", "did you mean 'models'"]),
+        (lambda p: p["suites"].update(rococo_txt=True), ["unknown suite 'rococo_txt'", "rococo_text"]),
+        (lambda p: p.pop("image_variants"), ["suites.rococo_image is on", "image_variants"]),
+        (lambda p: p.update(models={}), ["models"]),
+        (lambda p: p["embed"].update(batch_size=0), ["embed.batch_size"]),
+    ],
+)
+def test_invalid_params_name_the_problem(edit, needles):
+    params = demo_params()
+    edit(params)
+    with pytest.raises(VlstressError) as error:
+        params_module.validate(params)
+    for needle in needles:
+        assert needle in str(error.value)
+
+
+def test_a_suite_that_is_off_needs_no_params_block():
+    params = demo_params()
+    for block in ("image_variants", "ei", "text_variants"):
+        params.pop(block)
+    params["suites"] = {"rococo_text": False}
+    assert params_module.validate(params) is params
+
+
+# ----------------------------------------------------------------------------- both front ends
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    root = copy_repo(tmp_path_factory.mktemp("pipeline") / "repo")
+    sh("git", "init", "-q", cwd=root)  # DVC wants a git repository
+    return root
+
+
+def set_params(root: Path, **changes) -> None:
+    path = root / "params.yaml"
+    params = yaml.safe_load(path.read_text())
+    params.update(changes)
+    path.write_text(yaml.safe_dump(params, sort_keys=False))
+
+
+def snakemake_commands(root: Path, *args: str) -> dict[str, list[str]]:
+    """rule name -> shell commands of a forced dry run (log redirection removed)."""
+    out = sh("snakemake", "-n", "-p", "--forceall", "--cores", "1", *args, cwd=root).stdout
+    jobs: dict[str, list[str]] = {}
+    rule = None
+    for line in out.splitlines():
+        match = re.match(r"^(?:local)?rule (\w+):$", line.strip())
+        if match:
+            rule = match.group(1)
+        elif line.startswith("Shell command: vlstress ") and rule:
+            jobs.setdefault(rule, []).append(re.sub(r"\s*>\s*\S+\s+2>&1$", "", line[len("Shell command: ") :]))
+    return jobs
+
+
+def dvc_commands(root: Path) -> dict[str, list[str]]:
+    code = (
+        "import json, sys\nfrom dvc.repo import Repo\n"
+        "with Repo(sys.argv[1]) as repo:\n"
+        "    json.dump([[s.addressing.split('@')[0], ' '.join(s.cmd.split())] for s in repo.index.stages if s.cmd], sys.stdout)\n"
+    )
+    import json
+
+    stages: dict[str, list[str]] = {}
+    for name, cmd in json.loads(sh(sys.executable, "-c", code, str(root), cwd=root).stdout):
+        stages.setdefault(name, []).append(cmd)
+    return stages
+
+
+def test_both_front_ends_run_the_same_commands(project):
+    smk = snakemake_commands(project)
+    dvc_cmds = dvc_commands(project)
+    assert set(smk) == set(dvc_cmds) == {s.name for s in active_stages(demo_params())}
+    for name in smk:
+        assert sorted(smk[name]) == sorted(dvc_cmds[name]), name
+    assert sum(map(len, smk.values())) == 64
+
+
+@pytest.mark.parametrize(
+    ("suites", "present", "absent"),
+    [
+        ({"rococo_text": True}, {"evaluate_text", "text_stats"}, {"evaluate_image", "image_variants"}),
+        ({"rococo_image": True}, {"evaluate_image"}, {"evaluate_text", "ei_scores", "nlp_data"}),
+        ({}, {"evaluate", "summarize", "figures"}, {"evaluate_text", "evaluate_image", "text_stats"}),
+    ],
+)
+def test_a_suite_switched_off_has_no_job_in_either_front_end(project, suites, present, absent):
+    original = (project / "params.yaml").read_text()
+    try:
+        set_params(project, suites=suites)
+        sh("vlstress", "pipeline", "render", cwd=project)
+        smk = set(snakemake_commands(project))
+        dvc_stages = set(dvc_commands(project))
+        assert present <= smk and present <= dvc_stages
+        assert not absent & smk and not absent & dvc_stages
+        assert smk == dvc_stages
+    finally:
+        (project / "params.yaml").write_text(original)
+        sh("vlstress", "pipeline", "render", cwd=project)
+
+
+def test_the_default_profile_is_picked_up(project):
+    result = sh("snakemake", "-n", "results/metrics/rn50-random/original.json", cwd=project)
+    with_profile = result.stdout + result.stderr
+    assert "workflow/profiles/default" in with_profile
+    assert "Shell command: vlstress evaluate" in with_profile  # printshellcmds comes from the profile
+    result = sh("snakemake", "-n", "--workflow-profile", "none", "--cores", "1", "results/metrics/rn50-random/original.json", cwd=project)
+    assert "Shell command" not in result.stdout + result.stderr
+
+
+def test_an_alternative_params_file_reaches_the_steps_that_read_params(project):
+    extra = project / "params.more.yaml"
+    extra.write_text(yaml.safe_dump({"models": {"rn50-random": {"arch": "RN50", "pretrained": None}}}))
+    jobs = snakemake_commands(project, "--configfile", str(extra.name))
+    # models are merged, not replaced (Snakemake's rule); summarize sees both files in order
+    assert any("--params params.yaml --params params.more.yaml" in cmd for cmd in jobs["summarize"])
+
+
+def test_config_overrides_without_a_file_are_refused(project):
+    result = sh("snakemake", "-n", "--cores", "1", "--config", "seed=3", cwd=project, check=False)
+    assert result.returncode != 0
+    assert "--configfile" in result.stdout + result.stderr
+
+
+def test_the_slurm_profile_routes_gpu_stages_by_resources():
+    profile = yaml.safe_load((REPO / "workflow/profiles/slurm/config.yaml").read_text())
+    assert "set-resources" not in profile and "slurm_partition" not in profile.get("default-resources", {})
+    partitions = yaml.safe_load((REPO / profile["slurm-partition-config"]).read_text())["partitions"]
+    assert any(p.get("max_gpu", 0) > 0 for p in partitions.values())
+    assert any(p.get("max_gpu", 0) == 0 for p in partitions.values())
+    gpu = {s.name for s in STAGES if s.gpu}
+    assert {"embed_images", "embed_texts", "embed_image_variants", "embed_text_variants", "ei_scores"} <= gpu

@@ -19,6 +19,7 @@ from .errors import VlstressError
 COMMANDS: dict[str, tuple[str, str]] = {
     "download": ("vlstress.commands.download", "fetch raw data for a dataset (HTTP, resumable, checksummed)"),
     "prepare": ("vlstress.commands.prepare", "turn raw data into the canonical manifest"),
+    "model-card": ("vlstress.commands.model_card", "check one model of the registry and write its card (architecture, weights, seed)"),
     "embed-images": ("vlstress.commands.embed_images", "image embeddings of a manifest with one model"),
     "embed-texts": ("vlstress.commands.embed_texts", "caption embeddings of a manifest or caption set with one model"),
     "evaluate": ("vlstress.commands.evaluate", "retrieval metrics (Recall@K) from embeddings"),
@@ -27,7 +28,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "nlp-data": ("vlstress.commands.nlp_data", "install the offline NLP resources (WordNet for nltk) into a folder"),
     "text-variants": ("vlstress.commands.text_variants", "one RoCOCO caption set (same/diff concept, rand-voca, danger; generated or official)"),
     "text-stats": ("vlstress.commands.text_stats", "statistics of the caption sets (table + figure), beside the official sets"),
-    "embed-text-variant": ("vlstress.commands.embed_text_variant", "embeddings of a caption set with the model of a reference texts.npy"),
     "image-variants": ("vlstress.commands.image_variants", "mixed-image variant (mix / patch) of the test set"),
     "embed-image-variant": ("vlstress.commands.embed_image_variant", "embeddings of a mixed-image variant"),
     "evaluate-image": ("vlstress.commands.evaluate_image", "text-to-image metrics against original + mixed images"),

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import VlstressError
-from .io import read_json, sha256_file, sidecar
+from .io import read_json, sha256_file
 
 log = logging.getLogger(__name__)
 
@@ -130,18 +130,30 @@ def load(spec: ModelSpec, device: str):
     return model, preprocess, tokenizer
 
 
-def spec_from_embeddings(path: Path) -> tuple[ModelSpec, dict]:
-    """The model that wrote an embedding file (from its sidecar), so variants are embedded by exactly that model."""
-    meta = read_json(sidecar(path), "reference embeddings sidecar")
+def card(spec: ModelSpec) -> dict[str, Any]:
+    """A model card: the registry entry checked (architecture, tag or checkpoint) and pinned (checkpoint sha256)."""
+    check_spec(spec)
+    return {"kind": "model-card", "model": {**describe(spec), "cache_dir": spec.cache_dir}}
+
+
+def spec_from_card(path: Path) -> ModelSpec:
+    """The model of a card written by `vlstress model-card`; a checkpoint edited since is an error."""
+    data = read_json(path, "model card")
     try:
-        model = meta["provenance"]["model"]
+        model = data["model"]
         spec = ModelSpec(
             slug=model["slug"],
             arch=model["arch"],
             pretrained=model["pretrained"],
             seed=int(model["seed"]),
-            cache_dir=meta["provenance"]["params"].get("cache_dir"),
+            cache_dir=model.get("cache_dir"),
         )
-    except (KeyError, TypeError) as exc:
-        raise VlstressError(f"{sidecar(path)}: no model provenance ({exc}); re-run the embed step that wrote it") from None
-    return spec, meta
+    except (KeyError, TypeError, ValueError) as exc:
+        raise VlstressError(f"model card {path} lacks {exc}; re-run `vlstress model-card`") from None
+    pinned = model.get("checkpoint_sha256")
+    if pinned and Path(spec.pretrained).is_file() and sha256_file(spec.pretrained) != pinned:
+        raise VlstressError(
+            f"model {spec.slug!r}: checkpoint {spec.pretrained} changed since its card {path} was written; "
+            "re-run `vlstress model-card` (the workflow does so when the checkpoint is tracked)"
+        )
+    return spec

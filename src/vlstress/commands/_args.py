@@ -47,29 +47,47 @@ def seed_int(value: str) -> int:
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """Flags that identify one model of the params.yaml registry."""
-    group = parser.add_argument_group("model")
-    group.add_argument("--model", required=True, help="model slug (key of `models` in params.yaml)")
-    group.add_argument("--arch", required=True, help="open_clip architecture, e.g. ViT-B-32")
+    """Flags that name one model: a model card (what the workflow passes), or the registry entry itself."""
+    group = parser.add_argument_group("model (a card from `vlstress model-card`, or --model and --arch)")
+    group.add_argument("--model-card", type=optional_path, default=None, help="model card JSON of `vlstress model-card`")
+    group.add_argument("--model", default=None, help="model slug (key of `models` in params.yaml)")
+    group.add_argument("--arch", default=None, help="open_clip architecture, e.g. ViT-B-32")
     group.add_argument(
         "--pretrained",
         type=optional_str,
         default=None,
         help="open_clip hub tag (e.g. openai), a local checkpoint path, or None for seeded random init",
     )
-    group.add_argument("--seed", type=seed_int, default=0, help="seed for random init and any sampling")
+    group.add_argument("--seed", type=seed_int, default=0, help="seed of the random init")
     group.add_argument("--cache-dir", default=None, type=optional_str, help="where hub weights are cached")
     group.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
     group.add_argument("--batch-size", type=positive_int, default=64)
 
 
+def optional_path(value: str):
+    from pathlib import Path
+
+    text = optional_str(value)
+    return None if text is None else Path(text)
+
+
 def model_spec(args: argparse.Namespace):
     """The ModelSpec named by the flags of `add_model_arguments`."""
-    from ..models import ModelSpec
+    from ..errors import VlstressError
+    from ..models import ModelSpec, spec_from_card
 
+    if args.model_card is not None:
+        if args.arch is not None or args.pretrained is not None:
+            raise VlstressError("give either --model-card or --model/--arch/--pretrained, not both")
+        return spec_from_card(args.model_card)
+    if not args.model or not args.arch:
+        raise VlstressError("name the model: --model-card CARD, or --model SLUG and --arch ARCH")
     return ModelSpec(slug=args.model, arch=args.arch, pretrained=args.pretrained, seed=args.seed, cache_dir=args.cache_dir)
 
 
-def model_params(args: argparse.Namespace) -> dict:
+def model_params(args: argparse.Namespace, spec) -> dict:
     """The run-time flags of a model step, recorded in provenance."""
-    return {"batch_size": args.batch_size, "device": args.device, "cache_dir": args.cache_dir}
+    params = {"batch_size": args.batch_size, "device": args.device, "cache_dir": spec.cache_dir}
+    if args.model_card is not None:
+        params["model_card"] = str(args.model_card)
+    return params

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> None:
     encode = partial(encode_texts, model, tokenizer, batch_size=args.batch_size, device=device, progress=False)
     with tqdm(total=len(captions), desc=f"EI ({spec.slug})", unit="caption") as bar:
         records = ei_scores(captions, encode, block_size=args.block_size, progress=bar.update)
-    params = {**model_params(args), "block_size": args.block_size}
+    params = {**model_params(args, spec), "block_size": args.block_size}
     write_json(
         args.out,
         {
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> None:
             "provenance": provenance.build(
                 "ei-scores",
                 params,
-                seed=args.seed,
+                seed=spec.seed,
                 model=models.describe(spec, model),
                 device=device,
                 inputs={str(args.manifest): sha256_file(args.manifest)},

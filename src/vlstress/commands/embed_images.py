@@ -37,8 +37,8 @@ def run(args: argparse.Namespace) -> None:
             "images": [e["image"] for e in entries],
             "provenance": provenance.build(
                 "embed-images",
-                model_params(args),
-                seed=args.seed,
+                model_params(args, spec),
+                seed=spec.seed,
                 model=models.describe(spec, model),
                 device=device,
                 inputs={str(args.manifest): sha256_file(args.manifest)},

@@ -12,8 +12,7 @@ from pathlib import Path
 from .. import models, provenance
 from ..io import sha256_file, sidecar, write_json, write_npy
 from ..manifest import caption_table, load_caption_entries
-from ._args import add_model_arguments
-from ._args import model_spec
+from ._args import add_model_arguments, model_params, model_spec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,19 +22,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    embed_caption_file(args.captions, model_spec(args), args.device, args.batch_size, args.out, step="embed-texts")
-
-
-def embed_caption_file(
-    captions: Path, spec: models.ModelSpec, device: str, batch_size: int, out: Path, *, step: str, also_inputs: tuple[Path, ...] = ()
-) -> None:
-    """Embed every caption of a manifest or caption set with one model; write .npy + provenance sidecar."""
     from ..encoders import encode_texts
 
+    spec = model_spec(args)
+    captions = args.captions
     table = caption_table(load_caption_entries(captions))
-    resolved = models.resolve_device(device)
+    resolved = models.resolve_device(args.device)
     model, _, tokenizer = models.load(spec, resolved)
-    embeddings = encode_texts(model, tokenizer, table.captions, batch_size=batch_size, device=resolved, desc=f"{spec.slug} {captions.stem}")
+    embeddings = encode_texts(model, tokenizer, table.captions, batch_size=args.batch_size, device=resolved, desc=f"{spec.slug} {captions.stem}")
+    out = args.out
     write_npy(out, embeddings)
     write_json(
         sidecar(out),
@@ -44,12 +39,12 @@ def embed_caption_file(
             "shape": list(embeddings.shape),
             "captions_per_image": [len(group) for group in table.captions_per_image],
             "provenance": provenance.build(
-                step,
-                {"batch_size": batch_size, "device": device, "cache_dir": spec.cache_dir},
+                "embed-texts",
+                model_params(args, spec),
                 seed=spec.seed,
                 model=models.describe(spec, model),
                 device=resolved,
-                inputs={str(p): sha256_file(p) for p in (captions, *also_inputs)},
+                inputs={str(captions): sha256_file(captions)},
             ),
         },
     )

@@ -1,9 +1,10 @@
-"""`vlstress image-variants`: one mixed-image variant (method, lam, seed) of the test set.
+"""`vlstress image-variants`: one perturbed-image variant (method, lam, seed) of the test set.
 
 Writes OUT/manifest.json (entries {image, path, image_id, caption, partner, partner_index,
 box, ...}, the variant spec and provenance) and, in faithful mode, OUT/images/*.jpg.
-Mixed images carry the captions of their original image (the one they are mostly made of).
-See vlstress.images.variants for the two modes.
+Perturbed images carry the captions of their original image (the one they are mostly made
+of). `partner`/`partner_index` and `box` are null for perturbations that use none.
+See vlstress.images.variants for the perturbations and the two modes.
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ from ._args import positive_int, seed_int
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--manifest", required=True, type=Path, help="manifest from `vlstress prepare`")
-    parser.add_argument("--method", required=True, choices=sorted(variants.MIXERS), help="mix (blend) or patch (CutMix)")
+    parser.add_argument(
+        "--method",
+        required=True,
+        choices=sorted(variants.PERTURBATIONS),
+        help="; ".join(f"{name}: {entry.description}" for name, entry in variants.PERTURBATIONS.items()),
+    )
     parser.add_argument("--lam", required=True, help="share of the original image kept, in [0, 1] (e.g. 0.9)")
     parser.add_argument("--seed", required=True, type=seed_int, help="variant seed: partners and boxes")
     parser.add_argument(
@@ -61,12 +67,12 @@ def run(args: argparse.Namespace) -> None:
             names = variants.write_faithful(entries, plan, tmp, size=args.size, quality=args.jpeg_quality)
         out_entries = []
         for index, entry in enumerate(entries):
-            partner = int(plan.partners[index])
+            partner = plan.partner(index)
             item = {
                 "image": entry["image"],
                 "image_id": entry["image_id"],
                 "caption": entry["caption"],
-                "partner": entries[partner]["image"],
+                "partner": None if partner is None else entries[partner]["image"],
                 "partner_index": partner,
                 "box": plan.box(index),
                 "source_path": entry["path"],

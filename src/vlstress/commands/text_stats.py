@@ -19,6 +19,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--manifest", required=True, type=Path)
     parser.add_argument("--variants-dir", required=True, type=Path, help="folder of <set>.json caption sets (`vlstress text-variants`)")
+    parser.add_argument(
+        "--params", action="append", type=Path, default=None,
+        help="params file(s): only the sets of text_variants.sets are read (default: every <set>.json in the folder)",
+    )  # fmt: skip
     parser.add_argument("--source", default="generated", choices=["generated", "official"], help="what the set files are")
     parser.add_argument("--official-dir", type=optional_str, default=None, help="folder of the official <set>.json (None = <raw>/rococo)")
     parser.add_argument("--raw", type=optional_str, default=None, help="the dataset's raw folder")
@@ -30,10 +34,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out-fig", required=True, type=Path, help="PNG to write (a PDF is written beside it)")
 
 
-def set_files(folder: Path) -> dict[str, Path]:
+def set_files(folder: Path, names: list[str] | None = None) -> dict[str, Path]:
+    """The caption-set files to describe: the named sets (params), or every set file in the folder."""
+    from ..errors import VlstressError
     from ..text.variants import OFFICIAL_SETS
 
-    files = {p.stem: p for p in sorted(folder.glob("*.json")) if not p.name.endswith(".json.json") and not p.name.startswith(".")}
+    if names is not None:
+        missing = [name for name in names if not (folder / f"{name}.json").is_file()]
+        if missing:
+            raise VlstressError(f"caption set(s) {', '.join(missing)} not in {folder}; run `vlstress text-variants` first")
+        files = {name: folder / f"{name}.json" for name in names}
+    else:
+        files = {p.stem: p for p in sorted(folder.glob("*.json")) if not p.name.endswith(".json.json") and not p.name.startswith(".")}
     order = [s for s in OFFICIAL_SETS if s in files] + sorted(s for s in files if s not in OFFICIAL_SETS)
     return {s: files[s] for s in order}
 
@@ -52,7 +64,12 @@ def run(args: argparse.Namespace) -> None:
     from ._args import model_params, model_spec
 
     manifest = load_manifest(args.manifest)
-    files = set_files(args.variants_dir)
+    names = None
+    if args.params:
+        from .. import params as params_module
+
+        names = sorted(params_module.validate(params_module.load(args.params))["text_variants"]["sets"])
+    files = set_files(args.variants_dir, names)
     if not files:
         raise VlstressError(f"no caption sets (<set>.json) in {args.variants_dir}; run `vlstress text-variants` first")
     wc = word_classes(args.nltk_data)
@@ -97,8 +114,8 @@ def run(args: argparse.Namespace) -> None:
             "sets": results,
             "provenance": provenance.build(
                 "text-stats",
-                {**model_params(args), "source": args.source, "official_dir": args.official_dir},
-                seed=args.seed,
+                {**model_params(args, spec), "source": args.source, "official_dir": args.official_dir},
+                seed=spec.seed,
                 model=models.describe(spec, model),
                 device=device,
                 inputs=inputs,

@@ -50,10 +50,10 @@ EI_SCORES = "results/text/ei_scores.json"
 NLTK_DATA = "{p.text_variants.nltk_data}"
 SUMMARY = "results/summary.csv"
 EVALUATE_FLAGS = "--ks {p.evaluate.ks} --chunk-size {p.evaluate.chunk_size}"
-MODEL_FLAGS = (
-    "--seed {p.seed} --cache-dir {p.embed.cache_dir} --device {p.embed.device} --batch-size {p.embed.batch_size}"
-)
-SCORER_FLAGS = "--model {p.ei.scorer.slug} --arch {p.ei.scorer.arch} --pretrained {p.ei.scorer.pretrained} " + MODEL_FLAGS
+CARD = "results/models/{model}.json"
+SCORER_CARD = "results/text/scorer.json"
+CARD_FLAGS = "--seed {p.seed} --cache-dir {p.embed.cache_dir}"
+RUN_FLAGS = "--device {p.embed.device} --batch-size {p.embed.batch_size}"
 
 
 def _embedding(path: str) -> dict[str, Output]:
@@ -93,19 +93,24 @@ STAGES: list[Stage] = [
     ),
     # ------------------------------------------------------------------ original retrieval
     Stage(
+        "model_card",
+        "vlstress model-card --model {model} --arch {item.arch} --pretrained {item.pretrained} " + CARD_FLAGS + " --out {out.card}",
+        outputs={"card": Output(CARD)},
+        axes=("model",),
+        doc="check a model of the registry once; every step that uses it reads this card",
+    ),
+    Stage(
         "embed_images",
-        "vlstress embed-images --manifest {in.manifest} --model {model}"
-        " --arch {item.arch} --pretrained {item.pretrained} " + MODEL_FLAGS + " --out {out.emb}",
-        inputs={"manifest": MANIFEST},
+        "vlstress embed-images --manifest {in.manifest} --model-card {in.card} " + RUN_FLAGS + " --out {out.emb}",
+        inputs={"manifest": MANIFEST, "card": CARD},
         outputs=_embedding(f"{EMB}/images.npy"),
         axes=("model",),
         gpu=True,
     ),
     Stage(
         "embed_texts",
-        "vlstress embed-texts --captions {in.captions} --model {model}"
-        " --arch {item.arch} --pretrained {item.pretrained} " + MODEL_FLAGS + " --out {out.emb}",
-        inputs={"captions": MANIFEST},
+        "vlstress embed-texts --captions {in.captions} --model-card {in.card} " + RUN_FLAGS + " --out {out.emb}",
+        inputs={"captions": MANIFEST, "card": CARD},
         outputs=_embedding(f"{EMB}/texts.npy"),
         axes=("model",),
         gpu=True,
@@ -132,9 +137,8 @@ STAGES: list[Stage] = [
     ),
     Stage(
         "embed_image_variants",
-        "vlstress embed-image-variant --variant {in.variant} --model-from {in.reference}"
-        " --device {p.embed.device} --batch-size {p.embed.batch_size} --out {out.emb}",
-        inputs={"variant": VARIANT_DIR, "reference": f"{EMB}/images.npy", "reference_meta": f"{EMB}/images.npy.json"},
+        "vlstress embed-image-variant --variant {in.variant} --model-card {in.card} " + RUN_FLAGS + " --out {out.emb}",
+        inputs={"variant": VARIANT_DIR, "card": CARD},
         outputs=_embedding(VARIANT_EMB),
         axes=("model", "method", "lam", "seed"),
         suite="rococo_image",
@@ -163,9 +167,19 @@ STAGES: list[Stage] = [
         suite="rococo_text",
     ),
     Stage(
+        "scorer_card",
+        "vlstress model-card --model {p.ei.scorer.slug} --arch {p.ei.scorer.arch} --pretrained {p.ei.scorer.pretrained} "
+        + CARD_FLAGS
+        + " --out {out.card}",
+        outputs={"card": Output(SCORER_CARD)},
+        suite="rococo_text",
+        doc="the model card of the EI scorer",
+    ),
+    Stage(
         "ei_scores",
-        "vlstress ei-scores --manifest {in.manifest} " + SCORER_FLAGS + " --block-size {p.ei.block_size} --out {out.scores}",
-        inputs={"manifest": MANIFEST},
+        "vlstress ei-scores --manifest {in.manifest} --model-card {in.card} " + RUN_FLAGS
+        + " --block-size {p.ei.block_size} --out {out.scores}",
+        inputs={"manifest": MANIFEST, "card": SCORER_CARD},
         outputs={"scores": Output(EI_SCORES)},
         suite="rococo_text",
         gpu=True,
@@ -184,9 +198,8 @@ STAGES: list[Stage] = [
     ),
     Stage(
         "embed_text_variants",
-        "vlstress embed-text-variant --captions {in.captions} --model-from {in.reference}"
-        " --device {p.embed.device} --batch-size {p.embed.batch_size} --out {out.emb}",
-        inputs={"captions": TEXT_SET, "reference": f"{EMB}/texts.npy", "reference_meta": f"{EMB}/texts.npy.json"},
+        "vlstress embed-texts --captions {in.captions} --model-card {in.card} " + RUN_FLAGS + " --out {out.emb}",
+        inputs={"captions": TEXT_SET, "card": CARD},
         outputs=_embedding(TEXT_SET_EMB),
         axes=("model", "set"),
         suite="rococo_text",
@@ -210,11 +223,11 @@ STAGES: list[Stage] = [
     ),
     Stage(
         "text_stats",
-        "vlstress text-stats --manifest {in.manifest} --variants-dir data/text_variants"
+        "vlstress text-stats --manifest {in.manifest} --variants-dir data/text_variants {params_files}"
         " --source {p.text_variants.source} --official-dir {p.text_variants.official_dir} --raw {in.raw}"
-        " --nltk-data {in.nltk_data} " + SCORER_FLAGS + " --out {out.json} --out-csv {out.csv}"
+        " --nltk-data {in.nltk_data} --model-card {in.card} " + RUN_FLAGS + " --out {out.json} --out-csv {out.csv}"
         " --out-md {out.md} --out-fig {out.png}",
-        inputs={"manifest": MANIFEST, "raw": RAW, "nltk_data": NLTK_DATA},
+        inputs={"manifest": MANIFEST, "raw": RAW, "nltk_data": NLTK_DATA, "card": SCORER_CARD},
         input_lists={"variants": "text_sets"},
         outputs={
             "json": _small("results/text/stats.json"),

@@ -14,7 +14,7 @@ export PATH := $(BIN):$(PATH)
 help:
 	@echo "make demo    install into $(VENV) and run the offline demo workflow (snakemake --cores $(CORES))"
 	@echo "make test    install into $(VENV) and run the test suite"
-	@echo "make lint    snakemake --lint and snakefmt --check"
+	@echo "make lint    dvc.yaml matches the stage table, snakemake --lint, snakefmt --check"
 	@echo "make report  HTML report of the last run (results/report.html)"
 
 install: $(STAMP)
@@ -35,8 +35,9 @@ test: install
 	python -m pytest
 
 lint: install
+	vlstress pipeline check
 	snakemake --lint
-	snakefmt --check Snakefile workflow/rules/
+	snakefmt --check workflow/
 
 report: install
 	snakemake --report results/report.html

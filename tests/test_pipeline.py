@@ -241,3 +241,18 @@ def test_the_slurm_profile_routes_gpu_stages_by_resources():
     assert any(p.get("max_gpu", 0) == 0 for p in partitions.values())
     gpu = {s.name for s in STAGES if s.gpu}
     assert {"embed_images", "embed_texts", "embed_image_variants", "embed_text_variants", "ei_scores"} <= gpu
+
+
+def test_pipeline_use_merges_a_params_file_like_snakemake_configfile(tmp_path):
+    target = tmp_path / "params.yaml"
+    target.write_text((REPO / "params.yaml").read_text())
+    result = subprocess.run(
+        [sys.executable, "-m", "vlstress", "pipeline", "use", str(REPO / "params.coco-mini.yaml"),
+         "--params", str(target), "--dvc-yaml", str(tmp_path / "dvc.yaml")],
+        cwd=REPO, capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    merged = params_module.load([target])
+    assert merged == params_module.load([REPO / "params.yaml", REPO / "params.coco-mini.yaml"])
+    assert "# Model registry" in target.read_text()  # comments kept
+    assert (tmp_path / "dvc.yaml").read_text() == dvc.render(merged)

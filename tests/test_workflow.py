@@ -2,12 +2,15 @@
 
 Snakemake builds everything and records it in dvc.lock; DVC then has nothing to
 do, reruns only what a parameter edit touches, and shares the outputs through a
-remote byte for byte. A second full run gives byte-identical artifacts.
+remote byte for byte. A second full run gives byte-identical artifacts (on the same
+machine: float results may differ in the last bits between CPUs). A lambda removed
+from params.yaml disappears from the summary in both front ends.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -37,10 +40,10 @@ def sh(*cmd: str, cwd: Path, check: bool = True) -> str:
 
 
 def shrink(params: dict) -> dict:
-    """The demo, smaller: 4 photos, one small random-init model, two text sets, one image variant."""
+    """The demo, smaller: 4 photos, one small random-init model, two text sets, two image variants."""
     params["dataset"]["max_images"] = 4
     params["models"] = {"vit-s-32-random": {"arch": "ViT-S-32", "pretrained": None}}
-    params["image_variants"].update(methods=["mix"], seeds=[1])
+    params["image_variants"].update(methods=["mix"], lams=[0.9, 0.5], seeds=[1])
     sets = params["text_variants"]["sets"]
     params["text_variants"]["sets"] = {name: sets[name] for name in ("same_concept", "danger")}
     return params
@@ -85,14 +88,36 @@ def test_snakemake_run_leaves_nothing_for_dvc(project):
 
 
 def test_outputs_carry_provenance(project):
-    import json
-
     record = json.loads((project / "results/metrics/vit-s-32-random/original.json").read_text())
-    assert record["weights"] == "random-init (seed 0)"
+    assert record["model"]["weights"] == "random-init (seed 0)"
     prov = record["provenance"]
     assert prov["model"]["arch"] == "ViT-S-32" and prov["device"] == "cpu"
     assert prov["packages"]["open_clip_torch"] and prov["packages"]["torch"]
-    assert prov["params"]["ks"] == [1, 5, 10]
+    assert prov["params"]["ks"] == [1, 5, 10] and prov["params"]["ties"] == "optimistic"
+
+
+def strict(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def test_every_record_is_strict_json_of_the_typed_format(project):
+    from vlstress.record import FIELDS, SCHEMA, read_record
+
+    files = sorted((project / "results/metrics").rglob("*.json"))
+    assert len(files) == 1 + 2 + 2  # original, two text sets, two image variants
+    tasks = set()
+    for path in files:
+        data = json.loads(path.read_text(), parse_constant=strict)
+        assert list(data) == sorted(FIELDS) and data["schema"] == SCHEMA, path
+        tasks.add(read_record(path).task)
+    assert tasks == {"retrieval", "text-stress", "image-stress"}
+
+
+def summary_lams(root: Path) -> set[str]:
+    import pandas as pd
+
+    table = pd.read_csv(root / "results/summary.csv")
+    return set(table.loc[table["task"] == "image-stress", "condition"])
 
 
 def test_dvc_push_then_pull_in_a_fresh_clone(project, tmp_path):
@@ -122,7 +147,7 @@ def test_param_edit_reruns_only_dependent_stages(project):
     assert all(stage.startswith("evaluate") for stage in changed), status  # only the metric stages use ks
     ran = ran_stages(sh("dvc", "repro", cwd=project))
     assert changed <= ran
-    upstream = {"download", "prepare", "nlp_data", "ei_scores", "text_variants", "image_variants"}
+    upstream = {"download", "prepare", "model_card", "scorer_card", "nlp_data", "ei_scores", "text_variants", "image_variants"}
     assert not {s for s in ran if s.split("@")[0] in upstream or s.startswith("embed")}, ran
     assert "Data and pipelines are up to date" in sh("dvc", "status", cwd=project)
 
@@ -133,3 +158,27 @@ def test_second_run_is_byte_identical(project):
     before = digests(project)
     sh("snakemake", "--cores", "2", "--forceall", cwd=project)
     assert digests(project) == before
+
+
+def edit_lams(root: Path, lams: list[float]) -> None:
+    params_path = root / "params.yaml"
+    params = yaml.safe_load(params_path.read_text())
+    params["image_variants"]["lams"] = lams
+    params_path.write_text(yaml.safe_dump(params, sort_keys=False))
+
+
+@pytest.mark.parametrize("front_end", ["snakemake", "dvc"])
+def test_a_removed_lambda_disappears_from_summary_tables_and_figures(project, front_end):
+    sh("git", "checkout", "-q", "--", "params.yaml", cwd=project)
+    sh("snakemake", "--cores", "2", cwd=project)
+    assert summary_lams(project) == {"perturbation=mix,lam=0.9", "perturbation=mix,lam=0.5"}
+    edit_lams(project, [0.9])
+    sh(*(["snakemake", "--cores", "2"] if front_end == "snakemake" else ["dvc", "repro"]), cwd=project)
+    assert summary_lams(project) == {"perturbation=mix,lam=0.9"}
+    for table in ("results/summary.md", "results/tables/stress.md", "results/tables/stress.tex"):
+        text = (project / table).read_text().replace("$\\lambda$", "λ")
+        assert "λ=0.9" in text and "λ=0.5" not in text, table
+    metrics = (project / "results/metrics.json").read_text()
+    assert "lam=0.9" in metrics and "lam=0.5" not in metrics
+    # the record of the removed lambda may stay on disk: it is simply not read
+    assert (project / "results/metrics/vit-s-32-random/image-mix-lam0.5-seed1.json").is_file()

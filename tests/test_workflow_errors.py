@@ -39,6 +39,8 @@ def edit_params(root: Path, edit) -> None:
         (lambda p: p["dataset"].update(kind="flickr"), "flickr"),
         (lambda p: p["models"].update(bad={"arch": "ViT-B-32"}), "pretrained"),
         (lambda p: p["evaluate"].update(ks="1,five"), "1,five"),
+        (lambda p: p.update(modles=p.pop("models")), "did you mean 'models'"),
+        (lambda p: p.update(models={}), "models"),
     ],
 )
 def test_invalid_params_are_rejected_by_the_schema(project, edit, needle):
@@ -54,7 +56,7 @@ def test_unknown_model_slug_is_named(project):
     result = dry_run(project, "results/metrics/no-such-model/original.json")
     assert result.returncode != 0
     output = result.stdout + result.stderr
-    assert "unknown model slug 'no-such-model'" in output, output[-3000:]
+    assert "unknown model 'no-such-model'" in output, output[-3000:]
 
 
 def test_valid_params_dry_run_plans_every_model(project):

@@ -52,6 +52,31 @@ def load(paths: list[str | Path]) -> dict[str, Any]:
     return params
 
 
+def merge_into_file(target: str | Path, update_file: str | Path) -> None:
+    """Merge a params file into `target` in place, as `merge` does, keeping target's comments and order."""
+    from ruamel.yaml import YAML
+
+    from .io import atomic_path
+
+    yaml_rt = YAML()
+    yaml_rt.width = 120
+    yaml_rt.representer.add_representer(type(None), lambda rep, _: rep.represent_scalar("tag:yaml.org,2002:null", "null"))
+    target, update_file = Path(target), Path(update_file)
+    document = yaml_rt.load(target.read_text(encoding="utf-8"))
+    update = yaml_rt.load(update_file.read_text(encoding="utf-8")) or {}
+
+    def apply(node, changes) -> None:
+        for key, value in changes.items():
+            if isinstance(value, dict) and isinstance(node.get(key), dict):
+                apply(node[key], value)
+            else:
+                node[key] = value
+
+    apply(document, update)
+    with atomic_path(target) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        yaml_rt.dump(document, fh)
+
+
 def _where(error) -> str:
     return ".".join(str(p) for p in error.absolute_path) or "(top level)"
 

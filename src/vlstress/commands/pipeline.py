@@ -4,6 +4,9 @@
                                or editing the stage table or the code a step imports)
     vlstress pipeline check    exit 1 when dvc.yaml differs from what render would write
     vlstress pipeline stages   the stages of the current params, one line each
+    vlstress pipeline use FILE merge a params file (e.g. params.coco-mini.yaml) into params.yaml,
+                               keeping its comments, and render dvc.yaml: what
+                               `snakemake --configfile FILE` does, for DVC
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=["render", "check", "stages"])
+    parser.add_argument("action", choices=["render", "check", "stages", "use"])
+    parser.add_argument("file", nargs="?", type=Path, help="use: the params file to merge into params.yaml")
     parser.add_argument("--params", action="append", type=Path, help="params file(s), merged in order (default: params.yaml)")
     parser.add_argument("--dvc-yaml", type=Path, default=Path("dvc.yaml"), help="the file to write or check")
 
@@ -27,7 +31,16 @@ def run(args: argparse.Namespace) -> None:
     from ..pipeline import active_stages, dvc
 
     files = args.params or [Path("params.yaml")]
-    params = params_module.validate(params_module.load(files), ", ".join(map(str, files)))
+    if args.action != "use":
+        params = params_module.validate(params_module.load(files), ", ".join(map(str, files)))
+    else:
+        if args.file is None or len(files) != 1:
+            raise VlstressError("usage: vlstress pipeline use FILE [--params params.yaml]")
+        params_module.validate(params_module.load([files[0], args.file]), f"{files[0]} + {args.file}")
+        params_module.merge_into_file(files[0], args.file)
+        print(f"merged {args.file} into {files[0]}", file=sys.stderr)
+        args.action = "render"
+        params = params_module.validate(params_module.load(files), ", ".join(map(str, files)))
     if args.action == "stages":
         for stage in active_stages(params):
             print(f"{stage.name:22s} {'x'.join(stage.axes) or '-':22s} {stage.suite or 'always':14s} {stage.command.split()[1]}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 
@@ -11,7 +10,7 @@ import pytest
 from PIL import Image
 
 from conftest import REPO, copy_repo, run_cli
-from report_fixtures import write_records
+from report_fixtures import record_flags, write_records
 from vlstress import figures
 from vlstress.report import records
 
@@ -19,9 +18,9 @@ SUMMARIZE_FLAGS = ("--out-csv", "summary.csv", "--out-agg", "summary_agg.csv", "
 
 
 def summary_of(root, **kwargs):
-    metrics = write_records(root / "metrics", **kwargs)
+    paths = write_records(root / "metrics", **kwargs)
     flags = [str(root / f) if i % 2 else f for i, f in enumerate(SUMMARIZE_FLAGS)]
-    run_cli("summarize", "--metrics-dir", str(metrics), *flags)
+    run_cli("summarize", *record_flags(paths), *flags)
     return root / "summary.csv"
 
 
@@ -73,10 +72,10 @@ def test_figures_are_deterministic(full_summary, tmp_path):
 
 
 def test_registry_matches_the_workflow():
-    """common.smk lists the figure outputs for Snakemake; dvc.yaml declares them too."""
-    common = (REPO / "workflow" / "rules" / "common.smk").read_text()
-    listed = json.loads(re.search(r"^FIGURES = (\[.*\])$", common, re.M).group(1))
-    assert listed == list(figures.FIGURES)
+    """The stage table lists the figure outputs (both front ends build from it); dvc.yaml declares them too."""
+    from vlstress.pipeline import stages
+
+    assert list(stages.FIGURES) == list(figures.FIGURES)
     dvc = (REPO / "dvc.yaml").read_text()
     for name in figures.FIGURES:
         assert f"results/figures/{name}.png" in dvc and f"results/figures/{name}.pdf" in dvc
@@ -127,6 +126,48 @@ def test_original_only_degrades_without_crashing(original_only, tmp_path):
     assert "only original-gallery records" in result.stderr
     assert "the λ sweep is left out" in result.stderr
     assert all((tmp_path / f"{n}.png").is_file() for n in figures.FIGURES)
+    table = records.read_summary(original_only)
+    fig, _ = figures.recall_bars(table)
+    assert [ax.get_title() for ax in fig.axes if ax.get_title()] == ["original gallery"]
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["image → text", "text → image"]
+
+
+def _data_axes(fig):
+    return [ax for ax in fig.axes if ax.lines or ax.collections or ax.patches]
+
+
+@pytest.mark.parametrize(
+    "kinds, panels, sweep",
+    [
+        ({"retrieval": False, "image": False}, ["image → text"], False),
+        ({"retrieval": False, "text": False}, ["text → image"], True),
+    ],
+    ids=["only-text-stress", "only-image-stress"],
+)
+def test_a_stress_suite_alone_draws_only_its_panels(tmp_path, kinds, panels, sweep):
+    """No retrieval records and one stress task: every figure from what exists, no empty panel, notes say why."""
+    summary = summary_of(tmp_path, **kinds)
+    result = run_cli("figures", "--summary", str(summary), "--out-dir", str(tmp_path / "figs"))
+    assert all((tmp_path / "figs" / f"{n}.png").is_file() for n in figures.FIGURES)
+    assert "no retrieval on the original gallery records" in result.stderr
+    table = records.read_summary(summary)
+    figures.setup()
+    fig, notes = figures.recall_bars(table)
+    assert [ax.get_title() for ax in fig.axes if ax.get_title()] == panels
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "original" not in legend and legend  # no empty "original" bars
+    fig, _ = figures.false_r1_heatmap(table)
+    direction = "(I→T)" if panels == ["image → text"] else "(T→I)"
+    assert all(t.get_text().endswith(direction) for t in fig.axes[0].get_xticklabels())
+    fig, notes = figures.lambda_sweep(table)
+    if sweep:
+        assert sorted({ax.get_title() for ax in fig.axes} - {""}) == ["mix", "patch"]
+        assert all(ax.lines for ax in fig.axes)  # every panel has curves
+    else:
+        assert "no image stress (text → image) records, the λ sweep is left out" in notes
+        assert not _data_axes(fig)
+    fig, notes = figures.drop_vs_size(table)
+    assert len(_data_axes(fig)) == 1
 
 
 def test_drop_rate_without_model_size_or_with_undefined_values(full_summary):

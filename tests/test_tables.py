@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from conftest import run_cli
-from report_fixtures import MODELS, write_records
+from report_fixtures import MODELS, record_flags, write_records
 from vlstress.report import records, tables
 
 
@@ -70,6 +70,37 @@ def test_absent_family_keeps_the_original_column_and_says_so(tmp_path):
     assert any("no image stress" in n for n in notes)
 
 
+def test_only_retrieval_keeps_both_original_columns(tmp_path):
+    frame, notes = tables.paper_table(table_of(tmp_path, text=False, image=False))
+    assert list(frame["Image → Text"].columns) == [("Original", "R@1")]
+    assert list(frame["Text → Image"].columns) == [("Original", "R@1")]
+    assert frame.loc["RN50 (openai)", ("Text → Image", "Original", "R@1")] == "60.0"
+    assert any("no text stress" in n for n in notes) and any("no image stress" in n for n in notes)
+    assert "### Image → Text" in tables.to_markdown(table_of(tmp_path / "again", text=False, image=False))
+
+
+@pytest.mark.parametrize(
+    "kinds, kept, left_out",
+    [
+        ({"retrieval": False, "image": False}, "Image → Text", "Text → Image"),
+        ({"retrieval": False, "text": False}, "Text → Image", "Image → Text"),
+    ],
+    ids=["only-text-stress", "only-image-stress"],
+)
+def test_a_stress_suite_alone_has_only_its_group(tmp_path, kinds, kept, left_out):
+    """No retrieval records: no empty Original column; the other direction's group is left out; notes say so."""
+    table = table_of(tmp_path, **kinds)
+    frame, notes = tables.paper_table(table)
+    assert list(dict.fromkeys(frame.columns.get_level_values(0))) == ["", kept]
+    assert "Original" not in set(frame[kept].columns.get_level_values(0))
+    assert any(f"the {left_out} group is left out" in n for n in notes)
+    assert any(f"the {kept} group has no Original column" in n for n in notes)
+    assert (frame != tables.MISSING).all().all()  # every cell has a value
+    md, tex = tables.to_markdown(table), tables.to_latex(table, caption="Results.")
+    assert f"### {kept}" in md and f"### {left_out}" not in md
+    assert tex.count(r"\begin{table*}") == 1
+
+
 def test_undefined_values_show_a_dash(tmp_path):
     table = table_of(tmp_path, image=False)
     table.loc[(table["model"] == "vit-b-32-random") & (table["metric"] == "i2t_drop_rate"), "value"] = float("nan")
@@ -78,9 +109,9 @@ def test_undefined_values_show_a_dash(tmp_path):
 
 
 def test_cli_writes_both_files_with_provenance(tmp_path):
-    metrics = write_records(tmp_path / "metrics", lams=(0.9,))
+    paths = write_records(tmp_path / "metrics", lams=(0.9,))
     out = tmp_path / "out"
-    run_cli("summarize", "--metrics-dir", str(metrics), "--out-csv", str(out / "s.csv"), "--out-agg", str(out / "a.csv"),
+    run_cli("summarize", *record_flags(paths), "--out-csv", str(out / "s.csv"), "--out-agg", str(out / "a.csv"),
             "--out-md", str(out / "s.md"), "--out-json", str(out / "m.json"), "--out-plot", str(out / "p.csv"))  # fmt: skip
     args = ("tables", "--summary", str(out / "s.csv"), "--out-md", str(out / "t.md"), "--out-tex", str(out / "t.tex"))
     run_cli(*args)

@@ -1,10 +1,11 @@
 """`vlstress figures`: the paper's figures (PNG + PDF) from the summary table.
 
 Writes `<out-dir>/<name>.png` and `<name>.pdf` for every entry of
-`vlstress.figures.FIGURES`: recall_bars (R@1 original vs each stress variant),
-false_r1_heatmap (model x variant), lambda_sweep (mix/patch against λ, seed error
-bars), drop_vs_size (drop rate against parameter count). A stress family without
-records is left out with a note in the figure and a log line.
+`vlstress.figures.FIGURES`: recall_bars (R@1 original vs each stress condition),
+false_r1_heatmap (model x condition), lambda_sweep (each condition group against the
+task's sweep key, λ for the image variants; seed error bars), drop_vs_size (drop rate
+against parameter count). Tasks come from the registry `vlstress.report.tasks`; a task
+without records is left out with a note in the figure and a log line.
 """
 
 from __future__ import annotations

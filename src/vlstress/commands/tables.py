@@ -2,7 +2,8 @@
 
 Rows are models; columns are grouped into image → text (original R@1, then R@1,
 drop rate and false R@1 of each text set) and text → image (original, then each
-image variant and λ). Mean ± std over variant seeds. Rendered by pandas
+image variant and λ), one group per retrieval direction of the stress tasks
+(`vlstress.report.tasks`). Mean ± std over replicate seeds. Rendered by pandas
 (`to_markdown`, `Styler.to_latex`; one table per retrieval direction in both);
 provenance rides along as a comment.
 """
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> None:
         log.info("%s", note)
     block = provenance.build("tables", {"summary": str(args.summary), "notes": notes}, inputs={str(args.summary): sha256_file(args.summary)})
     dataset = ", ".join(sorted(table["dataset"].astype(str).unique()))
-    seeds = table.groupby(["model", "condition", "metric"])["value"].size().max()
+    seeds = records.max_replicates(table)
     caption = (
         f"Retrieval under stress on {dataset}: R@1, drop rate and false R@1 (%)"
         + (", mean ± std over variant seeds" if seeds > 1 else "")

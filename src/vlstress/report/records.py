@@ -1,82 +1,56 @@
-"""Metric records -> tidy tables: one row per (record, metric), and the mean/std over variant seeds.
+"""Metric records -> tidy tables: one row per (record, metric), and the mean/std over replicates.
 
-A *condition* is an evaluation without its seed: `original`, `text-same_concept`,
-`image-mix-lam0.9`. Records of one condition that differ only by `variant_seed`
-are the seeds that `aggregate` averages (mean, sample std, n_seeds). The names
-and orders shown in figures and tables come from the registries below, so a new
-stress variant is one entry (unknown variants still work, sorted after known ones).
+Input is an explicit list of record files (`vlstress.record`, schema `vlstress.record/1`),
+never a folder scan: a record of a model or condition that the params no longer
+ask for cannot show up. Columns are generic: `task` (retrieval, text-stress,
+image-stress, ...) and `condition` (the record's condition without its replicate
+key, as canonical text; `condition_json` keeps it as JSON for figures that need
+a value such as `lam`). Records of one (model, dataset, task, condition) that
+differ only in `seed` are replicates that `aggregate` averages (mean, sample std,
+n_seeds). Names and orders come from the task registry (`report.tasks`).
 """
 
 from __future__ import annotations
 
+import json
 import logging
-import math
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import pandas as pd
 
+from .. import record as record_format
 from ..errors import VlstressError
-from ..io import read_json
+from . import tasks
 
 log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True)
-class Family:
-    """A stress family: which retrieval direction it stresses and its variants (slug -> display name)."""
-
-    direction: str  # metric prefix: "i2t" | "t2i"
-    title: str
-    variants: dict[str, str]
-
-
-# stress -> family. "none" is the original gallery (both directions).
-FAMILIES: dict[str, Family] = {
-    "text": Family(
-        "i2t",
-        "text stress (image → text)",
-        {"same_concept": "same-concept", "diff_concept": "diff-concept", "rand_voca": "rand-voca", "danger": "danger"},
-    ),
-    "image": Family("t2i", "image stress (text → image)", {"mix": "mix", "patch": "patch"}),
-}
-DIRECTIONS = {"i2t": "image → text", "t2i": "text → image"}
 # metric order inside a direction (the rest follow, alphabetically)
 METRIC_ORDER = ("R@1", "R@5", "R@10", "R@1_original", "false_R@1", "drop_rate")
-STRESS_ORDER = {"none": 0, **{name: i + 1 for i, name in enumerate(FAMILIES)}}
 
 # Per-record columns of the long table, in order (`summary.csv`).
 RECORD_COLUMNS = [
-    "model", "label", "arch", "weights", "weights_kind", "n_params", "dataset", "evaluation", "condition",
-    "condition_label", "stress", "variant", "lam", "variant_seed", "n_images", "n_captions", "metric", "value",
+    "model", "label", "arch", "weights", "weights_kind", "n_params", "dataset", "n_images", "n_captions",
+    "task", "condition", "condition_label", "condition_json", "seed", "metric", "value",
 ]  # fmt: skip
-# What identifies a condition of a model (everything but the seed).
+# What identifies a condition of a model (everything but the replicate seed).
 GROUP_COLUMNS = [
-    "model", "label", "arch", "weights", "weights_kind", "n_params", "dataset", "condition", "condition_label",
-    "stress", "variant", "lam", "metric",
+    "model", "label", "arch", "weights", "weights_kind", "n_params", "dataset", "task", "condition",
+    "condition_label", "condition_json", "metric",
 ]  # fmt: skip
-INTEGER_COLUMNS = ("n_params", "variant_seed", "n_images", "n_captions")
-REQUIRED_KEYS = ("model", "weights", "dataset", "evaluation", "metrics", "provenance")
+# Where one condition of one model is identified (for counting replicates).
+CASE_COLUMNS = ["model", "dataset", "task", "condition"]
+INTEGER_COLUMNS = ("n_params", "n_images", "n_captions")
+MISSING_HINT = (
+    "it is written by an evaluation step (vlstress evaluate / evaluate-text / evaluate-image); "
+    "run the workflow (`dvc repro` or `snakemake`) for the current params first"
+)
 
 
-def condition_of(stress: str, variant: str, lam: float | None) -> str:
-    if stress == "none":
-        return "original"
-    return f"{stress}-{variant}" if lam is None else f"{stress}-{variant}-lam{lam:g}"
-
-
-def condition_label(stress: str, variant: str, lam: float | None) -> str:
-    """Readable name: `original`, `same-concept`, `mix λ=0.9`."""
-    if stress == "none":
-        return "original"
-    family = FAMILIES.get(stress)
-    name = family.variants.get(variant, variant) if family else variant
-    return name if lam is None else f"{name} λ={lam:g}"
-
-
-def weights_short(model: dict[str, Any]) -> str:
+def weights_short(model: dict[str, Any], fallback: str = "") -> str:
     """`random-init` for seeded random weights (always visible), else the tag or checkpoint file name."""
+    if not model:
+        return fallback
     kind = model.get("weights") or ("random-init" if model.get("pretrained") is None else "hub")
     if kind == "random-init":
         return "random-init"
@@ -89,94 +63,89 @@ def _number(value: Any) -> float:
     return float("nan") if value is None else float(value)
 
 
-def read_record(path: Path) -> list[dict[str, Any]]:
-    """One metric record -> its rows (one per metric). Errors name the file."""
-    record = read_json(path, "metric record")
-    if not isinstance(record, dict):
-        raise VlstressError(f"metric record {path}: expected a JSON object")
-    missing = [key for key in REQUIRED_KEYS if key not in record]
-    if missing:
-        raise VlstressError(f"metric record {path}: missing key(s) {', '.join(missing)}")
-    if not isinstance(record["metrics"], dict) or not record["metrics"]:
-        raise VlstressError(f"metric record {path}: 'metrics' must be a non-empty object")
-    stress = record.get("stress") or ("none" if record["evaluation"] == "original" else None)
-    if stress is None:
-        raise VlstressError(f"metric record {path}: no 'stress' field (none|text|image)")
-    variant = record.get("variant") or ("original" if stress == "none" else record["evaluation"])
-    lam = record.get("lam")
-    lam = None if lam is None else float(lam)
-    model = record["provenance"].get("model", {})
+def record_rows(rec: record_format.Record) -> list[dict[str, Any]]:
+    """One record -> its rows (one per metric, sorted by name)."""
+    model = rec.provenance.get("model") or {}
+    arch = rec.model.get("arch") or model.get("arch", "")
     base = {
-        "model": record["model"],
-        "label": f"{model.get('arch', record['model'])} ({weights_short(model)})",
-        "arch": model.get("arch", ""),
-        "weights": record["weights"],
+        "model": rec.model["slug"],
+        "label": f"{arch} ({weights_short(model, rec.model['weights'])})",
+        "arch": arch,
+        "weights": rec.model["weights"],
         "weights_kind": model.get("weights", ""),
         "n_params": _number(model.get("n_params")),
-        "dataset": record["dataset"],
-        "evaluation": record["evaluation"],
-        "condition": condition_of(stress, variant, lam),
-        "condition_label": condition_label(stress, variant, lam),
-        "stress": stress,
-        "variant": variant,
-        "lam": _number(lam),
-        "variant_seed": _number(record.get("variant_seed")),
-        "n_images": record.get("n_images"),
-        "n_captions": record.get("n_captions"),
+        "dataset": rec.dataset["name"],
+        "n_images": _number(rec.dataset.get("n_images")),
+        "n_captions": _number(rec.dataset.get("n_captions")),
+        "task": rec.task,
+        "condition": tasks.condition_key(rec.condition),
+        "condition_label": tasks.condition_label(rec.task, rec.condition),
+        "condition_json": tasks.condition_json(rec.condition),
+        "seed": rec.replicate,
     }
-    rows = []
-    for metric, value in sorted(record["metrics"].items()):
-        try:
-            number = _number(value)
-        except (TypeError, ValueError):
-            raise VlstressError(f"metric record {path}: metric {metric!r} is not a number: {value!r}") from None
-        rows.append({**base, "metric": metric, "value": number if math.isnan(number) else round(number, 4)})
-    return rows
+    return [
+        {**base, "metric": metric, "value": float("nan") if value is None else round(float(value), 4)}
+        for metric, value in sorted(rec.metrics.items())
+    ]
 
 
-def collect(metrics_dir: Path) -> pd.DataFrame:
-    """Every `<model>/<evaluation>.json` under `metrics_dir` as the long per-record table."""
-    files = sorted(Path(metrics_dir).glob("*/*.json"))
-    if not files:
-        raise VlstressError(f"no metric records under {metrics_dir}; run `vlstress evaluate` first")
-    rows = [row for path in files for row in read_record(path)]
+def read_records(paths: Iterable[Path]) -> list[tuple[Path, record_format.Record]]:
+    """Read and validate every record; a missing file says which step writes it."""
+    out = []
+    for path in paths:
+        path = Path(path)
+        if not path.is_file():
+            raise VlstressError(f"metric record not found: {path}; {MISSING_HINT}")
+        out.append((path, record_format.read_record(path)))
+    return out
+
+
+def collect(paths: Iterable[Path]) -> pd.DataFrame:
+    """The long per-record table of exactly the record files `paths` (no folder scan)."""
+    found = read_records(paths)
+    if not found:
+        raise VlstressError("no metric records given; check the params (models and suites) or pass --record")
+    _check_replicates(found)
+    rows = [row for _, rec in found for row in record_rows(rec)]
     table = pd.DataFrame(rows, columns=RECORD_COLUMNS)
     for column in INTEGER_COLUMNS:  # `1`, not `1.0`, in the CSV; missing stays empty
         table[column] = table[column].astype("Float64").astype("Int64")
-    _check(table)
+    table["seed"] = _seed_column(table["seed"])
+    _disambiguate(table)
     return order(table)
 
 
-def _check(table: pd.DataFrame) -> None:
-    seeds = table.drop_duplicates(["model", "evaluation"])
-    dup = seeds[seeds.duplicated(["model", "condition", "variant_seed"], keep=False)]
-    if not dup.empty:
-        first = dup.iloc[0]
-        raise VlstressError(
-            f"metric records of model {first['model']!r} repeat condition {first['condition']!r} with the same "
-            f"variant seed: {', '.join(sorted(dup['evaluation']))}"
-        )
+def _seed_column(seed: pd.Series) -> pd.Series:
+    """Integer seeds as Int64 (empty where none); other replicate values kept as they are."""
+    numeric = pd.to_numeric(seed, errors="coerce")
+    if (numeric.notna() == seed.notna()).all() and (numeric.dropna() % 1 == 0).all():
+        return numeric.astype("Float64").astype("Int64")
+    return seed
+
+
+def _check_replicates(found: list[tuple[Path, record_format.Record]]) -> None:
+    seen: dict[tuple, Path] = {}
+    for path, rec in found:
+        key = (
+            rec.model["slug"], rec.dataset["name"], rec.task, tasks.condition_key(rec.condition),
+            json.dumps(rec.replicate),
+        )  # fmt: skip
+        if key in seen:
+            raise VlstressError(
+                f"metric records of model {key[0]!r} repeat task {rec.task!r}, condition {key[3]!r} with the same "
+                f"{record_format.REPLICATE_KEY} ({rec.replicate}): {seen[key]} and {path}"
+            )
+        seen[key] = path
+    datasets = sorted({rec.dataset["name"] for _, rec in found})
+    if len(datasets) > 1:
+        log.warning("metric records come from several datasets (%s)", ", ".join(datasets))
+
+
+def _disambiguate(table: pd.DataFrame) -> None:
     labels = table.drop_duplicates("model").groupby("label")["model"].apply(list)
     for label, models in labels.items():  # two models with one arch+weights: tell them apart by slug
         if len(models) > 1:
             table.loc[table["model"].isin(models), "label"] = table["model"] + ": " + label
-    datasets = sorted(table["dataset"].unique())
-    if len(datasets) > 1:
-        log.warning("metric records come from several datasets (%s); stale records under the metrics folder?", ", ".join(datasets))
-
-
-def _stress_key(stress: pd.Series) -> pd.Series:
-    return stress.map(lambda s: STRESS_ORDER.get(s, len(STRESS_ORDER)))
-
-
-def _variant_key(frame: pd.DataFrame) -> pd.Series:
-    def key(row) -> str:
-        family = FAMILIES.get(row["stress"])
-        names = list(family.variants) if family else []
-        position = names.index(row["variant"]) if row["variant"] in names else len(names)
-        return f"{position:03d}:{row['variant']}"
-
-    return frame.apply(key, axis=1) if len(frame) else pd.Series(dtype=str)
 
 
 def metric_key(metric: str) -> str:
@@ -185,29 +154,49 @@ def metric_key(metric: str) -> str:
     return f"{direction}:{position:02d}:{name}"
 
 
+def _condition_rank(frame: pd.DataFrame) -> pd.Series:
+    pairs = list(dict.fromkeys(zip(frame["task"], frame["condition_json"])))
+    ranked = sorted(pairs, key=lambda p: (tasks.task_rank(p[0]), tasks.condition_sort_key(p[0], json.loads(p[1])), p[1]))
+    rank = {pair: i for i, pair in enumerate(ranked)}
+    return pd.Series([rank[p] for p in zip(frame["task"], frame["condition_json"])], index=frame.index, dtype="int64")
+
+
+def _seed_rank(seed: pd.Series) -> tuple[pd.Series, pd.Series]:
+    numeric = pd.to_numeric(seed.astype("object"), errors="coerce").astype("float64")
+    return numeric.fillna(-1.0), seed.astype("object").where(numeric.isna(), "").fillna("").astype(str)
+
+
 def order(table: pd.DataFrame) -> pd.DataFrame:
-    """Deterministic order: models by size then label; original, text sets, image variants (registry order), lam, seed."""
+    """Deterministic order: models by size then label; tasks (registry order); conditions; seed; metric."""
+    if table.empty:
+        return table.reset_index(drop=True)
     keyed = table.assign(
         _size=table["n_params"].astype("float64").fillna(float("inf")),
-        _stress=_stress_key(table["stress"]),
-        _variant=_variant_key(table),
-        _lam=table["lam"].fillna(-1.0),
-        _seed=table["variant_seed"].astype("float64").fillna(-1.0) if "variant_seed" in table else 0,
+        _condition=_condition_rank(table),
         _metric=table["metric"].map(metric_key),
     )
-    keys = ["_size", "label", "model", "_stress", "_variant", "_lam", "_seed", "_metric"]
-    keyed = keyed.sort_values(keys, kind="stable")
+    keys = ["_size", "label", "model", "dataset", "_condition"]
+    if "seed" in table:
+        keyed["_seed"], keyed["_seed_text"] = _seed_rank(table["seed"])
+        keys += ["_seed", "_seed_text"]
+    keyed = keyed.sort_values([*keys, "_metric"], kind="stable")
     return keyed.drop(columns=[c for c in keyed.columns if c.startswith("_")]).reset_index(drop=True)
 
 
+def _seed_list(seeds: pd.Series) -> str:
+    values = [v for v in seeds if not pd.isna(v)]
+    try:
+        return ",".join(str(int(v)) for v in sorted(values))
+    except (TypeError, ValueError):
+        return ",".join(sorted(str(v) for v in values))
+
+
 def aggregate(table: pd.DataFrame) -> pd.DataFrame:
-    """Mean, sample std (ddof=1; empty for one seed) and n_seeds of every (model, condition, metric)."""
+    """Mean, sample std (ddof=1; empty for one seed) and n_seeds of every (model, task, condition, metric)."""
     grouped = table.groupby(GROUP_COLUMNS, dropna=False, sort=False)
     agg = grouped["value"].agg(mean="mean", std="std").reset_index()
     agg["n_seeds"] = grouped.size().to_numpy()
-    agg["seeds"] = grouped["variant_seed"].agg(
-        lambda s: ",".join(str(int(v)) for v in sorted(s.dropna()))
-    ).to_numpy()
+    agg["seeds"] = grouped["seed"].agg(_seed_list).to_numpy()
     agg["mean"] = agg["mean"].round(4)
     agg["std"] = agg["std"].round(4)
     return order(agg)
@@ -218,16 +207,41 @@ def models(table: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(table["label"]))
 
 
-def conditions(table: pd.DataFrame, stress: str) -> list[str]:
-    """Condition labels of one stress family, in table order."""
-    return list(dict.fromkeys(table.loc[table["stress"] == stress, "condition_label"]))
+def conditions(table: pd.DataFrame, task: str) -> list[str]:
+    """Condition labels of one task, in table order."""
+    return list(dict.fromkeys(table.loc[table["task"] == task, "condition_label"]))
+
+
+def rows(table: pd.DataFrame, task: str, metric: str | None = None) -> pd.DataFrame:
+    """The rows of one task (and one metric)."""
+    mask = table["task"] == task
+    if metric is not None:
+        mask &= table["metric"] == metric
+    return table[mask]
+
+
+def condition_values(table: pd.DataFrame, key: str) -> pd.Series:
+    """One condition key as numbers (NaN where a record's condition lacks it or it is not a number)."""
+
+    def value(text: str) -> float:
+        item = json.loads(text).get(key)
+        return float(item) if isinstance(item, (int, float)) and not isinstance(item, bool) else float("nan")
+
+    return table["condition_json"].map(value).astype("float64")
+
+
+def max_replicates(table: pd.DataFrame) -> int:
+    """The largest number of rows of one (model, task, condition, metric): > 1 where there are seeds."""
+    if table.empty:
+        return 0
+    return int(table.groupby([*CASE_COLUMNS, "metric"])["value"].size().max())
 
 
 def read_summary(path: Path) -> pd.DataFrame:
     """The long table written by `vlstress summarize` (`summary.csv`)."""
     if not Path(path).is_file():
         raise VlstressError(f"summary table not found: {path}; run `vlstress summarize` first")
-    table = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    table = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"condition_json": str, "condition": str})
     missing = [c for c in RECORD_COLUMNS if c not in table.columns]
     if missing:
         raise VlstressError(f"summary table {path} lacks column(s) {', '.join(missing)}; re-run `vlstress summarize`")

@@ -1,8 +1,9 @@
 """The paper's results table (RoCOCO layout) from the long summary table, as pandas frames.
 
-Rows: models (smallest first). Columns, grouped: image → text (R@1 on the original
+Rows: models (smallest first). Columns, grouped by the retrieval direction of each
+stress task of the registry (`report.tasks`): image → text (R@1 on the original
 gallery, then for each text set R@1, drop rate and false R@1) and text → image
-(original, then each image variant and λ). Cells: mean over variant seeds, `± std`
+(original, then each image variant and λ). Cells: mean over replicate seeds, `± std`
 when there are several seeds, `–` when undefined (e.g. drop rate with an original
 R@1 of 0). Rendering goes through pandas only: `DataFrame.to_markdown` (tabulate)
 and `Styler.to_latex` (booktabs rules, multicolumn headers; one `table*` per direction,
@@ -17,7 +18,7 @@ import re
 
 import pandas as pd
 
-from . import records
+from . import records, tasks
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,11 @@ def latex_escape(text: str) -> str:
     return text.replace("λ", r"$\lambda$").replace("→", r"$\rightarrow$").replace("±", r"$\pm$")
 
 
+def _group_header(direction: str) -> str:
+    """`i2t` -> `Image → Text`."""
+    return tasks.DIRECTIONS[direction].replace("image", "Image", 1).replace("text", "Text", 1)
+
+
 def paper_table(table: pd.DataFrame, latex: bool = False) -> tuple[pd.DataFrame, list[str]]:
     """(frame with 3-level columns (direction, condition, metric) and model rows, notes)."""
     agg = records.aggregate(table)
@@ -48,21 +54,28 @@ def paper_table(table: pd.DataFrame, latex: bool = False) -> tuple[pd.DataFrame,
     models = records.models(agg)
     cells: dict[tuple[str, str, str], dict[str, str]] = {}
     sizes = agg.drop_duplicates("label").set_index("label")["n_params"]
-    cells[("", "", "Params (M)")] = {m: MISSING if math.isnan(sizes[m]) else f"{sizes[m] / 1e6:.0f}" for m in models}
-    for stress, family in records.FAMILIES.items():
-        direction = records.DIRECTIONS[family.direction].replace("image", "Image", 1).replace("text", "Text", 1)
-        original = agg[(agg["stress"] == "none") & (agg["metric"] == f"{family.direction}_R@1")]
-        by_model = {r.label: _cell(r.mean, r.std, r.n_seeds, latex) for r in original.itertuples()}
-        cells[(direction, "Original", "R@1")] = {m: by_model.get(m, MISSING) for m in models}
-        stressed = agg[agg["stress"] == stress]
-        if stressed.empty:
-            notes.append(f"no {family.title} records: the {direction} group shows the original gallery only")
-        for condition in records.conditions(agg, stress):
-            rows = stressed[stressed["condition_label"] == condition]
-            for metric, header in CELL_METRICS.items():
-                sub = rows[rows["metric"] == f"{family.direction}_{metric}"]
-                by_model = {r.label: _cell(r.mean, r.std, r.n_seeds, latex) for r in sub.itertuples()}
-                cells[(direction, condition, header)] = {m: by_model.get(m, MISSING) for m in models}
+    cells[("", "", "Params (M)")] = {m: MISSING if pd.isna(sizes[m]) else f"{sizes[m] / 1e6:.0f}" for m in models}
+    for name, info in tasks.stressed_tasks():
+        for direction in info.directions:
+            header = _group_header(direction)
+            original = records.rows(agg, info.baseline, f"{direction}_R@1")
+            stressed = records.rows(agg, name)
+            if original.empty and stressed.empty:
+                notes.append(f"no {info.title} records and no original-gallery {header} R@1: the {header} group is left out")
+                continue
+            if stressed.empty:
+                notes.append(f"no {info.title} records: the {header} group shows the original gallery only")
+            if original.empty:
+                notes.append(f"no original-gallery {header} R@1 ({info.baseline} records): the {header} group has no Original column")
+            else:
+                by_model = {r.label: _cell(r.mean, r.std, r.n_seeds, latex) for r in original.itertuples()}
+                cells[(header, "Original", "R@1")] = {m: by_model.get(m, MISSING) for m in models}
+            for condition in records.conditions(agg, name):
+                rows = stressed[stressed["condition_label"] == condition]
+                for metric, column in CELL_METRICS.items():
+                    sub = rows[rows["metric"] == f"{direction}_{metric}"]
+                    by_model = {r.label: _cell(r.mean, r.std, r.n_seeds, latex) for r in sub.itertuples()}
+                    cells[(header, condition, column)] = {m: by_model.get(m, MISSING) for m in models}
     frame = pd.DataFrame(cells, index=pd.Index(models, name="Model"))
     frame.columns = pd.MultiIndex.from_tuples(frame.columns)
     return frame, notes
@@ -99,7 +112,7 @@ def to_latex(table: pd.DataFrame, caption: str, label: str = "tab:stress") -> st
         block.insert(0, ("", "Params (M)"), params.to_numpy())
         block.insert(0, ("", "Model"), models)
         block.columns = pd.MultiIndex.from_tuples([tuple(latex_escape(c) for c in col) for col in block.columns])
-        short = "i2t" if direction.startswith("Image") else "t2i"
+        short = next((d for d in tasks.DIRECTIONS if _group_header(d) == direction), direction)
         latex = (
             block.style.hide(axis="index").to_latex(
                 hrules=True,

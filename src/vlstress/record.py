@@ -1,0 +1,172 @@
+"""The metric record: one evaluation of one model on one dataset under one condition.
+
+Every evaluation step writes exactly one record (JSON, schema `vlstress.record/1`,
+package data `data/record.schema.json`) and the report layer reads nothing else:
+
+    {"schema": "vlstress.record/1",
+     "task": "image-stress",
+     "model": {"slug": "rn50-rand", "arch": "RN50", "weights": "random-init (seed 0)"},
+     "dataset": {"name": "demo", "n_images": 8, "n_captions": 40},
+     "condition": {"perturbation": "mix", "lam": 0.9, "seed": 10},
+     "metrics": {"t2i_R@1": 12.5, "t2i_drop_rate": null},
+     "provenance": {...}}
+
+`condition` is a free mapping of scalars; its key `REPLICATE_KEY` ("seed") is the
+replicate axis: records that differ only in that key are replicates, averaged by the
+summary. Metric values are numbers or null (undefined), never NaN or Infinity: the
+file is strict JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import VlstressError
+from .io import _json_default, atomic_path
+
+SCHEMA = "vlstress.record/1"
+SCHEMA_FILE = "data/record.schema.json"
+FIELDS = ("schema", "task", "model", "dataset", "condition", "metrics", "provenance")
+# The condition key whose values are replicates of one condition (averaged by the summary).
+REPLICATE_KEY = "seed"
+
+
+@dataclass(frozen=True)
+class Record:
+    task: str  # "retrieval" | "text-stress" | "image-stress" | ...
+    model: dict  # {"slug", "arch", "weights"}
+    dataset: dict  # {"name", "n_images", "n_captions", ...}
+    condition: dict  # {} | {"set": "same_concept"} | {"perturbation": "mix", "lam": 0.9, "seed": 10} | ...
+    metrics: dict  # name -> float | int | None
+    provenance: dict
+
+    @property
+    def replicate(self) -> Any:
+        """The replicate value (`condition["seed"]`), None when the condition has none."""
+        return self.condition.get(REPLICATE_KEY)
+
+    @property
+    def base_condition(self) -> dict:
+        """The condition without its replicate key: what replicates share."""
+        return base_condition(self.condition)
+
+
+@lru_cache(maxsize=1)
+def schema() -> dict:
+    """The JSON Schema (draft 2020-12) of a record."""
+    return json.loads(resources.files("vlstress").joinpath(SCHEMA_FILE).read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _validator():
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema())
+
+
+def base_condition(condition: Mapping[str, Any]) -> dict:
+    return {key: value for key, value in condition.items() if key != REPLICATE_KEY}
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars -> Python numbers (the rest as is)."""
+    if hasattr(value, "item") and type(value).__module__ == "numpy":
+        return value.item()
+    return value
+
+
+def to_dict(record: Record) -> dict:
+    """The JSON object of a record (top-level fields in `FIELDS` order)."""
+    return {
+        "schema": SCHEMA,
+        "task": record.task,
+        "model": dict(record.model),
+        "dataset": {key: _plain(value) for key, value in record.dataset.items()},
+        "condition": {key: _plain(value) for key, value in record.condition.items()},
+        "metrics": {key: _plain(value) for key, value in record.metrics.items()},
+        "provenance": dict(record.provenance),
+    }
+
+
+def _where(error) -> str:
+    path = ".".join(str(part) for part in error.absolute_path)
+    return path or "top level"
+
+
+def validate(data: Any, source: str) -> None:
+    """Raise a VlstressError naming `source` and every problem of `data` as a record."""
+    if not isinstance(data, dict):
+        raise VlstressError(f"metric record {source}: expected a JSON object, got {type(data).__name__}")
+    if "schema" not in data and "evaluation" in data:
+        raise VlstressError(
+            f"metric record {source}: no 'schema' field, an old flat record (evaluation/stress/variant fields); "
+            f"expected {SCHEMA!r}: re-run its evaluation step"
+        )
+    if "schema" in data and data["schema"] != SCHEMA:
+        raise VlstressError(
+            f"metric record {source}: schema {data['schema']!r}, expected {SCHEMA!r}; "
+            "it was written by another vlstress version: re-run its evaluation step"
+        )
+    metrics = data.get("metrics")
+    if isinstance(metrics, dict):
+        for name, value in metrics.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise VlstressError(f"metric record {source}: metric {name!r} is {value!r}; write null for an undefined metric")
+    errors = sorted(_validator().iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    if errors:
+        problems = "; ".join(f"{_where(e)}: {e.message}" for e in errors[:5])
+        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+        raise VlstressError(f"metric record {source}: {problems}{more}")
+
+
+def from_dict(data: Any, source: str = "<record>") -> Record:
+    """A validated Record from its JSON object; errors name `source`."""
+    validate(data, source)
+    return Record(**{field: data[field] for field in FIELDS if field != "schema"})
+
+
+def dumps(record: Record, source: str = "<record>") -> str:
+    """Strict JSON text of a validated record (sorted keys, no NaN/Infinity)."""
+    data = to_dict(record)
+    validate(data, source)
+    try:
+        return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False, default=_json_default) + "\n"
+    except ValueError as exc:  # NaN/Infinity outside the metrics (dataset, condition, provenance)
+        raise VlstressError(f"metric record {source}: {exc}") from None
+    except TypeError as exc:
+        raise VlstressError(f"metric record {source}: {exc}") from None
+
+
+def write_record(path: str | os.PathLike, record: Record) -> None:
+    """Validate `record` and write it atomically as strict JSON; nothing is written on error."""
+    text = dumps(record, str(path))
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def read_record(path: str | os.PathLike) -> Record:
+    """Read and validate one record; any problem is a VlstressError naming the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise VlstressError(f"metric record not found: {path}")
+    text = path.read_text(encoding="utf-8")
+    if not text.strip():
+        raise VlstressError(f"metric record is empty: {path}")
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise VlstressError(f"metric record {path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except ValueError as exc:
+        raise VlstressError(f"metric record {path} is not strict JSON: {exc}") from None
+    return from_dict(data, str(path))

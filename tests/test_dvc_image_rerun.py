@@ -29,7 +29,7 @@ BIN = str(Path(sys.executable).parent)
 ENV = {**os.environ, "PATH": BIN + os.pathsep + os.environ.get("PATH", ""), "PYTHONUNBUFFERED": "1"}
 MODEL = "vit-s-32-random"
 IMAGE_STAGES = ("image_variants", "embed_image_variants", "evaluate_image")
-UPSTREAM = {"download", "prepare", f"embed_images@{MODEL}", f"embed_texts@{MODEL}"}
+UPSTREAM = {"download", "prepare", f"model_card@{MODEL}", f"embed_images@{MODEL}", f"embed_texts@{MODEL}"}
 
 
 def sh(*cmd: str, cwd: Path) -> str:
@@ -93,7 +93,7 @@ def test_adding_a_lam_reruns_only_the_new_image_stages(project):
     log = sh("dvc", "repro", "evaluate_image", cwd=project)
     assert ran(log) == new, log
     record = json.loads((project / f"results/metrics/{MODEL}/image-mix-lam0.5-seed1.json").read_text())
-    assert record["lam"] == 0.5 and record["variant_seed"] == 1 and record["evaluation"] == "image-mix-lam0.5-seed1"
+    assert record["task"] == "image-stress" and record["condition"] == {"perturbation": "mix", "lam": 0.5, "seed": 1}
     assert (project / "data/image_variants/mix_lam0.5_seed1/images").is_dir()
 
 

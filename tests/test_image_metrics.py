@@ -1,5 +1,6 @@
-"""Text-to-image metrics of the image stress-test: known answers, the official per-row
-argsort evaluation (eval_clip_t2i.py) as reference, and the evaluate-image record."""
+"""Text-to-image metrics of the image stress-test (metrics.stress_recalls with prefix t2i):
+known answers, the official per-row argsort evaluation (eval_clip_t2i.py) as reference, and
+the evaluate-image record."""
 
 from __future__ import annotations
 
@@ -10,7 +11,14 @@ import numpy as np
 import pytest
 
 from vlstress import cli
-from vlstress.images.metrics import t2i_image_stress
+from vlstress.metrics import stress_recalls
+from vlstress.record import read_record
+
+
+def t2i_image_stress(image_emb, variant_emb, text_emb, caption_image, **kwargs):
+    """The image stress-test: captions query originals + mixed images; ground truth = own original."""
+    return stress_recalls(text_emb, image_emb, [[int(i)] for i in caption_image], variant_emb, prefix="t2i", **kwargs)
+
 
 # 3 images (unit vectors), their mixed versions, 4 captions (caption 3 belongs to image 0).
 IMAGES = np.eye(3, dtype=np.float32)
@@ -86,12 +94,24 @@ def test_matches_the_official_argsort_evaluation(seed):
 
 def test_shape_mismatch_is_an_error():
     with pytest.raises(ValueError, match="do not match"):
-        t2i_image_stress(IMAGES, MIXED[:2], TEXTS, CAPTION_IMAGE)
+        t2i_image_stress(IMAGES, MIXED[:, :2], TEXTS, CAPTION_IMAGE)
+
+
+def test_ties_between_an_original_and_a_mixed_image():
+    # caption 0 ties its own image with mix0; caption 1 ties its own image with img0 (an original)
+    images = np.eye(2, dtype=np.float32)
+    mixed = np.array([[1.0, 0.0], [0.0, 0.5]], dtype=np.float32)
+    texts = np.array([[1.0, 0.0], [1.0, 1.0]], dtype=np.float32)
+    optimistic = t2i_image_stress(images, mixed, texts, [0, 1], ks=(1,))
+    pessimistic = t2i_image_stress(images, mixed, texts, [0, 1], ks=(1,), ties="pessimistic")
+    assert optimistic == {"t2i_R@1": 100.0, "t2i_R@1_original": 100.0, "t2i_false_R@1": 0.0, "t2i_drop_rate": 0.0}
+    # pessimistic: both miss; caption 0's top-1 is mix0 (false), caption 1's is img0 (an original: a miss, not false)
+    assert pessimistic == {"t2i_R@1": 0.0, "t2i_R@1_original": 50.0, "t2i_false_R@1": 50.0, "t2i_drop_rate": 100.0}
 
 
 # --- the evaluate-image command --------------------------------------------------------------
 
-MODEL = {"slug": "toy", "arch": "toy", "pretrained": None, "weights": "random-init", "weights_label": "random-init (seed 0)", "seed": 0}
+MODEL = {"slug": "toy", "arch": "toy-arch", "pretrained": None, "weights": "random-init", "weights_label": "random-init (seed 0)", "seed": 0}
 VARIANT = {"method": "patch", "lam": 0.9, "lam_text": "0.9", "seed": 10, "mode": "faithful", "name": "patch_lam0.9_seed10", "evaluation": "image-patch-lam0.9-seed10"}
 
 
@@ -142,21 +162,26 @@ def test_evaluate_image_writes_the_metric_record(toy):
     code, out = evaluate(toy)
     assert code == 0
     record = json.loads(out.read_text())
-    assert {k: record[k] for k in ("model", "evaluation", "stress", "variant", "lam", "variant_seed", "n_images", "n_captions", "dataset")} == {
-        "model": "toy",
-        "evaluation": "image-patch-lam0.9-seed10",
-        "stress": "image",
-        "variant": "patch",
-        "lam": 0.9,
-        "variant_seed": 10,
-        "n_images": 3,
-        "n_captions": 4,
-        "dataset": "toy",
-    }
-    assert record["weights"] == "random-init (seed 0)"
+    assert list(record) == sorted(["schema", "task", "model", "dataset", "condition", "metrics", "provenance"])
+    assert record["schema"] == "vlstress.record/1" and record["task"] == "image-stress"
+    assert record["model"] == {"slug": "toy", "arch": "toy-arch", "weights": "random-init (seed 0)"}
+    assert record["dataset"] == {"name": "toy", "n_images": 3, "n_captions": 4}
+    assert record["condition"] == {"perturbation": "patch", "lam": 0.9, "seed": 10}
+    assert record["metrics"].keys() == KNOWN.keys()
     for key, value in KNOWN.items():
         assert record["metrics"][key] == pytest.approx(value), key
-    assert record["provenance"]["step"] == "evaluate-image" and record["provenance"]["params"]["variant"]["mode"] == "faithful"
+    params = record["provenance"]["params"]
+    assert record["provenance"]["step"] == "evaluate-image" and params["variant"]["mode"] == "faithful" and params["ties"] == "optimistic"
+    assert read_record(out).condition == record["condition"]  # valid against the record schema
+
+
+def test_evaluate_image_ties_flag(toy):
+    code, out = evaluate(toy, **{"--ties": "pessimistic"})
+    assert code == 0
+    record = json.loads(out.read_text())
+    assert record["provenance"]["params"]["ties"] == "pessimistic"
+    for key, value in KNOWN.items():  # no exact ties in the toy scores: the same numbers
+        assert record["metrics"][key] == pytest.approx(value), key
 
 
 def test_evaluate_image_rejects_mismatched_inputs(toy, capsys):

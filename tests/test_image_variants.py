@@ -196,6 +196,7 @@ def test_clean_mode_lam_one_reproduces_the_original_embeddings(dataset, tmp_path
     assert all("path" not in e for e in manifest["images"]), "clean variants cannot be embedded as plain images by mistake"
     emb = tmp_path / "clean.npy"
     assert run("embed-image-variant", "--variant", out, "--model-from", ref, "--device", "cpu", "--batch-size", "2", "--out", emb) == 0
+    # lam = 1 gives the very input tensors of `ref`, in the same batches of 2: the same computation, so bit-equal
     assert np.array_equal(np.load(emb), np.load(ref))
     meta = json.loads((tmp_path / "clean.npy.json").read_text())
     ref_meta = json.loads((ref.parent / "images.npy.json").read_text())
@@ -232,9 +233,10 @@ def test_faithful_variant_embedding_uses_the_reference_model(dataset, tmp_path, 
     out = tmp_path / "faithful"
     assert run("image-variants", "--manifest", dataset, "--method", "patch", "--lam", "0.9", "--seed", "1", "--out", out) == 0
     emb = tmp_path / "v.npy"
-    assert run("embed-image-variant", "--variant", out, "--model-from", ref, "--device", "cpu", "--out", emb) == 0
+    assert run("embed-image-variant", "--variant", out, "--model-from", ref, "--device", "cpu", "--batch-size", "64", "--out", emb) == 0
     direct = tmp_path / "direct.npy"
-    assert run("embed-images", "--manifest", out / "manifest.json", "--model", "t", "--arch", tiny_arch, "--pretrained", "None", "--seed", "3", "--device", "cpu", "--out", direct) == 0
+    assert run("embed-images", "--manifest", out / "manifest.json", "--model", "t", "--arch", tiny_arch, "--pretrained", "None", "--seed", "3", "--device", "cpu", "--batch-size", "64", "--out", direct) == 0
+    # same files, same model, same batches: the same computation, so bit-equal on one machine
     assert np.array_equal(np.load(emb), np.load(direct))
 
 
@@ -290,3 +292,81 @@ def test_faithful_on_real_coco_photos_matches_the_official_procedure(shared_data
             box = None if entry["box"] is None else variants.pixel_box(entry["box"], 384, 384)
             expected = official_mixed_jpeg(str(photos[i]), str(photos[entry["partner_index"]]), 0.9, tmp_path / f"{method}{i}.jpg", box)
             assert Path(entry["path"]).read_bytes() == expected, entry["image"]
+
+
+# --- flip: a perturbation without partner or box, through the whole image stress-test -----------
+
+
+@pytest.fixture()
+def demo_photos(tmp_path: Path) -> Path:
+    """Three demo photos (scikit-image, offline) through `vlstress download` + `prepare`."""
+    raw = tmp_path / "raw"
+    assert run("download", "--dataset", "demo", "--kind", "demo", "--max-images", "3", "--out", raw) == 0
+    manifest = tmp_path / "manifest.json"
+    assert run("prepare", "--dataset", "demo", "--raw", raw, "--out", manifest) == 0
+    return manifest
+
+
+def official_style_flipped_jpeg(image_path: str, out: Path) -> bytes:
+    """As official_mixed_jpeg, with the mirrored image in place of the mix."""
+    import torchvision.transforms as T
+    from torchvision.transforms.functional import InterpolationMode
+    from torchvision.utils import save_image
+
+    transform = T.Compose([T.Resize((384, 384), interpolation=InterpolationMode.BICUBIC), T.ToTensor()])
+    save_image(transform(Image.open(image_path).convert("RGB")).flip(-1), out)
+    return out.read_bytes()
+
+
+def test_flip_known_answer_and_registry_entry():
+    x = torch.arange(12.0).reshape(1, 3, 4)
+    assert torch.equal(variants.flip(x), x[..., [3, 2, 1, 0]])
+    assert np.array_equal(variants.flip(x.numpy()), x.numpy()[..., ::-1])
+    plan = variants.make_plan(4, "flip", 0.3, 1)
+    assert plan.box(0) is None and plan.partner(0) is None
+    assert torch.equal(variants.apply(plan, 0, x, None), x.flip(-1)), "flip needs no partner and ignores lam"
+
+
+def test_flip_through_image_variants_embedding_and_evaluation(demo_photos, tmp_path, tiny_arch):
+    source = load_manifest(demo_photos)["images"]
+    out = tmp_path / "flip"
+    assert run("image-variants", "--manifest", demo_photos, "--method", "flip", "--lam", "0.9", "--seed", "1", "--out", out) == 0
+    manifest = load_manifest(out / "manifest.json")
+    assert manifest["variant"]["name"] == "flip_lam0.9_seed1"
+    for i, entry in enumerate(manifest["images"]):
+        assert entry["partner"] is None and entry["partner_index"] is None and entry["box"] is None
+        assert entry["caption"] == source[i]["caption"]
+        # the mirror of the original: the official-style file of the left-right flipped image, byte for byte
+        assert Path(entry["path"]).read_bytes() == official_style_flipped_jpeg(source[i]["path"], tmp_path / f"ref{i}.jpg")
+        with Image.open(entry["path"]) as flipped, Image.open(source[i]["path"]) as original:
+            mirrored = np.asarray(original.convert("RGB").resize((384, 384), Image.BICUBIC).transpose(Image.FLIP_LEFT_RIGHT), dtype=float)
+            got = np.asarray(flipped, dtype=float)
+            unflipped = np.asarray(original.convert("RGB").resize((384, 384), Image.BICUBIC), dtype=float)
+            assert np.abs(got - mirrored).mean() < 0.2 * np.abs(got - unflipped).mean()  # JPEG-close to the mirror only
+
+    ref = embed_originals(demo_photos, tmp_path, tiny_arch)
+    texts = tmp_path / "emb" / "texts.npy"
+    assert run("embed-texts", "--captions", demo_photos, "--model", "t", "--arch", tiny_arch, "--pretrained", "None", "--seed", "3", "--device", "cpu", "--out", texts) == 0
+    emb = tmp_path / "emb" / "flip.npy"
+    assert run("embed-image-variant", "--variant", out, "--model-from", ref, "--device", "cpu", "--batch-size", "2", "--out", emb) == 0
+    assert np.load(emb).shape == np.load(ref).shape
+    record_path = tmp_path / "metrics" / "image-flip.json"
+    argv = ["evaluate-image", "--manifest", demo_photos, "--image-emb", ref, "--text-emb", texts, "--variant", out, "--variant-emb", emb]
+    assert run(*argv, "--out", record_path) == 0
+    record = json.loads(record_path.read_text())
+    assert record["task"] == "image-stress" and record["condition"] == {"perturbation": "flip", "lam": 0.9, "seed": 1}
+    assert record["dataset"] == {"name": "demo", "n_images": 3, "n_captions": 15}
+    assert set(record["metrics"]) == {"t2i_R@1", "t2i_R@5", "t2i_R@10", "t2i_R@1_original", "t2i_false_R@1", "t2i_drop_rate"}
+
+
+def test_flip_clean_mode_flips_the_preprocessed_tensor(demo_photos, tmp_path):
+    from vlstress.encoders import load_rgb
+
+    out = tmp_path / "clean"
+    assert run("image-variants", "--manifest", demo_photos, "--method", "flip", "--lam", "1.0", "--seed", "1", "--mode", "clean", "--out", out) == 0
+    manifest = load_manifest(out / "manifest.json")
+    plan = variants.plan_from_manifest(manifest)
+    preprocess = lambda image: torch.from_numpy(np.asarray(image.resize((16, 16)), dtype=np.float32)).permute(2, 0, 1)  # noqa: E731
+    mixer = variants.CleanMixer([e["source_path"] for e in manifest["images"]], plan, preprocess)
+    for i, entry in enumerate(manifest["images"]):
+        assert torch.equal(mixer(i), preprocess(load_rgb(entry["source_path"])).flip(-1))

@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 
 from vlstress.cli import main
-from vlstress.metrics import i2t_text_stress
+from vlstress.metrics import rows_by_owner, stress_recalls
+from vlstress.text.caption_sets import split_variant_entries
+
+
+def i2t_text_stress(image_emb, original_emb, original_image, altered_emb, **kwargs):
+    """The text stress-test: images query originals + altered captions; ground truth = own originals."""
+    gt = rows_by_owner(original_image, len(image_emb))
+    return stress_recalls(image_emb, original_emb, gt, altered_emb, prefix="i2t", **kwargs)
 
 
 def from_scores(scores: np.ndarray, n_original: int):
@@ -73,9 +80,32 @@ def test_six_captions_chunked():
         assert out["i2t_false_R@1"] == 50.0 and out["i2t_drop_rate"] == 50.0
 
 
+def test_known_answer_with_ties_pessimistic():
+    """The scores of test_known_answer_with_ties: img1's tie with an altered caption is now a miss and false."""
+    scores = [
+        [0.9, 0.5, 0.3, 0.2, 0.95, 0.1, 0.1, 0.1],
+        [0.1, 0.2, 0.8, 0.7, 0.1, 0.1, 0.8, 0.3],
+    ]
+    images, originals, altered = from_scores(scores, 4)
+    out = i2t_text_stress(images, originals, [0, 0, 1, 1], altered, ks=(1, 5), ties="pessimistic")
+    assert out == {
+        "i2t_R@1": 0.0,
+        "i2t_R@5": 100.0,
+        "i2t_R@1_original": 100.0,
+        "i2t_false_R@1": 100.0,
+        "i2t_drop_rate": 100.0,
+    }
+
+
+def test_split_variant_entries_rows():
+    manifest_images = {"a": ["a1", "a2"], "b": ["b1"]}
+    entries = [{"image": "b", "caption": ["b1", "B1"]}, {"image": "a", "caption": ["a1", "a2", "A1"]}]
+    assert split_variant_entries(entries, manifest_images, "set") == (["b", "a"], [1, 4])
+
+
 # --- the command, end to end on hand-made embeddings ------------------------------------------
 
-MODEL = {"slug": "toy", "weights_label": "random-init (seed 0)", "seed": 0}
+MODEL = {"slug": "toy", "arch": "toy-arch", "weights_label": "random-init (seed 0)", "seed": 0}
 
 
 def write_emb(path: Path, array: np.ndarray, inputs: dict | None = None, model=MODEL):
@@ -136,11 +166,13 @@ def evaluate(d: Path, *extra: str, variant: str = "set.json", out: str = "out.js
 def test_command_record(toy):
     assert evaluate(toy) == 0
     record = json.loads((toy / "out.json").read_text())
-    assert record["evaluation"] == "text-same_concept" and record["stress"] == "text"
-    assert record["variant"] == "same_concept" and record["lam"] is None and record["variant_seed"] is None
-    assert record["model"] == "toy" and record["weights"] == "random-init (seed 0)" and record["dataset"] == "toy"
-    assert record["n_images"] == 3 and record["n_captions"] == 10 and record["n_altered_captions"] == 10
-    assert record["subset"]["evaluated_on_subset"] is False
+    assert record["schema"] == "vlstress.record/1" and record["task"] == "text-stress"
+    assert record["condition"] == {"set": "same_concept"}
+    assert record["model"] == {"slug": "toy", "arch": "toy-arch", "weights": "random-init (seed 0)"}
+    dataset = record["dataset"]
+    assert dataset["name"] == "toy" and dataset["n_images"] == 3 and dataset["n_captions"] == 10 and dataset["n_altered_captions"] == 10
+    assert dataset["subset"]["evaluated_on_subset"] is False
+    assert record["provenance"]["params"]["ties"] == "optimistic"
     m = record["metrics"]
     assert m["i2t_R@1"] == pytest.approx(200 / 3) and m["i2t_R@5"] == 100.0
     assert m["i2t_R@1_original"] == 100.0
@@ -152,6 +184,16 @@ def test_command_record(toy):
     assert evaluate(toy) == 0 and (toy / "out.json").read_bytes() == first
 
 
+def test_command_ties_pessimistic(toy):
+    """c's altered caption ties c's best original: a hit by default, a miss (and false) when pessimistic."""
+    assert evaluate(toy, "--ties", "pessimistic") == 0
+    record = json.loads((toy / "out.json").read_text())
+    assert record["provenance"]["params"]["ties"] == "pessimistic"
+    m = record["metrics"]
+    assert m["i2t_R@1"] == pytest.approx(100 / 3) and m["i2t_R@1_original"] == 100.0
+    assert m["i2t_false_R@1"] == pytest.approx(200 / 3) and m["i2t_drop_rate"] == pytest.approx(200 / 3)
+
+
 def test_command_subset(toy):
     data = json.loads((toy / "set.json").read_text())
     (toy / "sub.json").write_text(json.dumps(data[1:]))  # b and c only
@@ -161,8 +203,10 @@ def test_command_subset(toy):
     write_emb(toy / "text_set.npy", emb, inputs={"sub.json": sha256_file(toy / "sub.json")})
     assert evaluate(toy, variant="sub.json") == 0
     record = json.loads((toy / "out.json").read_text())
-    assert record["n_images"] == 2 and record["n_captions"] == 8
-    assert record["subset"]["evaluated_on_subset"] is True and record["subset"]["n_manifest_images"] == 3
+    assert record["dataset"]["n_images"] == 2 and record["dataset"]["n_captions"] == 8
+    subset = record["dataset"]["subset"]
+    assert subset["evaluated_on_subset"] is True and subset["n_manifest_images"] == 3
+    assert subset["note"] == "caption set covers 2 of 3 manifest images; all metrics (including R@1_original) use those images only"
     assert record["metrics"]["i2t_R@1"] == 50.0 and record["metrics"]["i2t_false_R@1"] == 50.0
 
 
@@ -206,7 +250,7 @@ def test_command_six_originals_five_altered(toy):
     write_emb(toy / "text_set.npy", emb, inputs={"set65.json": sha256_file(toy / "set65.json")})
     assert evaluate(toy, variant="set65.json") == 0
     record = json.loads((toy / "out.json").read_text())
-    assert record["n_captions"] == 10 and record["n_altered_captions"] == 9
+    assert record["dataset"]["n_captions"] == 10 and record["dataset"]["n_altered_captions"] == 9
     assert record["metrics"]["i2t_R@1"] == 100.0 and record["metrics"]["i2t_false_R@1"] == 0.0
 
 
@@ -233,4 +277,5 @@ def test_official_rococo_sets_are_accepted(shared_data, tmp_path, set_name):
     write_emb(tmp_path / "text_set.npy", unit(n_set), inputs={"set.json": sha256_file(tmp_path / "set.json")})
     assert evaluate(tmp_path) == 0
     record = json.loads((tmp_path / "out.json").read_text())
-    assert record["n_images"] == 5 and record["n_captions"] == n_orig and record["n_altered_captions"] == n_orig - len(six)
+    dataset = record["dataset"]
+    assert dataset["n_images"] == 5 and dataset["n_captions"] == n_orig and dataset["n_altered_captions"] == n_orig - len(six)

@@ -272,8 +272,8 @@ def test_coco_mini_karpathy_images_against_official(shared_data, wc, concepts):
         assert theirs["n_altered"] >= 5 * len(entries) and theirs["one_word_pct"] > 50.0
 
 
-def test_embed_text_variant_uses_the_reference_model(tmp_path):
-    """Originals inside a set are embedded exactly as `embed-texts` embedded the manifest."""
+def test_set_originals_embed_like_the_manifest(tmp_path):
+    """Originals inside a set get the embeddings `embed-texts` gave them in the manifest (up to batching)."""
     import numpy as np
 
     manifest = {"dataset": "toy", "images": [{"image": e["image"], "path": "", "caption": e["caption"]} for e in MANIFEST["images"]]}
@@ -282,8 +282,7 @@ def test_embed_text_variant_uses_the_reference_model(tmp_path):
     (tmp_path / "set.json").write_text(json.dumps(tset))
     model = ["--model", "tiny", "--arch", "ViT-S-32-alt", "--pretrained", "None", "--seed", "3", "--device", "cpu", "--batch-size", "4"]
     run_cli("embed-texts", "--captions", str(tmp_path / "manifest.json"), *model, "--out", str(tmp_path / "texts.npy"))
-    run_cli("embed-text-variant", "--captions", str(tmp_path / "set.json"), "--model-from", str(tmp_path / "texts.npy"),
-            "--device", "cpu", "--batch-size", "4", "--out", str(tmp_path / "text_set.npy"))
+    run_cli("embed-texts", "--captions", str(tmp_path / "set.json"), *model, "--out", str(tmp_path / "text_set.npy"))
     ref, var = np.load(tmp_path / "texts.npy"), np.load(tmp_path / "text_set.npy")
     meta = json.loads((tmp_path / "text_set.npy.json").read_text())
     assert var.shape == (8, ref.shape[1]) and meta["captions_per_image"] == [4, 4]

@@ -1,9 +1,27 @@
 """Retrieval metrics from embeddings, computed in query chunks on torch.
 
-Rank convention (documented in the README): the rank of a query is the number
-of gallery items scoring strictly above its best ground-truth item, so rank 0
-is a hit at 1 and ties go to the ground truth. Never a full argsort per row,
-never the whole similarity matrix in memory: only `chunk_size` rows at a time.
+Rank convention (documented in the README): the rank of a query is the number of
+gallery items ranked above its best ground-truth item, so rank 0 is a hit at 1. Never
+a full argsort per row, never the whole similarity matrix in memory: only `chunk_size`
+rows at a time.
+
+Ties (`ties=`). Exactly equal scores need a rule, and the official RoCOCO scripts have
+none: they rank with `np.argsort(score)[::-1]`, whose order among exactly equal scores
+is an implementation detail of NumPy (quicksort/introsort, not stable, and different
+between NumPy versions and CPUs), so there a tie between a ground-truth item and
+another item lands either way. Both ends are available here:
+
+    optimistic   (default) rank = items scoring strictly above the best ground truth;
+                 a tie with the ground truth counts as a hit, and the top-1 is the
+                 ground truth. The upper bound of the Recall@K argsort can give.
+    pessimistic  every non-ground-truth item whose score equals the best ground-truth
+                 score ranks above it (other ground-truth items tied with it do not
+                 count), and the top-1 is such a tied item (the lowest gallery index
+                 among them) rather than the ground truth. The lower bound of Recall@K.
+
+The two differ only when scores tie exactly, which continuous embeddings of a trained
+model practically never do; random-init or quantised models and duplicate captions
+(identical rows in the gallery) do produce exact ties.
 """
 
 from __future__ import annotations
@@ -15,12 +33,20 @@ import numpy as np
 import torch
 
 DEFAULT_KS = (1, 5, 10)
+TIE_POLICIES = ("optimistic", "pessimistic")
 
 
 @dataclass(frozen=True)
 class RankResult:
-    ranks: np.ndarray  # (n_queries,) int64: items scoring above the best ground truth
-    top1: np.ndarray  # (n_queries,) int64: gallery index of the highest score (ties -> ground truth, then lowest index)
+    ranks: np.ndarray  # (n_queries,) int64: gallery items ranked above the best ground truth
+    top1: np.ndarray  # (n_queries,) int64: gallery index of the first-ranked item (see the tie policy)
+
+
+def check_ties(ties: str) -> str:
+    """`ties` itself if it is a known tie policy, else a ValueError naming it."""
+    if ties not in TIE_POLICIES:
+        raise ValueError(f"unknown tie policy {ties!r}; known: {', '.join(TIE_POLICIES)}")
+    return ties
 
 
 def pad_ground_truth(gt: Sequence[Sequence[int]]) -> torch.Tensor:
@@ -34,16 +60,42 @@ def pad_ground_truth(gt: Sequence[Sequence[int]]) -> torch.Tensor:
     return padded
 
 
-def ranks_from_scores(scores: torch.Tensor, gt: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def rows_by_owner(owner: Sequence[int], n_owners: int) -> list[list[int]]:
+    """Ground truth from an owner column: for each owner 0..n_owners-1, its rows (ascending).
+
+    E.g. the captions of each image from `caption_image`; an owner without rows gets [].
+    """
+    owner = np.asarray(owner, dtype=np.int64)
+    if owner.size and (owner.min() < 0 or owner.max() >= n_owners):
+        raise ValueError(f"owners must lie in 0..{n_owners - 1}, got {owner.min()}..{owner.max()}")
+    order = np.argsort(owner, kind="stable")
+    bounds = np.searchsorted(owner[order], np.arange(n_owners + 1))
+    return [order[bounds[i] : bounds[i + 1]].tolist() for i in range(n_owners)]
+
+
+def ranks_from_scores(scores: torch.Tensor, gt: torch.Tensor, ties: str = "optimistic") -> tuple[torch.Tensor, torch.Tensor]:
     """Ranks and top-1 indices of one chunk of score rows (gt padded with -1)."""
+    check_ties(ties)
     valid = gt >= 0
     gt_scores = torch.gather(scores, 1, gt.clamp(min=0)).masked_fill(~valid, float("-inf"))
     best_gt, best_pos = gt_scores.max(dim=1)
-    # count as uint8 -> int32 (exact up to 2**31 items): ~2x faster on CPU than summing bool into int64
-    ranks = (scores > best_gt[:, None]).view(torch.uint8).sum(dim=1, dtype=torch.int32).long()
-    top_score, top_index = scores.max(dim=1)  # first maximum -> lowest index among ties
     best_gt_index = torch.gather(gt, 1, best_pos[:, None]).squeeze(1)
-    top1 = torch.where(top_score > best_gt, top_index, best_gt_index)
+    top_score, top_index = scores.max(dim=1)  # first maximum -> lowest index among ties
+    if ties == "optimistic":
+        # count as uint8 -> int32 (exact up to 2**31 items): ~2x faster on CPU than summing bool into int64
+        ranks = (scores > best_gt[:, None]).view(torch.uint8).sum(dim=1, dtype=torch.int32).long()
+        top1 = torch.where(top_score > best_gt, top_index, best_gt_index)
+        return ranks, top1
+    # pessimistic: non-ground-truth items at or above the best ground-truth score rank above it
+    n_gallery = scores.shape[1]
+    is_gt = torch.zeros((scores.shape[0], n_gallery + 1), dtype=torch.bool, device=scores.device)
+    is_gt.scatter_(1, torch.where(valid, gt, n_gallery), True)  # padding -> the extra column
+    is_gt = is_gt[:, :n_gallery]
+    above = (scores >= best_gt[:, None]) & ~is_gt
+    ranks = above.view(torch.uint8).sum(dim=1, dtype=torch.int32).long()
+    tied = (scores == best_gt[:, None]) & ~is_gt
+    first_tied = tied.view(torch.uint8).argmax(dim=1)  # first maximum -> lowest tied index
+    top1 = torch.where(top_score > best_gt, top_index, torch.where(tied.any(dim=1), first_tied, best_gt_index))
     return ranks, top1
 
 
@@ -55,8 +107,10 @@ def retrieval_ranks(
     chunk_size: int = 1024,
     device: str = "cpu",
     score_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
+    ties: str = "optimistic",
 ) -> RankResult:
     """Ranks of every query against the gallery; scores = queries @ gallery.T by default."""
+    check_ties(ties)
     q = torch.as_tensor(queries).to(device)
     g = torch.as_tensor(gallery).to(device)
     gt_tensor = gt if isinstance(gt, torch.Tensor) else pad_ground_truth(gt)
@@ -65,7 +119,7 @@ def retrieval_ranks(
     ranks, top1 = [], []
     for start in range(0, q.shape[0], chunk_size):
         scores = score_fn(q[start : start + chunk_size], g)
-        r, t = ranks_from_scores(scores, gt_tensor[start : start + chunk_size])
+        r, t = ranks_from_scores(scores, gt_tensor[start : start + chunk_size], ties)
         ranks.append(r.cpu())
         top1.append(t.cpu())
     return RankResult(ranks=torch.cat(ranks).numpy().astype(np.int64), top1=torch.cat(top1).numpy().astype(np.int64))
@@ -82,71 +136,94 @@ def false_recall_at_1(top1: np.ndarray, is_distractor: np.ndarray) -> float:
     return float(100.0 * np.mean(np.asarray(is_distractor)[np.asarray(top1)]))
 
 
-def drop_rate(r1_original: float, r1_stressed: float) -> float:
-    """Relative fall of R@1 in percent: 100 * (orig - stressed) / orig."""
+def drop_rate(r1_original: float, r1_stressed: float) -> float | None:
+    """Relative fall of R@1 in percent: 100 * (orig - stressed) / orig; None when orig is 0 (undefined)."""
     if r1_original == 0:
-        return float("nan")
+        return None
     return float(100.0 * (r1_original - r1_stressed) / r1_original)
 
 
-def image_text_recalls(image_emb: np.ndarray, text_emb: np.ndarray, caption_image: Sequence[int], ks: Sequence[int] = DEFAULT_KS, chunk_size: int = 1024) -> dict[str, float]:
+def image_text_recalls(
+    image_emb: np.ndarray,
+    text_emb: np.ndarray,
+    caption_image: Sequence[int],
+    ks: Sequence[int] = DEFAULT_KS,
+    chunk_size: int = 1024,
+    *,
+    ties: str = "optimistic",
+) -> dict[str, float]:
     """Image-to-text and text-to-image Recall@K on the original captions."""
     caption_image = np.asarray(caption_image)
-    captions_of = [np.flatnonzero(caption_image == i).tolist() for i in range(len(image_emb))]
-    i2t = retrieval_ranks(image_emb, text_emb, captions_of, chunk_size=chunk_size)
-    t2i = retrieval_ranks(text_emb, image_emb, [[int(i)] for i in caption_image], chunk_size=chunk_size)
+    captions_of = rows_by_owner(caption_image, len(image_emb))
+    i2t = retrieval_ranks(image_emb, text_emb, captions_of, chunk_size=chunk_size, ties=ties)
+    t2i = retrieval_ranks(text_emb, image_emb, [[int(i)] for i in caption_image], chunk_size=chunk_size, ties=ties)
     out = {f"i2t_{k}": v for k, v in recall_at_k(i2t.ranks, ks).items()}
     out.update({f"t2i_{k}": v for k, v in recall_at_k(t2i.ranks, ks).items()})
     return out
 
 
-def i2t_text_stress(
-    image_emb: np.ndarray,
-    original_emb: np.ndarray,
-    original_image: Sequence[int],
-    altered_emb: np.ndarray,
+def stress_recalls(
+    queries: np.ndarray,
+    originals: np.ndarray,
+    gt: Sequence[Sequence[int]],
+    distractors: np.ndarray,
+    *,
+    prefix: str,
     ks: Sequence[int] = DEFAULT_KS,
     chunk_size: int = 1024,
+    ties: str = "optimistic",
     device: str = "cpu",
 ) -> dict[str, float | None]:
-    """Text stress-test metrics for images `0..len(image_emb)-1` (official RoCOCO semantics).
+    """Stress-test metrics of one retrieval direction (official RoCOCO semantics).
 
-    Original caption j belongs to image original_image[j]; `altered_emb` rows are distractors
-    (their owner does not matter for the metrics).
+    Gallery = `originals` (rows 0..n-1) followed by `distractors` (rows n..n+m-1);
+    `gt[q]` lists the ground-truth rows of query q, all among the originals. The
+    distractors are never ground truth; their owner does not matter for the metrics.
 
-    Gallery = all original captions (rows 0..n-1) followed by all altered captions (rows
-    n..n+m-1). An image's ground truth is its own original captions. From the ranks of
-    retrieval_ranks (rank = gallery items scoring strictly above the best
-    ground-truth caption, so ties go to the ground truth):
+        text stress (image -> text):
+            stress_recalls(image_emb, caption_emb, captions_of_image, altered_emb, prefix="i2t")
+            (distractors = altered captions; an image's ground truth = its original captions)
+        image stress (text -> image):
+            stress_recalls(text_emb, image_emb, [[owner] per caption], mixed_emb, prefix="t2i")
+            (distractors = mixed images; a caption's only ground truth = its original image)
 
-        i2t_R@K            Recall@K against the original + altered gallery (percent)
-        i2t_R@1_original   Recall@1 against the original-only gallery (same images)
-        i2t_false_R@1      percent of images whose top-1 caption is an altered caption
-        i2t_drop_rate      100 * (R@1_original - R@1) / R@1_original (None if R@1_original = 0)
+    From the ranks of retrieval_ranks (see the module docstring for the tie policy):
 
-    Top-1 and ties (ranks_from_scores): the top-1 caption is the best
-    ground-truth caption unless some caption scores strictly above it; among captions tied
-    at the top score the lowest gallery row wins. Originals come before altered captions,
-    so an image counts as "false top-1" exactly when its best altered caption scores
-    strictly above every original caption of the gallery (its own and other images').
-    A tie between an altered caption and the ground truth counts as a hit, never as false.
+        {prefix}_R@K            Recall@K against the originals + distractors gallery (percent)
+        {prefix}_R@1_original   Recall@1 against the originals-only gallery (same queries)
+        {prefix}_false_R@1      percent of queries whose top-1 item is a distractor (any
+                                distractor; official eval_clip_t2i.py: `inds[0] >= 5000`)
+        {prefix}_drop_rate      100 * (R@1_original - R@1) / R@1_original; None when
+                                R@1_original is 0 (undefined)
+
+    Top-1 and ties, optimistic (the default): the top-1 item is the best ground truth
+    unless some item scores strictly above it; among items tied at the top score the
+    lowest gallery row wins. Originals come before distractors, so a query counts as
+    "false top-1" exactly when its best distractor scores strictly above every original
+    of the gallery (its own and other queries'); a tie between a distractor and the
+    ground truth counts as a hit, never as false. Pessimistic: a tie between the best
+    ground truth and any other item counts as a miss; the top-1 is then the lowest tied
+    row, so it is "false" exactly when no other original ties too.
     """
-    original_image = np.asarray(original_image, dtype=np.int64)
-    if len(original_image) != len(original_emb):
-        raise ValueError(f"{len(original_emb)} original captions but {len(original_image)} owners")
-    if altered_emb.ndim != 2 or altered_emb.shape[1] != original_emb.shape[1]:
-        raise ValueError(f"altered embeddings {altered_emb.shape} do not match the originals {original_emb.shape}")
-    n_original = len(original_emb)
-    gt = [np.flatnonzero(original_image == i).tolist() for i in range(len(image_emb))]
-    gallery = np.concatenate([original_emb, altered_emb], axis=0)
-    stressed = retrieval_ranks(image_emb, gallery, gt, chunk_size=chunk_size, device=device)
-    original = retrieval_ranks(image_emb, original_emb, gt, chunk_size=chunk_size, device=device)
-    out: dict[str, float | None] = {f"i2t_{k}": v for k, v in recall_at_k(stressed.ranks, ks).items()}
+    check_ties(ties)
+    originals = np.asarray(originals)
+    distractors = np.asarray(distractors)
+    if originals.ndim != 2 or distractors.ndim != 2 or distractors.shape[1] != originals.shape[1]:
+        raise ValueError(f"distractor embeddings {distractors.shape} do not match the originals {originals.shape}")
+    if len(gt) != len(queries):
+        raise ValueError(f"{len(queries)} queries but {len(gt)} ground-truth lists")
+    n_original = len(originals)
+    for row, items in enumerate(gt):
+        if any(not 0 <= int(i) < n_original for i in items):
+            raise ValueError(f"query {row}: ground truth {list(items)} outside the {n_original} originals")
+    gallery = np.concatenate([originals, distractors], axis=0)
+    stressed = retrieval_ranks(queries, gallery, gt, chunk_size=chunk_size, device=device, ties=ties)
+    original = retrieval_ranks(queries, originals, gt, chunk_size=chunk_size, device=device, ties=ties)
+    out: dict[str, float | None] = {f"{prefix}_{k}": v for k, v in recall_at_k(stressed.ranks, ks).items()}
     r1 = recall_at_k(stressed.ranks, [1])["R@1"]
     r1_original = recall_at_k(original.ranks, [1])["R@1"]
-    is_altered = np.arange(len(gallery)) >= n_original
-    out["i2t_R@1_original"] = r1_original
-    out["i2t_false_R@1"] = false_recall_at_1(stressed.top1, is_altered)
-    drop = drop_rate(r1_original, r1)
-    out["i2t_drop_rate"] = None if np.isnan(drop) else drop
+    is_distractor = np.arange(len(gallery)) >= n_original
+    out[f"{prefix}_R@1_original"] = r1_original
+    out[f"{prefix}_false_R@1"] = false_recall_at_1(stressed.top1, is_distractor)
+    out[f"{prefix}_drop_rate"] = drop_rate(r1_original, r1)
     return out

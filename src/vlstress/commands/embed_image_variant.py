@@ -1,10 +1,10 @@
-"""`vlstress embed-image-variant`: embeddings of one mixed-image variant with the model of a reference embedding.
+"""`vlstress embed-image-variant`: embeddings of one perturbed-image variant with the model of a reference embedding.
 
 The model is the one that produced `--model-from` (an images.npy of `vlstress embed-images`;
-its sidecar records slug, arch, weights and seed), so the mixed images are always embedded
+its sidecar records slug, arch, weights and seed), so the perturbed images are always embedded
 by exactly the model of the originals they are compared with, and a model change upstream
 reruns this step. Faithful variants are embedded from their JPEG files; clean variants are
-mixed here, after the model's own preprocessing (lossless).
+perturbed here, after the model's own preprocessing (lossless).
 """
 
 from __future__ import annotations
@@ -27,8 +27,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
     parser.add_argument("--batch-size", type=positive_int, default=64)
     parser.add_argument("--out", required=True, type=Path, help=".npy to write (sidecar: <out>.json)")
-
-
 
 
 def run(args: argparse.Namespace) -> None:

@@ -12,6 +12,7 @@ from ..manifest import caption_table, load_manifest
 from ..record import Record, write_record
 from ._args import int_list, positive_int
 
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--manifest", required=True, type=Path)
     parser.add_argument("--image-emb", required=True, type=Path, help="from `vlstress embed-images`")

@@ -69,9 +69,10 @@ def run(args: argparse.Namespace) -> None:
         from ..text.concepts import ConceptIndex, vocabulary, vocabulary_nouns
         from ..text.nlp import word_classes
 
-        kind = args.kind or variants.DEFAULT_KIND.get(args.set_name)
+        kind = args.kind or variants.default_kind(args.set_name)
         if kind is None:
             raise VlstressError(f"set {args.set_name!r}: give --kind ({', '.join(variants.KINDS)})")
+        variants.set_kind(kind, args.set_name)  # an unknown kind fails before WordNet is loaded
         params["kind"] = kind
         wc = word_classes(args.nltk_data)
         ci = ConceptIndex(wc.wn)
@@ -83,7 +84,7 @@ def run(args: argparse.Namespace) -> None:
             inputs[str(args.ei_scores)] = sha256_file(args.ei_scores)
         words = [w.strip().lower() for w in args.words.split(",") if w.strip()] if args.words else None
         vocab = list(vocabulary())
-        pools = variants.Pools(ci, variants.caption_nouns(entries, wc), vocabulary_nouns(), args.pool) if kind in variants.NEEDS_POOLS and not words else None
+        pools = variants.Pools(ci, variants.caption_nouns(entries, wc), vocabulary_nouns(), args.pool) if variants.needs_pools(kind, args.set_name, words) else None
         ctx = variants.Context(word_classes=wc, concepts=ci, pools=pools, vocabulary=vocab, words=words)
         positions = variants.choose_positions(entries, ei, wc, args.strategy, args.strategy_seed)
         result = variants.generate_set(entries, positions, set_name=args.set_name, kind=kind, seed=args.seed, ctx=ctx)

@@ -1,15 +1,17 @@
-"""Mixed-image variants of a test set: partners, boxes, mixers and the two modes.
+"""Perturbed-image variants of a test set: partners, boxes, perturbations and the two modes.
 
 Every test image i gets a partner p(i) != i from a seeded permutation of the test set,
-and a mixed image built by one of the MIXERS:
+and a perturbed image built by one of the PERTURBATIONS (registry: adding one is one
+entry; an entry says whether it uses the partner and the box):
 
     mix    x' = lam * x + (1 - lam) * x_partner                  (pixel-wise blend)
     patch  CutMix: a box covering (1 - lam) of the image is copied from the partner
+    flip   the image mirrored left-right (ignores lam, the partner and the box)
 
 The plan (partners + boxes) depends only on (n_images, lam, seed), not on the image size:
 boxes are stored as fractions of the image, so the same plan applies at 384x384
-(faithful mode) and at the model's input size (clean mode). For a given seed, `mix` and
-`patch` share partners.
+(faithful mode) and at the model's input size (clean mode). For a given seed, all
+perturbations share partners.
 
 Modes (see docs/image-variants.md):
   faithful  as the official RoCOCO release (mix_images.py): resize to 384x384 bicubic,
@@ -99,19 +101,27 @@ class VariantPlan:
     partners: np.ndarray  # (n,) int64
     boxes: np.ndarray  # (n, 4) float64 fractions [top, left, height, width]
 
+    @property
+    def perturbation(self) -> Perturbation:
+        return perturbation(self.method)
+
     def box(self, index: int) -> list[float] | None:
-        return [float(v) for v in self.boxes[index]] if self.method == "patch" else None
+        """The image's box (fractions), None when the perturbation uses no box."""
+        return [float(v) for v in self.boxes[index]] if self.perturbation.uses_box else None
+
+    def partner(self, index: int) -> int | None:
+        """The image's partner index, None when the perturbation uses no partner."""
+        return int(self.partners[index]) if self.perturbation.uses_partner else None
 
 
 def make_plan(n: int, method: str, lam: float, seed: int) -> VariantPlan:
-    if method not in MIXERS:
-        raise VlstressError(f"unknown image variant method {method!r}; known: {', '.join(MIXERS)}")
+    perturbation(method)
     partners = partner_indices(n, seed)
     rng = np.random.default_rng([seed, 1])  # boxes: an independent stream of the same seed
     return VariantPlan(method=method, lam=lam, seed=seed, partners=partners, boxes=box_fractions(n, lam, rng))
 
 
-# --- mixers (registry: adding a method is one entry) -------------------------------------------
+# --- perturbations (registry: adding a method is one entry) -------------------------------------
 
 
 def pixel_box(box: Sequence[float], height: int, width: int) -> tuple[int, int, int, int]:
@@ -140,11 +150,39 @@ def patch(image, partner, lam: float, box=None):
     return out
 
 
-MIXERS: dict[str, Callable[..., Any]] = {"mix": mix, "patch": patch}
+def flip(image, partner=None, lam: float = 1.0, box=None):
+    """The image mirrored left-right (channels first, ... x H x W); lam, partner and box are ignored."""
+    return image.flip(-1) if hasattr(image, "flip") else np.flip(image, -1).copy()
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """One image perturbation: `apply(image, partner, lam, box)` on channels-first tensors/arrays."""
+
+    apply: Callable[..., Any]
+    uses_partner: bool  # False: `partner` is None, and the manifest records no partner
+    uses_box: bool  # False: `box` is None, and the manifest records no box
+    description: str
+
+
+PERTURBATIONS: dict[str, Perturbation] = {
+    "mix": Perturbation(mix, uses_partner=True, uses_box=False, description="blend with the partner image"),
+    "patch": Perturbation(patch, uses_partner=True, uses_box=True, description="CutMix: a box of the partner image"),
+    "flip": Perturbation(flip, uses_partner=False, uses_box=False, description="the image mirrored left-right (lam ignored)"),
+}
+
+
+def perturbation(method: str) -> Perturbation:
+    try:
+        return PERTURBATIONS[method]
+    except KeyError:
+        raise VlstressError(f"unknown image variant method {method!r}; known: {', '.join(PERTURBATIONS)}") from None
 
 
 def apply(plan: VariantPlan, index: int, image, partner):
-    return MIXERS[plan.method](image, partner, plan.lam, plan.box(index))
+    """The perturbed image `index` of the plan (`partner` is ignored when the perturbation uses none)."""
+    entry = plan.perturbation
+    return entry.apply(image, partner if entry.uses_partner else None, plan.lam, plan.box(index))
 
 
 # --- faithful mode: files like the official release -----------------------------------------------
@@ -220,7 +258,7 @@ def write_faithful(
 
 
 class CleanMixer:
-    """`preprocess` for encoders.encode_images over item indices: the mixed preprocessed tensor.
+    """`preprocess` for encoders.encode_images over item indices: the perturbed preprocessed tensor.
 
     Use with `load=lambda i: i`: encode_images calls preprocess(load(item)) per item.
     """
@@ -234,7 +272,8 @@ class CleanMixer:
         from ..encoders import load_rgb
 
         image = self.preprocess(load_rgb(self.source_paths[index]))
-        partner = self.preprocess(load_rgb(self.source_paths[int(self.plan.partners[index])]))
+        partner_index = self.plan.partner(index)
+        partner = None if partner_index is None else self.preprocess(load_rgb(self.source_paths[partner_index]))
         return apply(self.plan, index, image, partner)
 
 
@@ -243,8 +282,28 @@ def plan_from_manifest(manifest: dict[str, Any]) -> VariantPlan:
     try:
         variant = manifest["variant"]
         entries = manifest["images"]
-        partners = np.array([int(e["partner_index"]) for e in entries], dtype=np.int64)
+        partners = np.array([-1 if e["partner_index"] is None else int(e["partner_index"]) for e in entries], dtype=np.int64)
         boxes = np.array([e["box"] if e["box"] is not None else [0.0, 0.0, 0.0, 0.0] for e in entries], dtype=np.float64)
         return VariantPlan(method=variant["method"], lam=float(variant["lam"]), seed=int(variant["seed"]), partners=partners, boxes=boxes)
     except (KeyError, TypeError, ValueError) as exc:
         raise VlstressError(f"not an image-variant manifest (missing {exc}); run `vlstress image-variants`") from None
+
+
+def load_variant(variant_dir: Path, images: Sequence[str], source_manifest: Path) -> tuple[dict[str, Any], Path]:
+    """(variant spec, manifest path) of a variant folder, checked to be built from the test set `images`."""
+    from ..manifest import load_manifest
+
+    path = Path(variant_dir) / "manifest.json"
+    manifest = load_manifest(path)
+    spec = manifest.get("variant")
+    if not isinstance(spec, dict) or "method" not in spec:
+        raise VlstressError(f"{path} is not an image-variant manifest; run `vlstress image-variants`")
+    if [e["image"] for e in manifest["images"]] != list(images):
+        raise VlstressError(f"variant {variant_dir} was built from another test set than {source_manifest}; re-run `vlstress image-variants`")
+    return spec, path
+
+
+def check_variant_embeddings(emb_path: Path, meta: dict[str, Any], spec: dict[str, Any], variant_dir: Path) -> None:
+    """Error unless the embeddings sidecar `meta` names the variant `spec`."""
+    if (meta.get("variant") or {}).get("name") != spec.get("name"):
+        raise VlstressError(f"{emb_path} embeds another variant than {variant_dir}; re-run `vlstress embed-image-variant`")

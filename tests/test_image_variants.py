@@ -181,6 +181,11 @@ def test_faithful_manifest_is_embeddable_by_embed_images(dataset, tmp_path, tiny
 # --- clean mode and the variant embedding step -----------------------------------------------
 
 
+def model_flags(arch: str) -> list[str]:
+    """The model the originals are embedded with (embed_originals), named by its registry flags."""
+    return ["--model", "t", "--arch", arch, "--pretrained", "None", "--seed", "3"]
+
+
 def embed_originals(dataset: Path, tmp_path: Path, arch: str) -> Path:
     ref = tmp_path / "emb" / "images.npy"
     assert run("embed-images", "--manifest", dataset, "--model", "t", "--arch", arch, "--pretrained", "None", "--seed", "3", "--device", "cpu", "--batch-size", "2", "--out", ref) == 0
@@ -195,7 +200,7 @@ def test_clean_mode_lam_one_reproduces_the_original_embeddings(dataset, tmp_path
     assert manifest["variant"]["mode"] == "clean" and not (out / "images").exists()
     assert all("path" not in e for e in manifest["images"]), "clean variants cannot be embedded as plain images by mistake"
     emb = tmp_path / "clean.npy"
-    assert run("embed-image-variant", "--variant", out, "--model-from", ref, "--device", "cpu", "--batch-size", "2", "--out", emb) == 0
+    assert run("embed-image-variant", "--variant", out, *model_flags(tiny_arch), "--device", "cpu", "--batch-size", "2", "--out", emb) == 0
     # lam = 1 gives the very input tensors of `ref`, in the same batches of 2: the same computation, so bit-equal
     assert np.array_equal(np.load(emb), np.load(ref))
     meta = json.loads((tmp_path / "clean.npy.json").read_text())
@@ -213,7 +218,7 @@ def test_clean_mode_mixes_the_preprocessed_tensors(dataset, tmp_path, tiny_arch)
     out = tmp_path / "clean"
     assert run("image-variants", "--manifest", dataset, "--method", "mix", "--lam", "0.6", "--seed", "10", "--mode", "clean", "--out", out) == 0
     emb = tmp_path / "clean.npy"
-    assert run("embed-image-variant", "--variant", out, "--model-from", ref, "--device", "cpu", "--out", emb) == 0
+    assert run("embed-image-variant", "--variant", out, *model_flags(tiny_arch), "--device", "cpu", "--out", emb) == 0
     model, preprocess, _ = models.load(models.ModelSpec("t", tiny_arch, None, seed=3), "cpu")
     entries = json.loads((out / "manifest.json").read_text())["images"]
     by_hand = encode_images(
@@ -233,7 +238,7 @@ def test_faithful_variant_embedding_uses_the_reference_model(dataset, tmp_path, 
     out = tmp_path / "faithful"
     assert run("image-variants", "--manifest", dataset, "--method", "patch", "--lam", "0.9", "--seed", "1", "--out", out) == 0
     emb = tmp_path / "v.npy"
-    assert run("embed-image-variant", "--variant", out, "--model-from", ref, "--device", "cpu", "--batch-size", "64", "--out", emb) == 0
+    assert run("embed-image-variant", "--variant", out, *model_flags(tiny_arch), "--device", "cpu", "--batch-size", "64", "--out", emb) == 0
     direct = tmp_path / "direct.npy"
     assert run("embed-images", "--manifest", out / "manifest.json", "--model", "t", "--arch", tiny_arch, "--pretrained", "None", "--seed", "3", "--device", "cpu", "--batch-size", "64", "--out", direct) == 0
     # same files, same model, same batches: the same computation, so bit-equal on one machine
@@ -348,7 +353,7 @@ def test_flip_through_image_variants_embedding_and_evaluation(demo_photos, tmp_p
     texts = tmp_path / "emb" / "texts.npy"
     assert run("embed-texts", "--captions", demo_photos, "--model", "t", "--arch", tiny_arch, "--pretrained", "None", "--seed", "3", "--device", "cpu", "--out", texts) == 0
     emb = tmp_path / "emb" / "flip.npy"
-    assert run("embed-image-variant", "--variant", out, "--model-from", ref, "--device", "cpu", "--batch-size", "2", "--out", emb) == 0
+    assert run("embed-image-variant", "--variant", out, *model_flags(tiny_arch), "--device", "cpu", "--batch-size", "2", "--out", emb) == 0
     assert np.load(emb).shape == np.load(ref).shape
     record_path = tmp_path / "metrics" / "image-flip.json"
     argv = ["evaluate-image", "--manifest", demo_photos, "--image-emb", ref, "--text-emb", texts, "--variant", out, "--variant-emb", emb]

@@ -71,3 +71,27 @@ def test_device_resolution():
     assert models.resolve_device("auto") in {"cpu", "cuda"}
     with pytest.raises(VlstressError, match="unknown device"):
         models.resolve_device("tpu")
+
+
+def test_model_card_pins_the_model_and_its_checkpoint(tiny_arch, tmp_path):
+    from conftest import run_cli
+
+    source, _, _ = models.load(models.ModelSpec("tiny", tiny_arch, None, seed=7), "cpu")
+    ckpt = tmp_path / "tiny.pt"
+    torch.save({"state_dict": source.state_dict()}, ckpt)
+    card = tmp_path / "card.json"
+    # a fresh process does not know the tiny config: write the card in this process
+    from vlstress.io import write_json
+
+    spec = models.ModelSpec("tiny-ckpt", tiny_arch, str(ckpt), seed=0, cache_dir="cache")
+    write_json(card, models.card(spec))
+    assert models.spec_from_card(card) == spec
+    ckpt.write_bytes(ckpt.read_bytes() + b"\0")  # edited behind the card's back
+    with pytest.raises(VlstressError, match="changed since its card"):
+        models.spec_from_card(card)
+    bad = run_cli("model-card", "--model", "x", "--arch", "ViT-Z-1", "--out", str(tmp_path / "bad.json"), check=False)
+    assert bad.returncode == 2 and "unknown open_clip architecture 'ViT-Z-1'" in bad.stderr
+    assert not (tmp_path / "bad.json").exists()
+    good = run_cli("model-card", "--model", "r", "--arch", "RN50", "--pretrained", "None", "--seed", "4", "--out", str(tmp_path / "r.json"))
+    assert good.returncode == 0
+    assert models.spec_from_card(tmp_path / "r.json") == models.ModelSpec("r", "RN50", None, seed=4, cache_dir=None)

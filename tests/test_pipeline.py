@@ -256,3 +256,25 @@ def test_pipeline_use_merges_a_params_file_like_snakemake_configfile(tmp_path):
     assert merged == params_module.load([REPO / "params.yaml", REPO / "params.coco-mini.yaml"])
     assert "# Model registry" in target.read_text()  # comments kept
     assert (tmp_path / "dvc.yaml").read_text() == dvc.render(merged)
+
+
+@pytest.mark.parametrize(
+    ("edit", "needle"),
+    [
+        (lambda p: p["dataset"].update(kind="flickr"), "unknown dataset kind 'flickr'"),
+        (lambda p: p["image_variants"].update(methods=["mixx"]), "unknown image perturbation 'mixx' (did you mean 'mix'?)"),
+        (lambda p: p["text_variants"]["sets"]["danger"].update(kind="dangerous"), "unknown caption-set kind 'dangerous'"),
+        (lambda p: p["text_variants"]["sets"]["danger"].update(words=None), "kind danger needs a word list"),
+    ],
+)
+def test_registry_names_are_checked_against_the_registries(edit, needle):
+    params = demo_params()
+    edit(params)
+    with pytest.raises(VlstressError, match=re.escape(needle)):
+        params_module.validate(params)
+
+
+def test_a_new_perturbation_is_valid_in_params_without_touching_the_schema():
+    params = demo_params()
+    params["image_variants"]["methods"] = ["flip"]
+    assert params_module.validate(params) is params

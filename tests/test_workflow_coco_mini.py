@@ -53,7 +53,8 @@ def test_official_sets_are_used_unchanged(run, shared_data):
 def test_text_metrics_on_real_captions(run):
     for name in SETS:
         record = json.loads((run / f"results/metrics/{MODEL}/text-{name}.json").read_text())
-        assert record["stress"] == "text" and record["variant"] == name and record["n_images"] == 22
+        assert record["task"] == "text-stress" and record["condition"] == {"set": name}
+        assert record["dataset"]["n_images"] == 22
         metrics = record["metrics"]
         assert 0 <= metrics["i2t_false_R@1"] <= 100
         assert metrics["i2t_R@1"] <= metrics["i2t_R@5"] <= metrics["i2t_R@10"]

@@ -117,6 +117,32 @@ def problems(params: Any) -> list[str]:
             missing = [block for block in SUITES[name].needs if block not in params]
             if missing:
                 found.append(f"suites.{name} is on but params lack {', '.join(missing)}")
+    return found + registry_problems(params)
+
+
+def _unknown(what: str, name: str, known) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f"unknown {what} {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "") + f"; known: {', '.join(known)}"
+
+
+def registry_problems(params: dict[str, Any]) -> list[str]:
+    """Names that must be registry entries (dataset kinds, perturbations, caption-set kinds): no list of them here."""
+    from .datasets import KINDS as DATASET_KINDS
+    from .images.variants import PERTURBATIONS
+    from .text.variants import KINDS as SET_KINDS
+
+    found = []
+    kind = params["dataset"]["kind"]
+    if kind not in DATASET_KINDS:
+        found.append("dataset.kind: " + _unknown("dataset kind", kind, DATASET_KINDS))
+    for method in (params.get("image_variants") or {}).get("methods", []):
+        if method not in PERTURBATIONS:
+            found.append("image_variants.methods: " + _unknown("image perturbation", method, PERTURBATIONS))
+    for name, entry in ((params.get("text_variants") or {}).get("sets") or {}).items():
+        if entry["kind"] not in SET_KINDS:
+            found.append(f"text_variants.sets.{name}.kind: " + _unknown("caption-set kind", entry["kind"], SET_KINDS))
+        elif SET_KINDS[entry["kind"]].needs_words and not entry.get("words"):
+            found.append(f"text_variants.sets.{name}: kind {entry['kind']} needs a word list (words: \"a,b,c\")")
     return found
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .. import datasets, provenance
 from ..io import atomic_dir, dumps_json
-from ._args import optional_int
+from ..argtypes import optional_int
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from .. import models, provenance
 from ..io import sha256_file, write_json
 from ..manifest import load_manifest
-from ._args import add_model_arguments, positive_int
+from ..argtypes import add_model_arguments, positive_int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> None:
 
     from ..encoders import encode_texts
     from ..text.ei import captions_of, ei_scores
-    from ._args import model_params, model_spec
+    from ..argtypes import model_params, model_spec
 
     manifest = load_manifest(args.manifest)
     captions = captions_of(manifest["images"])

@@ -1,10 +1,10 @@
-"""`vlstress embed-image-variant`: embeddings of one perturbed-image variant with the model of a reference embedding.
+"""`vlstress embed-image-variant`: embeddings of one perturbed-image variant with one model.
 
-The model is the one that produced `--model-from` (an images.npy of `vlstress embed-images`;
-its sidecar records slug, arch, weights and seed), so the perturbed images are always embedded
-by exactly the model of the originals they are compared with, and a model change upstream
-reruns this step. Faithful variants are embedded from their JPEG files; clean variants are
-perturbed here, after the model's own preprocessing (lossless).
+The workflow names the model by its card (`--model-card`, the same card the original
+images were embedded with), so perturbed images are embedded by exactly the model of the
+originals they are compared with (evaluate-image checks it). Faithful variants are embedded
+from their JPEG files; clean variants are perturbed here, after the model's own
+preprocessing (lossless).
 """
 
 from __future__ import annotations
@@ -16,16 +16,12 @@ from .. import models, provenance
 from ..errors import VlstressError
 from ..io import sha256_file, sidecar, write_json, write_npy
 from ..manifest import load_manifest
-from ._args import positive_int
+from ..argtypes import add_model_arguments, model_params, model_spec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--variant", required=True, type=Path, help="variant folder from `vlstress image-variants`")
-    parser.add_argument(
-        "--model-from", required=True, type=Path, help="images.npy of `vlstress embed-images`: its model embeds the variant"
-    )
-    parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
-    parser.add_argument("--batch-size", type=positive_int, default=64)
+    add_model_arguments(parser)
     parser.add_argument("--out", required=True, type=Path, help=".npy to write (sidecar: <out>.json)")
 
 
@@ -38,9 +34,7 @@ def run(args: argparse.Namespace) -> None:
     plan = variants.plan_from_manifest(manifest)
     mode = manifest["variant"].get("mode", "faithful")
     entries = manifest["images"]
-    spec, reference = models.spec_from_embeddings(args.model_from)
-    if reference.get("images") is not None and reference["images"] != [e["image"] for e in entries]:
-        raise VlstressError(f"variant {args.variant} lists other images than the reference embeddings {args.model_from}")
+    spec = model_spec(args)
     device = models.resolve_device(args.device)
     model, preprocess, _ = models.load(spec, device)
     desc = f"{spec.slug} {manifest['variant'].get('name', args.variant.name)}"
@@ -61,11 +55,11 @@ def run(args: argparse.Namespace) -> None:
             "variant": manifest["variant"],
             "provenance": provenance.build(
                 "embed-image-variant",
-                {"batch_size": args.batch_size, "device": args.device, "cache_dir": spec.cache_dir, "mode": mode},
+                {**model_params(args, spec), "mode": mode},
                 seed=spec.seed,
                 model=models.describe(spec, model),
                 device=device,
-                inputs={str(p): sha256_file(p) for p in (manifest_path, args.model_from)},
+                inputs={str(manifest_path): sha256_file(manifest_path)},
             ),
         },
     )

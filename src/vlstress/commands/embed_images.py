@@ -8,7 +8,7 @@ from pathlib import Path
 from .. import models, provenance
 from ..io import sha256_file, sidecar, write_json, write_npy
 from ..manifest import load_manifest
-from ._args import add_model_arguments, model_params, model_spec
+from ..argtypes import add_model_arguments, model_params, model_spec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

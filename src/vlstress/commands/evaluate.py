@@ -10,7 +10,7 @@ from ..embeddings import load_embeddings, record_model, same_model
 from ..io import sha256_file
 from ..manifest import caption_table, load_manifest
 from ..record import Record, write_record
-from ._args import int_list, positive_int
+from ..argtypes import int_list, positive_int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -17,7 +17,7 @@ from ..images import variants
 from ..io import sha256_file
 from ..manifest import caption_table, load_manifest
 from ..record import Record, write_record
-from ._args import int_list, positive_int
+from ..argtypes import int_list, positive_int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -20,7 +20,7 @@ from ..io import sha256_file
 from ..manifest import caption_table, load_caption_entries, load_manifest
 from ..record import Record, write_record
 from ..text import caption_sets
-from ._args import int_list, positive_int
+from ..argtypes import int_list, positive_int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -16,7 +16,7 @@ from .. import provenance
 from ..images import variants
 from ..io import atomic_dir, sha256_file, write_json
 from ..manifest import load_manifest
-from ._args import positive_int, seed_int
+from ..argtypes import positive_int, seed_int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._args import optional_str, seed_int
+from ..argtypes import optional_str, seed_int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ._args import add_model_arguments, optional_str
+    from ..argtypes import add_model_arguments, optional_str
 
     parser.add_argument("--manifest", required=True, type=Path)
     parser.add_argument("--variants-dir", required=True, type=Path, help="folder of <set>.json caption sets (`vlstress text-variants`)")
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> None:
     from ..manifest import load_manifest, validate_entries
     from ..text import stats, variants
     from ..text.nlp import word_classes
-    from ._args import model_params, model_spec
+    from ..argtypes import model_params, model_spec
 
     manifest = load_manifest(args.manifest)
     names = None

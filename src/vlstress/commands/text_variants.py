@@ -13,7 +13,7 @@ from pathlib import Path
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ..text import variants
-    from ._args import optional_str, seed_int
+    from ..argtypes import optional_str, seed_int
 
     parser.add_argument("--manifest", required=True, type=Path)
     parser.add_argument("--ei-scores", type=optional_str, default=None, help="from `vlstress ei-scores` (needed by the *-ei strategies)")

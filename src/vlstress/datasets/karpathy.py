@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import download
-from ..commands._args import optional_str, positive_int
+from ..argtypes import optional_str, positive_int
 from ..errors import VlstressError
 from ..io import sha256_file
 from ..manifest import validate_entries

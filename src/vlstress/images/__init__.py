@@ -1,6 +1,6 @@
-"""Image stress-tests: mixed images (mix / patch) and their text-to-image metrics.
+"""Image stress-tests: perturbed copies of the test images (mix, patch, flip, ...).
 
-- `variants`: seeded partner permutation, CutMix boxes, the MIXERS registry, and the
-  two modes (faithful: official-release files; clean: mixing after the model's preprocessing).
-- `metrics`: text-to-image Recall@K against a gallery of original + mixed images.
+- `variants`: seeded partner permutation, CutMix boxes, the PERTURBATIONS registry, and the
+  two modes (faithful: official-release files; clean: perturbing after the model's preprocessing).
+  Their text-to-image metrics are `vlstress.metrics.stress_recalls`.
 """

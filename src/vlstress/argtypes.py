@@ -1,4 +1,4 @@
-"""Flag types shared by subcommands. DVC and Snakemake render YAML null as `None`."""
+"""Flag types and flag groups shared by subcommands and dataset kinds. DVC and Snakemake render YAML null as `None`."""
 
 from __future__ import annotations
 
@@ -73,8 +73,8 @@ def optional_path(value: str):
 
 def model_spec(args: argparse.Namespace):
     """The ModelSpec named by the flags of `add_model_arguments`."""
-    from ..errors import VlstressError
-    from ..models import ModelSpec, spec_from_card
+    from .errors import VlstressError
+    from .models import ModelSpec, spec_from_card
 
     if args.model_card is not None:
         if args.arch is not None or args.pretrained is not None:

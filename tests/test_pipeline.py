@@ -78,7 +78,7 @@ def test_suites_off_remove_their_stages_and_outputs():
     none = {s.name for s in active_stages(with_suites(params))}
     assert {"evaluate_image", "image_variants"} <= everything - only_text
     assert {"evaluate_text", "ei_scores", "text_stats"} <= only_text - none
-    assert none == {"download", "prepare", "embed_images", "embed_texts", "evaluate", "summarize", "figures", "tables"}
+    assert none == {"download", "prepare", "model_card", "embed_images", "embed_texts", "evaluate", "summarize", "figures", "tables"}
     figures = next(s for s in active_stages(with_suites(params)) if s.name == "figures")
     assert [name for name in figures.outputs if name.endswith("_png")] == ["recall_bars_png"]
 
@@ -184,7 +184,7 @@ def test_both_front_ends_run_the_same_commands(project):
     assert set(smk) == set(dvc_cmds) == {s.name for s in active_stages(demo_params())}
     for name in smk:
         assert sorted(smk[name]) == sorted(dvc_cmds[name]), name
-    assert sum(map(len, smk.values())) == 64
+    assert sum(map(len, smk.values())) == 67  # 64 steps of two models + their two model cards + the scorer card
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Callable
 
 from . import DERIVED, LISTS, active_stages, code_paths, expand, substitute_params
@@ -20,6 +21,9 @@ from .. import params as params_module
 from ..errors import VlstressError
 from .spec import PLACEHOLDER, Stage, lookup, render_value
 from .stages import AXES
+
+
+SHELL = "{params.command} > {log} 2>&1"
 
 
 @dataclass
@@ -32,7 +36,6 @@ class RuleSpec:
     params: dict[str, Any]
     resources: dict[str, Any]
     wildcard_constraints: dict[str, str]
-    shell: str
     doc: str
 
 
@@ -98,7 +101,22 @@ def _shell(stage: Stage, config: dict[str, Any], files: list[str], params: dict[
             return "{wildcards.%s}" % name
         raise ValueError(f"stage {stage.name}: unknown placeholder {match.group(0)}")
 
-    return PLACEHOLDER.sub(fill, stage.command) + " > {log} 2>&1"
+    return PLACEHOLDER.sub(fill, stage.command)
+
+
+def _command_param(template: str, items: dict[str, Callable]) -> Callable:
+    """The job's full command as a params function of the job.
+
+    The Snakefile's `shell:` is one constant string ("{params.command} ...") because a
+    `shell:` directive inside the rule loop would be evaluated again when the job runs,
+    after the loop has moved on to the last stage.
+    """
+
+    def command(wildcards, input, output) -> str:
+        values = SimpleNamespace(**{name: item(wildcards) for name, item in items.items()})
+        return template.format(input=input, output=output, wildcards=wildcards, params=values)
+
+    return command
 
 
 def _log_name(stage: Stage) -> str:
@@ -120,8 +138,9 @@ def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpe
         if out.caption:
             path = report(path, caption=f"report/{out.caption}.rst", category=out.category)
         outputs[name] = path
-    params: dict[str, Any] = {}
-    shell = _shell(stage, config, files, params)
+    items: dict[str, Any] = {}
+    template = _shell(stage, config, files, items)
+    params = {"command": _command_param(template, items)}
     resources = {"gpu": 1} if stage.gpu else {}
     return RuleSpec(
         name=stage.name,
@@ -132,7 +151,6 @@ def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpe
         params=params,
         resources=resources,
         wildcard_constraints={axis: AXES[axis].pattern for axis in stage.axes},
-        shell=shell,
         doc=stage.doc or f"vlstress {stage.subcommand}",
     )
 

@@ -7,7 +7,7 @@ all sets. Each set then picks the replacement word with its own seeded RNG:
 
 - same-concept: a noun of the same concept (concepts.py), e.g. man -> child;
 - diff-concept: a noun of another concept, e.g. table -> rain;
-- rand-voca:    any word of the general vocabulary (vlstress/data/vocabulary.txt);
+- rand-voca:    any word of the general vocabulary (vlstress/data/vocabulary.tsv);
 - danger:       a word of a fixed list (default weapon, criminal, minefield).
 
 Replacements never repeat a word of the image's own captions, are never a

@@ -160,7 +160,7 @@ def snakemake_commands(root: Path, *args: str) -> dict[str, list[str]]:
         if match:
             rule = match.group(1)
         elif line.startswith("Shell command: vlstress ") and rule:
-            jobs.setdefault(rule, []).append(re.sub(r"\s*>\s*\S+\s+2>&1$", "", line[len("Shell command: ") :]))
+            jobs.setdefault(rule, []).append(re.sub(r"\s*>\s*\S+\s+2>&1 \|\| .*$", "", line[len("Shell command: ") :]))
     return jobs
 
 

@@ -65,3 +65,15 @@ def test_valid_params_dry_run_plans_every_model(project):
     models = yaml.safe_load((project / "params.yaml").read_text())["models"]
     for slug in models:
         assert f"results/metrics/{slug}/original.json" in result.stdout + result.stderr
+
+
+def test_a_failed_step_prints_its_own_error_on_the_console(project, tmp_path):
+    def edit(params):
+        params["dataset"].update(kind="coco-dir", images=str(tmp_path / "no-such-folder"), captions=str(tmp_path / "c.json"))
+
+    edit_params(project, edit)
+    result = subprocess.run(["snakemake", "--cores", "1", "data/raw/demo"], cwd=project, env=ENV, capture_output=True, text=True)
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "vlstress: step failed" in output and "no-such-folder" in output, output[-3000:]
+    assert not (project / "data" / "raw" / "demo").exists()

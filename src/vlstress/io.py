@@ -75,8 +75,12 @@ def write_npy(path: str | os.PathLike, array: np.ndarray) -> None:
             np.save(fh, np.ascontiguousarray(array), allow_pickle=False)
 
 
-def read_json(path: str | os.PathLike, what: str = "JSON file") -> Any:
-    """Read JSON with an error that names the file and the problem."""
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def read_json(path: str | os.PathLike, what: str = "JSON file", strict: bool = False) -> Any:
+    """Read JSON with an error that names the file and the problem; `strict` also refuses NaN and Infinity."""
     from .errors import VlstressError
 
     path = Path(path)
@@ -86,9 +90,11 @@ def read_json(path: str | os.PathLike, what: str = "JSON file") -> Any:
     if not text.strip():
         raise VlstressError(f"{what} is empty: {path}")
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_reject_constant) if strict else json.loads(text)
     except json.JSONDecodeError as exc:
         raise VlstressError(f"{what} is not valid JSON: {path} (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except ValueError as exc:
+        raise VlstressError(f"{what} {path} is not strict JSON: {exc}") from None
 
 
 def sidecar(path: str | os.PathLike) -> Path:

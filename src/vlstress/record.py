@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .errors import VlstressError
-from .io import _json_default, atomic_path
+from .io import _json_default, atomic_path, read_json
 
 SCHEMA = "vlstress.record/1"
 SCHEMA_FILE = "data/record.schema.json"
@@ -151,22 +151,7 @@ def write_record(path: str | os.PathLike, record: Record) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")
-
-
 def read_record(path: str | os.PathLike) -> Record:
     """Read and validate one record; any problem is a VlstressError naming the file."""
-    path = Path(path)
-    if not path.is_file():
-        raise VlstressError(f"metric record not found: {path}")
-    text = path.read_text(encoding="utf-8")
-    if not text.strip():
-        raise VlstressError(f"metric record is empty: {path}")
-    try:
-        data = json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise VlstressError(f"metric record {path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-    except ValueError as exc:
-        raise VlstressError(f"metric record {path} is not strict JSON: {exc}") from None
+    data = read_json(path, "metric record", strict=True)
     return from_dict(data, str(path))

@@ -23,7 +23,12 @@ from .spec import PLACEHOLDER, Stage, lookup, render_value
 from .stages import AXES
 
 
-SHELL = "{params.command} > {log} 2>&1"
+# The step's output goes to its log; when it fails, the log's last lines go to the console too.
+SHELL = (
+    "{params.command} > {log} 2>&1"
+    " || {{ status=$?; echo 'vlstress: step failed (exit '$status'); last lines of {log}:' >&2;"
+    " tail -n 20 {log} >&2; exit $status; }}"
+)
 
 
 @dataclass

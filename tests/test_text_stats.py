@@ -64,7 +64,7 @@ def test_command_table_figure_and_official_beside(tmp_path, nltk_data):
     (tmp_path / "tv" / "danger.json").write_text(json.dumps(generated))
     (tmp_path / "tv" / "danger.json.json").write_text("{}")  # a sidecar is not a set
     (tmp_path / "official").mkdir()
-    (tmp_path / "official" / "danger.json").write_text(json.dumps([{"image": "val2014/COCO_val2014_000000000002.jpg", "caption": ["A red car.", "A criminal car ."]}]))
+    (tmp_path / "official" / "danger.json").write_text(json.dumps([{"image": "val2014/COCO_val2014_000000000002.jpg", "caption": ["A red car.", "Two cats sleeping.", "A criminal car .", "Two criminals sleeping."]}]))
     out = tmp_path / "out"
     run_cli(
         "text-stats", "--manifest", str(tmp_path / "manifest.json"), "--variants-dir", str(tmp_path / "tv"),
@@ -75,7 +75,7 @@ def test_command_table_figure_and_official_beside(tmp_path, nltk_data):
     data = json.loads((out / "stats.json").read_text())
     assert set(data["sets"]) == {"danger"} and set(data["sets"]["danger"]) == {"generated", "official"}
     gen, off = data["sets"]["danger"]["generated"], data["sets"]["danger"]["official"]
-    assert gen["n_altered"] == 4 and gen["one_word_pct"] == 100.0 and off["n_images"] == 1 and off["n_altered"] == 1
+    assert gen["n_altered"] == 4 and gen["one_word_pct"] == 100.0 and off["n_images"] == 1 and off["n_altered"] == 2
     assert -1.0 <= gen["mean_cosine"] <= 1.0
     assert data["provenance"]["model"]["arch"] == "ViT-S-32-alt"
     assert (out / "stats.csv").read_text().startswith("set,source,")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import math
 
 import pytest
@@ -189,18 +190,22 @@ def test_missing_ei_and_bad_names(wc, concepts):
 
 
 def test_official_matching_by_coco_id(tmp_path):
+    def altered(entry):
+        return [*entry["caption"], *(c.replace(" ", " x ", 1) for c in entry["caption"])]
+
+    by_id = {e["image_id"]: e for e in MANIFEST["images"]}
     official = [
-        {"image": "val2014/COCO_val2014_000000000007.jpg", "caption": ["a b", "a c"]},
+        {"image": "val2014/COCO_val2014_000000000007.jpg", "caption": altered(by_id["7"])},
         {"image": "val2014/COCO_val2014_000000000099.jpg", "caption": ["x y", "x z"]},
-        {"image": "val2014/COCO_val2014_000000000042.jpg", "caption": ["d e", "d f"]},
+        {"image": "val2014/COCO_val2014_000000000042.jpg", "caption": altered(by_id["42"])},
     ]
     path = tmp_path / "same_concept.json"
     path.write_text(json.dumps(official))
     entries, n = variants.load_official(path, MANIFEST["images"])
     assert n == 2
     assert entries == [
-        {"image": "val2014/COCO_val2014_000000000042.jpg", "caption": ["d e", "d f"]},
-        {"image": "000000000007.jpg", "caption": ["a b", "a c"]},
+        {"image": "val2014/COCO_val2014_000000000042.jpg", "caption": altered(by_id["42"])},
+        {"image": "000000000007.jpg", "caption": altered(by_id["7"])},
     ]
     assert variants.official_path(None, tmp_path / "raw", "same_concept") is None
     (tmp_path / "raw" / "rococo").mkdir(parents=True)
@@ -236,9 +241,11 @@ def test_command_generated_and_official(tmp_path, nltk_data, wc, capsys):
     assert cli("text-variants", *common, *official, "--official-dir", str(tmp_path / "none")) == 2
     assert "danger.json not found" in capsys.readouterr().err and not (tmp_path / "o").exists()
     (tmp_path / "off").mkdir()
-    (tmp_path / "off" / "danger.json").write_text(json.dumps([{"image": "val2014/COCO_val2014_000000000042.jpg", "caption": ["A man.", "A weapon."]}]))
+    originals = MANIFEST["images"][0]["caption"]
+    released = [*originals, "A criminal riding a horse on the beach.", "Two weapons are playing with a ball in the grass"]
+    (tmp_path / "off" / "danger.json").write_text(json.dumps([{"image": "val2014/COCO_val2014_000000000042.jpg", "caption": released}]))
     assert cli("text-variants", *common, *official, "--official-dir", str(tmp_path / "off")) == 0
-    assert json.loads((tmp_path / "o" / "danger.json").read_text()) == [{"image": "val2014/COCO_val2014_000000000042.jpg", "caption": ["A man.", "A weapon."]}]
+    assert json.loads((tmp_path / "o" / "danger.json").read_text()) == [{"image": "val2014/COCO_val2014_000000000042.jpg", "caption": released}]
 
 
 def test_cli_subprocess_runs(tmp_path, nltk_data):
@@ -288,3 +295,30 @@ def test_set_originals_embed_like_the_manifest(tmp_path):
     assert var.shape == (8, ref.shape[1]) and meta["captions_per_image"] == [4, 4]
     assert meta["provenance"]["model"]["slug"] == "tiny" and meta["provenance"]["model"]["seed"] == 3
     np.testing.assert_allclose(var[[0, 1, 4, 5]], ref, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("captions", "message"),
+    [
+        (lambda e: [*e["caption"], e["caption"][0] + " x"], "has 3 captions, expected its 2 original captions followed by 2"),
+        (lambda e: [*e["caption"], *e["caption"], "one more"], "has 5 captions"),
+        (lambda e: ["something else", *e["caption"][1:], *e["caption"]], "caption 0 is 'something else'"),
+    ],
+)
+def test_official_sets_are_checked_on_entry(tmp_path, captions, message):
+    entry = next(e for e in MANIFEST["images"] if e["image_id"] == "42")
+    path = tmp_path / "same_concept.json"
+    path.write_text(json.dumps([{"image": "val2014/COCO_val2014_000000000042.jpg", "caption": captions(entry)}]))
+    with pytest.raises(VlstressError, match=re.escape(message)) as error:
+        variants.load_official(path, MANIFEST["images"])
+    assert "COCO_val2014_000000000042.jpg" in str(error.value)
+
+
+def test_the_official_six_plus_five_exception_is_accepted_and_counted(tmp_path):
+    six = [f"caption number {k}" for k in range(6)]
+    manifest = [{"image": "000000000042.jpg", "image_id": "42", "path": "x", "caption": six}]
+    official = [{"image": "val2014/COCO_val2014_000000000042.jpg", "caption": [*six, *(c + " x" for c in six[:5])]}]
+    path = tmp_path / "danger.json"
+    path.write_text(json.dumps(official))
+    entries, n = variants.load_official(path, manifest)
+    assert n == 1 and variants.fewer_altered(entries, manifest) == 1

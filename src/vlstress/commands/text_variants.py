@@ -64,7 +64,8 @@ def run(args: argparse.Namespace) -> None:
         if not matched:
             raise VlstressError(f"official set {path}: none of the {len(entries)} manifest images is in it (matched by COCO image id)")
         inputs[str(path)] = sha256_file(path)
-        meta = {"n_images": matched, "n_manifest_images": len(entries), "official_file": str(path), "records": None, "counts": None}
+        counts = {"images_with_fewer_altered": variants.fewer_altered(out_entries, entries)}  # the documented 6 + 5 exception
+        meta = {"n_images": matched, "n_manifest_images": len(entries), "official_file": str(path), "records": None, "counts": counts}
     else:
         from ..text.concepts import ConceptIndex, vocabulary, vocabulary_nouns
         from ..text.nlp import word_classes

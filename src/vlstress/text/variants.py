@@ -405,5 +405,41 @@ def load_official(path: Path, manifest_entries: list[dict[str, Any]]) -> tuple[l
     for entry in manifest_entries:
         found = by_id.get(coco_id(entry))
         if found is not None:
+            check_official_entry(found, entry, path)
             out.append({"image": entry["image"], "caption": list(found["caption"])})
     return out, len(out)
+
+
+# The released files alter only the first five captions: an image with more than five
+# originals (10 such images in the 5k test split, 6 + 5) carries five altered captions.
+OFFICIAL_ALTERED_MAX = 5
+
+
+def expected_altered(n_originals: int) -> int:
+    return min(n_originals, OFFICIAL_ALTERED_MAX)
+
+
+def fewer_altered(entries: list[dict[str, Any]], manifest_entries: list[dict[str, Any]]) -> int:
+    """How many entries use the documented exception (fewer altered than original captions)."""
+    originals = {e["image"]: len(_captions(e)) for e in manifest_entries}
+    return sum(1 for e in entries if len(_captions(e)) - originals[e["image"]] < originals[e["image"]])
+
+
+def check_official_entry(found: dict[str, Any], manifest_entry: dict[str, Any], path: Path) -> None:
+    """An official entry = the image's n original captions (as in the manifest) + its altered captions."""
+    captions = _captions(found)
+    originals = _captions(manifest_entry)
+    n = len(originals)
+    n_altered = len(captions) - n
+    if n_altered != n and n_altered != expected_altered(n):
+        raise VlstressError(
+            f"official set {path}: image {found['image']!r} has {len(captions)} captions, expected its {n} original "
+            f"captions followed by {expected_altered(n)} altered ones ({n + expected_altered(n)} in all); the file is "
+            "truncated or not an official RoCOCO set"
+        )
+    for k, (theirs, ours) in enumerate(zip(captions, originals)):
+        if theirs.strip() != ours.strip():
+            raise VlstressError(
+                f"official set {path}: image {found['image']!r} caption {k} is {theirs!r} but the manifest has {ours!r}; "
+                "the set was made for other captions of this image"
+            )

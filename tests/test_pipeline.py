@@ -78,7 +78,7 @@ def test_suites_off_remove_their_stages_and_outputs():
     none = {s.name for s in active_stages(with_suites(params))}
     assert {"evaluate_image", "image_variants"} <= everything - only_text
     assert {"evaluate_text", "ei_scores", "text_stats"} <= only_text - none
-    assert none == {"download", "prepare", "model_card", "embed_images", "embed_texts", "evaluate", "summarize", "figures", "tables"}
+    assert none == {"check_params", "download", "prepare", "model_card", "embed_images", "embed_texts", "evaluate", "summarize", "figures", "tables"}
     figures = next(s for s in active_stages(with_suites(params)) if s.name == "figures")
     assert [name for name in figures.outputs if name.endswith("_png")] == ["recall_bars_png"]
 
@@ -184,7 +184,7 @@ def test_both_front_ends_run_the_same_commands(project):
     assert set(smk) == set(dvc_cmds) == {s.name for s in active_stages(demo_params())}
     for name in smk:
         assert sorted(smk[name]) == sorted(dvc_cmds[name]), name
-    assert sum(map(len, smk.values())) == 67  # 64 steps of two models + their two model cards + the scorer card
+    assert sum(map(len, smk.values())) == 68  # 64 steps of two models + their two model cards + the scorer card + the gate
 
 
 @pytest.mark.parametrize(
@@ -278,3 +278,26 @@ def test_a_new_perturbation_is_valid_in_params_without_touching_the_schema():
     params = demo_params()
     params["image_variants"]["methods"] = ["flip"]
     assert params_module.validate(params) is params
+
+
+@pytest.mark.parametrize(
+    ("edit", "needle"),
+    [
+        (lambda p: p.update(models={}), "failed validation"),
+        (lambda p: p.update(modles=dict(p["models"])), "unknown key 'modles' at the top level (did you mean 'models'?)"),
+        (lambda p: p.update(suites={"rococo_text": True}), "dvc.yaml is stale"),  # switched without `pipeline render`
+    ],
+)
+def test_dvc_repro_checks_params_before_any_step_works(project, edit, needle):
+    original = (project / "params.yaml").read_text()
+    try:
+        params = yaml.safe_load(original)
+        edit(params)
+        (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        result = sh("dvc", "repro", cwd=project, check=False)
+        assert result.returncode != 0
+        assert needle in result.stdout + result.stderr, (result.stdout + result.stderr)[-3000:]
+        assert re.findall(r"Running stage '([^']+)'", result.stdout + result.stderr) == ["check_params"]
+        assert not (project / "data" / "raw" / "demo").exists() and not list((project / "results").glob("models/*.json"))
+    finally:
+        (project / "params.yaml").write_text(original)

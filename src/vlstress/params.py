@@ -91,7 +91,8 @@ def _unknown_key_message(error) -> str | None:
     parts = []
     for key in unknown:
         close = difflib.get_close_matches(key, known, n=1)
-        parts.append(f"unknown key {key!r} in {_where(error)}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        where = f"in {_where(error)}" if error.absolute_path else "at the top level"
+        parts.append(f"unknown key {key!r} {where}" + (f" (did you mean {close[0]!r}?)" if close else ""))
     return "; ".join(parts) + f"; known keys: {', '.join(known)}"
 
 

@@ -89,7 +89,7 @@ def _out_entry(path: str, options: dict[str, Any]) -> Any:
 
 def stage_entry(stage: Stage, params: dict[str, Any]) -> dict[str, Any]:
     body: dict[str, Any] = {"cmd": _Folded(_command(stage))}
-    deps = [_path(p, stage) for p in stage.inputs.values()]
+    deps = [_path(p, stage) for p in (*stage.inputs.values(), *stage.after)]
     deps += [LISTS[name].folder for name in stage.input_lists.values()]
     deps += code_paths(stage)
     body["deps"] = list(dict.fromkeys(deps))

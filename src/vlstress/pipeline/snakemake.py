@@ -129,11 +129,13 @@ def _log_name(stage: Stage) -> str:
 
 
 def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpec:
-    from snakemake.io import directory, report
+    from snakemake.io import ancient, directory, report
 
     inputs: dict[str, Any] = {name: substitute_params(path, config) for name, path in stage.inputs.items()}
     for name, producer in stage.input_lists.items():
         inputs[name] = LISTS[producer].paths(config)
+    if stage.after:  # a gate reruns nothing by its timestamp (its content never changes)
+        inputs["after"] = [ancient(substitute_params(path, config)) for path in stage.after]
     inputs["code"] = code_paths(stage)
     outputs: dict[str, Any] = {}
     for name, out in stage.outputs.items():
@@ -172,6 +174,19 @@ def targets(config: dict[str, Any]) -> list[str]:
         for out in stage.outputs.values()
         for path in expand(out.path, config, stage.axes)
     ]
+
+
+def sync_dvc_yaml(files: list[str], path: str = "dvc.yaml") -> None:
+    """Keep dvc.yaml the rendering of params.yaml (when Snakemake runs on params.yaml alone)."""
+    from ..io import write_text
+    from . import dvc
+
+    if files != ["params.yaml"]:
+        return
+    text = dvc.render(params_module.load(files))
+    if not os.path.isfile(path) or open(path, encoding="utf-8").read() != text:
+        write_text(path, text)
+        print(f"vlstress: {path} re-rendered for the current params.yaml")
 
 
 def record_in_dvc_lock() -> None:

@@ -49,6 +49,7 @@ TEXT_SET_EMB = f"{EMB}/text_{{set}}.npy"
 EI_SCORES = "results/text/ei_scores.json"
 NLTK_DATA = "{p.text_variants.nltk_data}"
 SUMMARY = "results/summary.csv"
+CHECKED = "results/params.checked"
 EVALUATE_FLAGS = "--ks {p.evaluate.ks} --chunk-size {p.evaluate.chunk_size} --ties {p.evaluate.ties}"
 CARD = "results/models/{model}.json"
 SCORER_CARD = "results/text/scorer.json"
@@ -73,6 +74,14 @@ FIGURES = {  # name -> suites of which at least one must be on (empty: always dr
 }
 
 STAGES: list[Stage] = [
+    # ------------------------------------------------------------------ gate
+    Stage(
+        "check_params",
+        "vlstress pipeline check {params_files} --stamp {out.stamp}",
+        inputs={"params": "params.yaml"},
+        outputs={"stamp": _small(CHECKED)},
+        doc="params valid and dvc.yaml current, before any step works (every first step waits for it)",
+    ),
     # ------------------------------------------------------------------ data
     Stage(
         "download",
@@ -83,6 +92,7 @@ STAGES: list[Stage] = [
         " --rococo-url {p.dataset.rococo_url} --out {out.raw}",
         outputs={"raw": Output(RAW, directory=True)},
         doc="fetch or copy the raw data of the dataset",
+        after=(CHECKED,),
     ),
     Stage(
         "prepare",
@@ -98,6 +108,7 @@ STAGES: list[Stage] = [
         outputs={"card": Output(CARD)},
         axes=("model",),
         doc="check a model of the registry once; every step that uses it reads this card",
+        after=(CHECKED,),
     ),
     Stage(
         "embed_images",
@@ -165,6 +176,7 @@ STAGES: list[Stage] = [
         "vlstress nlp-data --out {out.nltk_data}",
         outputs={"nltk_data": Output(NLTK_DATA, directory=True, persist=True)},
         suite="rococo_text",
+        after=(CHECKED,),
     ),
     Stage(
         "scorer_card",
@@ -174,6 +186,7 @@ STAGES: list[Stage] = [
         outputs={"card": Output(SCORER_CARD)},
         suite="rococo_text",
         doc="the model card of the EI scorer",
+        after=(CHECKED,),
     ),
     Stage(
         "ei_scores",

@@ -129,13 +129,13 @@ def _log_name(stage: Stage) -> str:
 
 
 def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpec:
-    from snakemake.io import ancient, directory, report
+    from snakemake.io import directory, report
 
     inputs: dict[str, Any] = {name: substitute_params(path, config) for name, path in stage.inputs.items()}
     for name, producer in stage.input_lists.items():
         inputs[name] = LISTS[producer].paths(config)
-    if stage.after:  # a gate reruns nothing by its timestamp (its content never changes)
-        inputs["after"] = [ancient(substitute_params(path, config)) for path in stage.after]
+    # `after` gates order DVC's stages only: Snakemake checks the params when it reads the
+    # Snakefile, before any job, and a gate job would make every job downstream "updated"
     inputs["code"] = code_paths(stage)
     outputs: dict[str, Any] = {}
     for name, out in stage.outputs.items():

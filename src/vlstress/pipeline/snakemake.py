@@ -189,8 +189,19 @@ def sync_dvc_yaml(files: list[str], path: str = "dvc.yaml") -> None:
         print(f"vlstress: {path} re-rendered for the current params.yaml")
 
 
-def record_in_dvc_lock() -> None:
+def claim_checkout(workflow):
+    """The main process of a real run takes the checkout (vlstress.pipeline.checkout); dry runs and jobs don't."""
+    from .checkout import claim
+
+    if not workflow.is_main_process or workflow.dryrun:
+        return None
+    return claim()
+
+
+def record_in_dvc_lock(checkout=None) -> None:
     """Record what Snakemake built in dvc.lock so that `dvc status` has nothing to do."""
+    if checkout is not None:
+        checkout.release()  # `dvc commit` takes the repository lock itself
     if not shutil.which("dvc"):
         print("warning: dvc not on PATH; dvc.lock not updated")
         return

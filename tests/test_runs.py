@@ -1,0 +1,120 @@
+"""One run at a time per checkout, and a killed run needs no folklore (slow: a minute or two).
+
+A Snakemake run holds DVC's repository lock: `dvc repro` started meanwhile stops before
+touching anything, and Snakemake refuses to start while DVC works. After `kill -9` of
+Snakemake the plain rerun finishes the work: no `--unlock`, no `--rerun-incomplete`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import copy_repo
+
+pytestmark = pytest.mark.slow
+pytest.importorskip("snakemake")
+pytest.importorskip("dvc")
+
+ENV = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+MODEL = "vit-s-32-random"
+TARGET = f"results/embeddings/{MODEL}/images.npy"
+
+
+def sh(*cmd: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return result
+
+
+@pytest.fixture()
+def project(tmp_path) -> Path:
+    root = copy_repo(tmp_path / "repo")
+    params_path = root / "params.yaml"
+    params = yaml.safe_load(params_path.read_text())
+    params["dataset"]["max_images"] = 4
+    params["models"] = {MODEL: {"arch": "ViT-S-32", "pretrained": None}}
+    params_path.write_text(yaml.safe_dump(params, sort_keys=False))
+    sh("vlstress", "pipeline", "render", cwd=root)
+    (root / "dvc.lock").unlink(missing_ok=True)
+    sh("git", "init", "-q", cwd=root)
+    return root
+
+
+def start_snakemake(root: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        ["snakemake", "--cores", "1", TARGET], cwd=root, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, start_new_session=True,
+    )  # fmt: skip
+
+
+def wait_for(condition, what: str, timeout: float = 120) -> None:
+    end = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.2)
+
+
+def test_snakemake_refuses_while_dvc_holds_the_checkout(project):
+    import zc.lockfile
+
+    (project / ".dvc" / "tmp").mkdir(parents=True, exist_ok=True)
+    lock = zc.lockfile.LockFile(str(project / ".dvc" / "tmp" / "lock"))  # what `dvc repro` holds between stages
+    try:
+        result = sh("snakemake", "--cores", "1", TARGET, cwd=project, check=False)
+    finally:
+        lock.close()
+    assert result.returncode != 0
+    assert "this checkout is in use" in result.stdout + result.stderr and str(os.getpid()) in result.stdout + result.stderr
+    assert not (project / "data" / "raw" / "demo").exists()
+    # while DVC runs a stage it lets go of that lock; its read/write lock names the stage's process
+    (project / ".dvc" / "tmp" / "rwlock").write_text(json.dumps({"read": {}, "write": {"data/raw/demo": {"pid": os.getpid(), "cmd": "dvc repro"}}}))
+    result = sh("snakemake", "--cores", "1", TARGET, cwd=project, check=False)
+    assert result.returncode != 0 and f"a DVC run (process {os.getpid()})" in result.stdout + result.stderr
+    assert not (project / "data" / "raw" / "demo").exists()
+
+
+def test_dvc_refuses_while_snakemake_runs_and_touches_nothing(project):
+    run = start_snakemake(project)
+    try:
+        wait_for(lambda: (project / "data" / "prepared" / "manifest.json").is_file(), "the manifest")
+        manifest = (project / "data" / "prepared" / "manifest.json").read_bytes()
+        result = sh("dvc", "repro", cwd=project, check=False)
+        assert result.returncode != 0 and "Unable to acquire lock" in result.stdout + result.stderr
+        assert (project / "data" / "prepared" / "manifest.json").read_bytes() == manifest
+        assert run.wait(timeout=600) == 0, run.stdout.read()
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+    assert (project / TARGET).is_file()
+    assert "Data and pipelines are up to date" not in sh("dvc", "status", cwd=project).stdout  # DVC runs the rest later
+    assert sh("dvc", "repro", "embed_images", cwd=project).returncode == 0
+
+
+def test_after_kill_9_the_plain_rerun_finishes(project):
+    run = start_snakemake(project)
+    wait_for(lambda: (project / "logs" / "model_card").is_dir(), "a job to start")
+    os.killpg(run.pid, signal.SIGKILL)  # Snakemake and its running job, at once
+    run.wait()
+    assert any((project / ".snakemake" / "locks").glob("*")), "a killed Snakemake leaves its locks"
+    rerun = sh("snakemake", "--cores", "1", TARGET, cwd=project)
+    assert "Nothing to be done" not in rerun.stdout + rerun.stderr
+    again = sh("snakemake", "--cores", "1", "-n", TARGET, cwd=project)
+    assert "Nothing to be done" in again.stdout + again.stderr
+    # identical to an uninterrupted run of the same params
+    reference = copy_repo(project.parent / "reference")
+    (reference / "params.yaml").write_text((project / "params.yaml").read_text())
+    sh("git", "init", "-q", cwd=reference)
+    sh("snakemake", "--cores", "1", TARGET, cwd=reference)
+    for name in ("data/prepared/manifest.json", f"results/models/{MODEL}.json", TARGET, TARGET + ".json"):
+        assert (project / name).read_bytes() == (reference / name).read_bytes(), name

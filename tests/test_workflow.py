@@ -87,6 +87,16 @@ def test_snakemake_run_leaves_nothing_for_dvc(project):
     assert ran_stages(log) == set(), log
 
 
+def test_dvc_alone_builds_the_same_bytes_and_leaves_nothing_for_snakemake(project, tmp_path):
+    """Front ends are interchangeable on one machine: same params, same artifacts, nothing left for the other."""
+    clone = tmp_path / "clone"
+    sh("git", "clone", "-q", str(project), str(clone), cwd=tmp_path)
+    sh("dvc", "repro", cwd=clone)
+    assert digests(clone) == digests(project)
+    plan = sh("snakemake", "-n", cwd=clone)
+    assert "Nothing to be done" in plan, plan[-3000:]
+
+
 def test_outputs_carry_provenance(project):
     record = json.loads((project / "results/metrics/vit-s-32-random/original.json").read_text())
     assert record["model"]["weights"] == "random-init (seed 0)"
@@ -94,6 +104,8 @@ def test_outputs_carry_provenance(project):
     assert prov["model"]["arch"] == "ViT-S-32" and prov["device"] == "cpu"
     assert prov["packages"]["open_clip_torch"] and prov["packages"]["torch"]
     assert prov["params"]["ks"] == [1, 5, 10] and prov["params"]["ties"] == "optimistic"
+    embedding = json.loads((project / "results/embeddings/vit-s-32-random/images.npy.json").read_text())
+    assert embedding["provenance"]["params"]["threads"] == 2  # fixed by params, recorded
 
 
 def strict(name: str):

@@ -62,6 +62,10 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--cache-dir", default=None, type=optional_str, help="where hub weights are cached")
     group.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
     group.add_argument("--batch-size", type=positive_int, default=64)
+    group.add_argument(
+        "--threads", type=optional_int, default=None,
+        help="torch CPU threads (fixed so that results do not depend on who runs the step; None = torch's default)",
+    )  # fmt: skip
 
 
 def optional_path(value: str):
@@ -87,7 +91,14 @@ def model_spec(args: argparse.Namespace):
 
 def model_params(args: argparse.Namespace, spec) -> dict:
     """The run-time flags of a model step, recorded in provenance."""
-    params = {"batch_size": args.batch_size, "device": args.device, "cache_dir": spec.cache_dir}
+    import torch
+
+    params = {
+        "batch_size": args.batch_size,
+        "device": args.device,
+        "cache_dir": spec.cache_dir,
+        "threads": torch.get_num_threads(),  # what ran, after --threads
+    }
     if args.model_card is not None:
         params["model_card"] = str(args.model_card)
     return params

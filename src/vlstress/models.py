@@ -104,11 +104,17 @@ def describe(spec: ModelSpec, model=None) -> dict[str, Any]:
     return info
 
 
-def load(spec: ModelSpec, device: str):
-    """Return (model, image_preprocess, tokenizer) in eval mode on `device`."""
+def load(spec: ModelSpec, device: str, threads: int | None = None):
+    """Return (model, image_preprocess, tokenizer) in eval mode on `device`.
+
+    `threads` fixes torch's CPU threads: float32 sums depend on how work is split between
+    threads, so the same count makes both front ends write the same bytes on one machine.
+    """
     import open_clip
     import torch
 
+    if threads is not None:
+        torch.set_num_threads(threads)
     check_spec(spec)
     torch.manual_seed(spec.seed)  # decides the random init; harmless for loaded weights
     try:

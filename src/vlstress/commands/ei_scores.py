@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> None:
     captions = captions_of(manifest["images"])
     spec = model_spec(args)
     device = models.resolve_device(args.device)
-    model, _, tokenizer = models.load(spec, device)
+    model, _, tokenizer = models.load(spec, device, threads=args.threads)
     encode = partial(encode_texts, model, tokenizer, batch_size=args.batch_size, device=device, progress=False)
     with tqdm(total=len(captions), desc=f"EI ({spec.slug})", unit="caption") as bar:
         records = ei_scores(captions, encode, block_size=args.block_size, progress=bar.update)

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> None:
     entries = manifest["images"]
     spec = model_spec(args)
     device = models.resolve_device(args.device)
-    model, preprocess, _ = models.load(spec, device)
+    model, preprocess, _ = models.load(spec, device, threads=args.threads)
     desc = f"{spec.slug} {manifest['variant'].get('name', args.variant.name)}"
     if mode == "faithful":
         embeddings = encode_images(model, preprocess, [e["path"] for e in entries], batch_size=args.batch_size, device=device, desc=desc)

@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> None:
     captions = args.captions
     table = caption_table(load_caption_entries(captions))
     resolved = models.resolve_device(args.device)
-    model, _, tokenizer = models.load(spec, resolved)
+    model, _, tokenizer = models.load(spec, resolved, threads=args.threads)
     embeddings = encode_texts(model, tokenizer, table.captions, batch_size=args.batch_size, device=resolved, desc=f"{spec.slug} {captions.stem}")
     out = args.out
     write_npy(out, embeddings)

@@ -24,6 +24,7 @@ from .stages import AXES
 
 
 # The step's output goes to its log; when it fails, the log's last lines go to the console too.
+THREADS_PARAM = "embed.threads"
 SHELL = (
     "{params.command} > {log} 2>&1"
     " || {{ status=$?; echo 'vlstress: step failed (exit '$status'); last lines of {log}:' >&2;"
@@ -40,6 +41,7 @@ class RuleSpec:
     benchmark: str
     params: dict[str, Any]
     resources: dict[str, Any]
+    threads: int
     wildcard_constraints: dict[str, str]
     doc: str
 
@@ -149,6 +151,8 @@ def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpe
     template = _shell(stage, config, files, items)
     params = {"command": _command_param(template, items)}
     resources = {"gpu": 1} if stage.gpu else {}
+    # a step told how many CPU threads to use gets that many cores from the scheduler
+    threads = lookup(config, THREADS_PARAM) if "{p.%s}" % THREADS_PARAM in stage.command else 1
     return RuleSpec(
         name=stage.name,
         input=inputs,
@@ -157,6 +161,7 @@ def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpe
         benchmark=f"logs/benchmarks/{_log_name(stage)}.tsv",
         params=params,
         resources=resources,
+        threads=threads,
         wildcard_constraints={axis: AXES[axis].pattern for axis in stage.axes},
         doc=stage.doc or f"vlstress {stage.subcommand}",
     )

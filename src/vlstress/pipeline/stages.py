@@ -54,7 +54,7 @@ EVALUATE_FLAGS = "--ks {p.evaluate.ks} --chunk-size {p.evaluate.chunk_size} --ti
 CARD = "results/models/{model}.json"
 SCORER_CARD = "results/text/scorer.json"
 CARD_FLAGS = "--seed {p.seed} --cache-dir {p.embed.cache_dir}"
-RUN_FLAGS = "--device {p.embed.device} --batch-size {p.embed.batch_size}"
+RUN_FLAGS = "--device {p.embed.device} --batch-size {p.embed.batch_size} --threads {p.embed.threads}"
 
 
 def _embedding(path: str) -> dict[str, Output]:

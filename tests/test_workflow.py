@@ -30,6 +30,7 @@ BIN = str(Path(sys.executable).parent)
 ENV = {**os.environ, "PATH": BIN + os.pathsep + os.environ.get("PATH", ""), "PYTHONUNBUFFERED": "1"}
 OUTPUT_ROOTS = ("data", "results")
 NOT_OUTPUTS = ("data/weights", "data/downloads")  # caches, not workflow outputs
+NOT_DATA = (".gitignore", ".snakemake_timestamp")  # git's and Snakemake's bookkeeping (.dvcignore skips the latter)
 
 
 def sh(*cmd: str, cwd: Path, check: bool = True) -> str:
@@ -54,7 +55,7 @@ def digests(root: Path) -> dict[str, str]:
     for top in OUTPUT_ROOTS:
         for path in sorted((root / top).rglob("*")):
             name = str(path.relative_to(root))
-            if path.is_file() and path.name != ".gitignore" and not name.startswith(NOT_OUTPUTS):
+            if path.is_file() and path.name not in NOT_DATA and not name.startswith(NOT_OUTPUTS):
                 found[name] = hashlib.sha256(path.read_bytes()).hexdigest()
     return found
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from . import DERIVED, LISTS, active_stages, code_paths
+from . import DERIVED, LISTS, active_stages, code_paths, external
 from .spec import PLACEHOLDER, Stage
 from .stages import AXES, EXTRA_PLOTS
 
@@ -91,6 +91,9 @@ def stage_entry(stage: Stage, params: dict[str, Any]) -> dict[str, Any]:
     body: dict[str, Any] = {"cmd": _Folded(_command(stage))}
     deps = [_path(p, stage) for p in (*stage.inputs.values(), *stage.after)]
     deps += [LISTS[name].folder for name in stage.input_lists.values()]
+    # external files are literal paths: switching one on or off changes dvc.yaml (the gate says so)
+    axis_param = AXES[stage.axes[0]].param if len(stage.axes) == 1 else None
+    deps += external.paths(params, stage.external, axis_param)
     deps += code_paths(stage)
     body["deps"] = list(dict.fromkeys(deps))
     list_params = [p for name in stage.input_lists.values() for p in LISTS[name].params(params)]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Callable
 
-from . import DERIVED, LISTS, active_stages, code_paths, expand, substitute_params
+from . import DERIVED, LISTS, active_stages, code_paths, expand, external, substitute_params
 from .. import params as params_module
 from ..errors import VlstressError
 from .spec import PLACEHOLDER, Stage, lookup, render_value
@@ -126,6 +126,17 @@ def _command_param(template: str, items: dict[str, Callable]) -> Callable:
     return command
 
 
+def _external_inputs(stage: Stage, config: dict[str, Any]) -> Callable:
+    axis_param = AXES[stage.axes[0]].param if len(stage.axes) == 1 else None
+    axis = stage.axes[0] if len(stage.axes) == 1 else None
+
+    def found(wildcards) -> list[str]:
+        key = wildcards[axis] if axis and AXES[axis].keys else None
+        return external.paths(config, stage.external, axis_param, key)
+
+    return found
+
+
 def _log_name(stage: Stage) -> str:
     return "/".join([stage.name, *("{%s}" % axis for axis in stage.axes)])
 
@@ -138,6 +149,8 @@ def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpe
         inputs[name] = LISTS[producer].paths(config)
     # `after` gates order DVC's stages only: Snakemake checks the params when it reads the
     # Snakefile, before any job, and a gate job would make every job downstream "updated"
+    if stage.external:
+        inputs["external"] = _external_inputs(stage, config)
     inputs["code"] = code_paths(stage)
     outputs: dict[str, Any] = {}
     for name, out in stage.outputs.items():
@@ -150,6 +163,8 @@ def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpe
     items: dict[str, Any] = {}
     template = _shell(stage, config, files, items)
     params = {"command": _command_param(template, items)}
+    if stage.external:  # an edit inside an external folder changes no folder mtime: fingerprint its files
+        params["external"] = lambda wildcards, input: external.fingerprint(list(input.external))
     resources = {"gpu": 1} if stage.gpu else {}
     # a step told how many CPU threads to use gets that many cores from the scheduler
     threads = lookup(config, THREADS_PARAM) if "{p.%s}" % THREADS_PARAM in stage.command else 1

@@ -68,6 +68,7 @@ class Stage:
     gpu: bool = False  # asks the scheduler for a GPU (Snakemake resources gpu=1, SLURM gres)
     data: tuple[str, ...] = ()  # package data files the step reads (paths under src/vlstress)
     input_lists: dict[str, str] = field(default_factory=dict)  # name -> a list of paths (see pipeline.LISTS)
+    external: tuple[str, ...] = ()  # params that may name a local file/folder the step reads (pipeline.external)
     after: tuple[str, ...] = ()  # DVC gates: stages that must run first (Snakemake checks params at parse time)
     doc: str = ""
 

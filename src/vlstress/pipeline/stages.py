@@ -91,6 +91,7 @@ STAGES: list[Stage] = [
         " --coco-url {p.dataset.coco_url} --karpathy-url {p.dataset.karpathy_url}"
         " --rococo-url {p.dataset.rococo_url} --out {out.raw}",
         outputs={"raw": Output(RAW, directory=True)},
+        external=("dataset.images", "dataset.captions", "dataset.coco_url", "dataset.karpathy_url", "dataset.rococo_url"),
         doc="fetch or copy the raw data of the dataset",
         after=(CHECKED,),
     ),
@@ -107,6 +108,7 @@ STAGES: list[Stage] = [
         "vlstress model-card --model {model} --arch {item.arch} --pretrained {item.pretrained} " + CARD_FLAGS + " --out {out.card}",
         outputs={"card": Output(CARD)},
         axes=("model",),
+        external=("item.pretrained",),  # a local checkpoint
         doc="check a model of the registry once; every step that uses it reads this card",
         after=(CHECKED,),
     ),
@@ -184,6 +186,7 @@ STAGES: list[Stage] = [
         + CARD_FLAGS
         + " --out {out.card}",
         outputs={"card": Output(SCORER_CARD)},
+        external=("ei.scorer.pretrained",),
         suite="rococo_text",
         doc="the model card of the EI scorer",
         after=(CHECKED,),
@@ -207,6 +210,7 @@ STAGES: list[Stage] = [
         inputs={"manifest": MANIFEST, "ei": EI_SCORES, "raw": RAW, "nltk_data": NLTK_DATA},
         outputs={"variants": Output(TEXT_SET), "meta": Output(f"{TEXT_SET}.json")},
         axes=("set",),
+        external=("text_variants.official_dir",),
         suite="rococo_text",
     ),
     Stage(
@@ -249,6 +253,7 @@ STAGES: list[Stage] = [
             "png": Output("results/figures/text_stats.png", caption="text_stats", category="Text stress-tests"),
             "pdf": Output("results/figures/text_stats.pdf"),
         },
+        external=("text_variants.official_dir",),
         suite="rococo_text",
     ),
     # ------------------------------------------------------------------ report

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> None:
     from .. import params as params_module
     from ..errors import VlstressError
     from ..io import write_text
-    from ..pipeline import active_stages, dvc
+    from ..pipeline import GATE_STAMP, active_stages, dvc
 
     files = args.params or [Path("params.yaml")]
     if args.action != "use":
@@ -59,9 +59,6 @@ def run(args: argparse.Namespace) -> None:
         diff = "".join(difflib.unified_diff(current.splitlines(True), text.splitlines(True), str(args.dvc_yaml), "rendered", n=1))
         raise VlstressError(f"{args.dvc_yaml} is stale: run `vlstress pipeline render`\n{diff[:4000]}")
     if args.stamp is not None:
-        write_text(args.stamp, STAMP)
+        write_text(args.stamp, GATE_STAMP)
     print(f"params valid; {args.dvc_yaml} is up to date", file=sys.stderr)
 
-
-# constant, so that the steps waiting for it rerun for their own inputs only
-STAMP = "vlstress: params valid and dvc.yaml current (`vlstress pipeline check`)\n"

@@ -124,5 +124,8 @@ def figure_names(stage: Stage) -> str:
     return ",".join(name[: -len("_png")] for name in stage.outputs if name.endswith("_png"))
 
 
+# What the gate stage writes when the params pass (constant: the steps after it rerun for their own inputs only).
+GATE_STAMP = "vlstress: params valid and dvc.yaml current (`vlstress pipeline check`)\n"
+
 # Placeholders computed from the stage itself (same text in both front ends).
 DERIVED = {"figures": figure_names}

@@ -13,7 +13,9 @@ from typing import Any
 
 import yaml
 
-from . import DERIVED, LISTS, active_stages, code_paths, external
+import itertools
+
+from . import DERIVED, LISTS, active_stages, axis_values, code_paths, external, substitute_params
 from .spec import PLACEHOLDER, Stage
 from .stages import AXES, EXTRA_PLOTS
 
@@ -134,3 +136,14 @@ def render(params: dict[str, Any]) -> str:
     on = sorted(name for name, value in (params.get("suites") or {}).items() if value)
     body = yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
     return HEADER % (", ".join(on) or "none") + body
+
+
+def addresses(params: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """(DVC stage address, its output paths) of every stage instance: `name`, `name@key`, `name@v1-v2-...`."""
+    found = []
+    for stage in active_stages(params):
+        for combo in itertools.product(*(axis_values(params, axis) for axis in stage.axes)):
+            values = dict(zip(stage.axes, combo))
+            paths = [substitute_params(out.path, params).format(**values) for out in stage.outputs.values()]
+            found.append((stage.name + ("@" + "-".join(combo) if combo else ""), paths))
+    return found

@@ -218,13 +218,32 @@ def claim_checkout(workflow):
     return claim()
 
 
-def record_in_dvc_lock(checkout=None) -> None:
-    """Record what Snakemake built in dvc.lock so that `dvc status` has nothing to do."""
+def record_in_dvc_lock(workflow, checkout=None, files: list[str] | None = None) -> None:
+    """Record what Snakemake built in dvc.lock so that `dvc status` has nothing to do.
+
+    Only stages whose outputs are all outputs of this run's DAG (built now or found up to
+    date) are committed: a run of some targets vouches for nothing else. Only for
+    params.yaml alone, which is what dvc.yaml describes. The DVC gate's stamp is written
+    too: the Snakefile checked the params already.
+    """
+    from . import GATE_STAMP
+    from .dvc import addresses
+    from .stages import CHECKED
+    from ..io import write_text
+
     if checkout is not None:
         checkout.release()  # `dvc commit` takes the repository lock itself
+    if files != ["params.yaml"] or not os.path.isdir(".dvc"):
+        return
     if not shutil.which("dvc"):
         print("warning: dvc not on PATH; dvc.lock not updated")
         return
-    result = subprocess.run(["dvc", "commit", "--force", "--quiet"], capture_output=True, text=True)
+    if not os.path.isfile(CHECKED):
+        write_text(CHECKED, GATE_STAMP)
+    current = {os.path.normpath(str(path)) for job in workflow.dag.jobs for path in job.output}
+    built = [address for address, paths in addresses(params_module.load(files)) if current.issuperset(map(os.path.normpath, paths))]
+    if not built:
+        return
+    result = subprocess.run(["dvc", "commit", "--force", "--quiet", *built], capture_output=True, text=True)
     if result.returncode != 0:
         print(f"warning: `dvc commit` failed; dvc.lock not updated:\n{result.stderr}")

@@ -9,6 +9,7 @@ so a Snakemake job runs the same command line as the matching DVC stage.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -126,6 +127,15 @@ def _command_param(template: str, items: dict[str, Callable]) -> Callable:
     return command
 
 
+def _signature_param(template: str, items: dict[str, Callable]) -> Callable:
+    """What decides the job's command, short of its paths: the template (params values in it) and the item fields."""
+
+    def signature(wildcards) -> str:
+        return template + " " + json.dumps({name: item(wildcards) for name, item in sorted(items.items())})
+
+    return signature
+
+
 def _external_inputs(stage: Stage, config: dict[str, Any]) -> Callable:
     axis_param = AXES[stage.axes[0]].param if len(stage.axes) == 1 else None
     axis = stage.axes[0] if len(stage.axes) == 1 else None
@@ -162,9 +172,12 @@ def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpe
         outputs[name] = path
     items: dict[str, Any] = {}
     template = _shell(stage, config, files, items)
-    params = {"command": _command_param(template, items)}
+    # Snakemake's rerun trigger "params" ignores params computed from input/output (like
+    # `command`): `signature` depends on wildcards only, so a params edit reruns the job
+    params = {"command": _command_param(template, items), "signature": _signature_param(template, items)}
     if stage.external:  # an edit inside an external folder changes no folder mtime: fingerprint its files
-        params["external"] = lambda wildcards, input: external.fingerprint(list(input.external))
+        found = _external_inputs(stage, config)
+        params["external"] = lambda wildcards: external.fingerprint(found(wildcards))
     resources = {"gpu": 1} if stage.gpu else {}
     # a step told how many CPU threads to use gets that many cores from the scheduler
     threads = lookup(config, THREADS_PARAM) if "{p.%s}" % THREADS_PARAM in stage.command else 1

@@ -154,6 +154,10 @@ def test_param_edit_reruns_only_dependent_stages(project):
     params = yaml.safe_load(params_path.read_text())
     params["evaluate"]["ks"] = "1,5"
     params_path.write_text(yaml.safe_dump(params, sort_keys=False))
+    plan = sh("snakemake", "-n", cwd=project)
+    planned = set(re.findall(r"^(?:local)?rule (\w+):", plan, flags=re.M)) - {"all"}
+    assert "evaluate" in planned, plan[-3000:]
+    assert planned <= {"check_params", "evaluate", "evaluate_text", "evaluate_image", "summarize", "figures", "tables"}, planned
     status = sh("dvc", "status", cwd=project)
     changed = set(re.findall(r"^(\S+):$", status, flags=re.M))
     assert "evaluate@vit-s-32-random" in changed, status

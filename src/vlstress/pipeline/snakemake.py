@@ -73,17 +73,18 @@ def _escape(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
+def _axis_item(config: dict[str, Any], axis: str, key: str) -> Any:
+    """The params entry of an axis key (a model, a caption set); an unknown key is named."""
+    mapping = lookup(config, AXES[axis].param)
+    if key not in mapping:
+        raise ValueError(f"unknown {axis} {key!r}: not in `{AXES[axis].param}` of the params (known: {', '.join(sorted(mapping))})")
+    return mapping[key]
+
+
 def _item_param(config: dict[str, Any], axis: str, field: str) -> Callable:
-    spec = AXES[axis]
 
     def value(wildcards) -> str:
-        mapping = lookup(config, spec.param)
-        key = wildcards[axis]
-        if key not in mapping:
-            raise ValueError(
-                f"unknown {axis} {key!r}: not in `{spec.param}` of the params (known: {', '.join(sorted(mapping))})"
-            )
-        return render_value(mapping[key][field])
+        return render_value(_axis_item(config, axis, wildcards[axis])[field])
 
     return value
 
@@ -142,6 +143,8 @@ def _external_inputs(stage: Stage, config: dict[str, Any]) -> Callable:
 
     def found(wildcards) -> list[str]:
         key = wildcards[axis] if axis and AXES[axis].keys else None
+        if key is not None:
+            _axis_item(config, axis, key)
         return external.paths(config, stage.external, axis_param, key)
 
     return found
@@ -254,9 +257,12 @@ def record_in_dvc_lock(workflow, checkout=None, files: list[str] | None = None) 
     if not os.path.isfile(CHECKED):
         write_text(CHECKED, GATE_STAMP)
     current = {os.path.normpath(str(path)) for job in workflow.dag.jobs for path in job.output}
-    built = [address for address, paths in addresses(params_module.load(files)) if current.issuperset(map(os.path.normpath, paths))]
+    stages = addresses(params_module.load(files))
+    built = [address for address, paths in stages if current.issuperset(map(os.path.normpath, paths))]
     if not built:
         return
-    result = subprocess.run(["dvc", "commit", "--force", "--quiet", *built], capture_output=True, text=True)
+    # naming many targets makes `dvc commit` slow (minutes for the demo): none when all were built
+    targets = [] if len(built) == len(stages) else built
+    result = subprocess.run(["dvc", "commit", "--force", "--quiet", *targets], capture_output=True, text=True)
     if result.returncode != 0:
         print(f"warning: `dvc commit` failed; dvc.lock not updated:\n{result.stderr}")

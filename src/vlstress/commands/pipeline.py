@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> None:
         params = params_module.validate(params_module.load(files), ", ".join(map(str, files)))
     if args.action == "stages":
         for stage in active_stages(params):
-            print(f"{stage.name:22s} {'x'.join(stage.axes) or '-':22s} {stage.suite or 'always':14s} {stage.command.split()[1]}")
+            print(f"{stage.name:22s} {'x'.join(stage.axes) or '-':22s} {stage.suite or 'always':14s} {stage.subcommand:20s} {stage.doc}")
         return
     text = dvc.render(params)
     if args.action == "render":

@@ -44,7 +44,6 @@ class RuleSpec:
     resources: dict[str, Any]
     threads: int
     wildcard_constraints: dict[str, str]
-    doc: str
 
 
 def param_files(workflow, config: dict[str, Any]) -> list[str]:
@@ -194,7 +193,6 @@ def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpe
         resources=resources,
         threads=threads,
         wildcard_constraints={axis: AXES[axis].pattern for axis in stage.axes},
-        doc=stage.doc or f"vlstress {stage.subcommand}",
     )
 
 

@@ -79,9 +79,6 @@ class Stage:
             raise ValueError(f"stage {self.name}: the command must start with `vlstress <subcommand>`")
         return parts[1]
 
-    def placeholders(self, text: str) -> list[tuple[str | None, str]]:
-        return [(m.group(1), m.group(2)) for m in PLACEHOLDER.finditer(text)]
-
 
 def lookup(params: dict[str, Any], dotted: str) -> Any:
     """params["a"]["b"] for "a.b"; a clear KeyError naming the path."""

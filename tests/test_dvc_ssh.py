@@ -30,8 +30,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import copy_repo
-from test_workflow import shrink
+from test_workflow import fresh_project
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("dvc")
@@ -185,17 +184,7 @@ def store_files(folder: Path) -> set[str]:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
     """The shrunk demo in a fresh git repository, built up to the image embeddings by DVC."""
-    root = copy_repo(tmp_path_factory.mktemp("dvc_ssh") / "repo")
-    params_path = root / "params.yaml"
-    params_path.write_text(yaml.safe_dump(shrink(yaml.safe_load(params_path.read_text())), sort_keys=False))
-    for top in ("data", "results"):  # tracked results of the full demo are not this run's
-        for path in (root / top).rglob("*"):
-            if path.is_file() and path.name != ".gitignore":
-                path.unlink()
-    (root / "dvc.lock").unlink(missing_ok=True)
-    sh("git", "init", "-q", cwd=root)
-    sh("git", "add", "-A", cwd=root)
-    sh("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy", cwd=root)
+    root = fresh_project(tmp_path_factory.mktemp("dvc_ssh") / "repo")
     sh("dvc", "repro", BUILT[-1], cwd=root)
     return root
 

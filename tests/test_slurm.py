@@ -51,8 +51,8 @@ from string import Template
 import pytest
 import yaml
 
-from conftest import REPO, copy_repo
-from test_workflow import OUTPUT_ROOTS, digests, shrink
+from conftest import REPO
+from test_workflow import digests, fresh_project
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("snakemake")
@@ -241,22 +241,6 @@ def readme_cluster_command() -> list[str]:
 def own_code(root: Path, env: dict[str, str]) -> dict[str, str]:
     """`env` running the copy's own package (not the checkout's editable install), jobs included."""
     return {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(root / "src"), env.get("PYTHONPATH")]))}
-
-
-def fresh_project(dest: Path) -> Path:
-    """A copy of the repository with the small params of test_workflow, as a fresh clone."""
-    root = copy_repo(dest)
-    params_path = root / "params.yaml"
-    params_path.write_text(yaml.safe_dump(shrink(yaml.safe_load(params_path.read_text())), sort_keys=False))
-    for top in OUTPUT_ROOTS:  # tracked results of the full demo are not this run's
-        for path in (root / top).rglob("*"):
-            if path.is_file() and path.name != ".gitignore":
-                path.unlink()
-    (root / "dvc.lock").unlink(missing_ok=True)
-    env = {**os.environ, "PATH": BIN + os.pathsep + os.environ.get("PATH", "")}
-    for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"]):
-        subprocess.run(cmd, cwd=root, env=env, check=True, capture_output=True)
-    return root
 
 
 def job_stats(log: str) -> Counter:

@@ -64,9 +64,9 @@ def ran_stages(log: str) -> set[str]:
     return set(re.findall(r"Running stage '([^']+)'", log))
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    root = copy_repo(tmp_path_factory.mktemp("workflow") / "repo")
+def fresh_project(dest: Path) -> Path:
+    """A copy of the repository with the small params, no results, committed as a fresh clone would be."""
+    root = copy_repo(dest)
     params_path = root / "params.yaml"
     params_path.write_text(yaml.safe_dump(shrink(yaml.safe_load(params_path.read_text())), sort_keys=False))
     for top in OUTPUT_ROOTS:  # tracked results of the full demo are not this run's
@@ -77,6 +77,12 @@ def project(tmp_path_factory) -> Path:
     sh("git", "init", "-q", cwd=root)
     sh("git", "add", "-A", cwd=root)
     sh("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy", cwd=root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    root = fresh_project(tmp_path_factory.mktemp("workflow") / "repo")
     sh("snakemake", "--cores", "2", cwd=root)
     return root
 

@@ -339,3 +339,7 @@ FIGURES: dict[str, Callable[[pd.DataFrame], FigureResult]] = {
     "lambda_sweep": lambda_sweep,
     "drop_vs_size": drop_vs_size,
 }
+
+from .zeroshot.figures import ZEROSHOT_FIGURES  # noqa: E402  (it uses the helpers above)
+
+FIGURES.update(ZEROSHOT_FIGURES)

@@ -118,6 +118,9 @@ def problems(params: Any) -> list[str]:
             missing = [block for block in SUITES[name].needs if block not in params]
             if missing:
                 found.append(f"suites.{name} is on but params lack {', '.join(missing)}")
+            off = [other for other in SUITES[name].requires if not params["suites"].get(other)]
+            if off:
+                found.append(f"suites.{name} is on but needs suite(s) {', '.join(off)} on too")
     return found + registry_problems(params)
 
 
@@ -144,6 +147,36 @@ def registry_problems(params: dict[str, Any]) -> list[str]:
             found.append(f"text_variants.sets.{name}.kind: " + _unknown("caption-set kind", entry["kind"], SET_KINDS))
         elif SET_KINDS[entry["kind"]].needs_words and not entry.get("words"):
             found.append(f"text_variants.sets.{name}: kind {entry['kind']} needs a word list (words: \"a,b,c\")")
+    return found + classification_problems(params)
+
+
+def classification_problems(params: dict[str, Any]) -> list[str]:
+    """Test-set kinds, corruption names, templates, and names that must be test sets or models."""
+    from .classification.datasets import KINDS as TESTSET_KINDS
+    from .images.corruptions import CORRUPTIONS
+    from .zeroshot.templates import TEMPLATE_SETS
+
+    found = []
+    zeroshot = params.get("zeroshot") or {}
+    testsets = zeroshot.get("testsets") or {}
+    for name, entry in testsets.items():
+        if entry["kind"] not in TESTSET_KINDS:
+            found.append(f"zeroshot.testsets.{name}.kind: " + _unknown("test-set kind", entry["kind"], TESTSET_KINDS))
+    templates = zeroshot.get("templates")
+    if templates is not None and templates not in TEMPLATE_SETS and not Path(templates.partition("#")[0]).suffix:
+        found.append("zeroshot.templates: " + _unknown("template set", templates, TEMPLATE_SETS) + " (or a .txt/.json file)")
+    named = [("zeroshot.in_distribution", zeroshot.get("in_distribution"))]
+    named += [(f"{block}.testset", (params.get(block) or {}).get("testset")) for block in ("corruptions", "typographic")]
+    for where, name in named:
+        if name is not None and testsets and name not in testsets:
+            found.append(f"{where}: " + _unknown("test set", name, testsets))
+    corruptions = params.get("corruptions") or {}
+    for name in corruptions.get("names", []):
+        if name not in CORRUPTIONS:
+            found.append("corruptions.names: " + _unknown("corruption", name, CORRUPTIONS))
+    baseline = (zeroshot.get("robustness") or {}).get("mce_baseline")
+    if baseline is not None and baseline not in params["models"]:
+        found.append("zeroshot.robustness.mce_baseline: " + _unknown("model", baseline, params["models"]))
     return found
 
 

@@ -41,6 +41,7 @@ class Suite:
     name: str
     description: str
     needs: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()  # other suites that must be on (their stages make this one's inputs)
 
 
 @dataclass(frozen=True)

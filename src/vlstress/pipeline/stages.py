@@ -18,6 +18,9 @@ AXES: dict[str, Axis] = {
         Axis("method", "image_variants.methods", r"[a-z][a-z0-9]*"),
         Axis("lam", "image_variants.lams", r"[0-9][0-9.e-]*"),
         Axis("seed", "image_variants.seeds", r"[0-9]+"),
+        Axis("testset", "zeroshot.testsets", r"[a-z0-9][a-z0-9_]*", keys=True),
+        Axis("corruption", "corruptions.names", r"[a-z][a-z0-9_]*"),
+        Axis("severity", "corruptions.severities", r"[1-5]"),
     )
 }
 
@@ -34,6 +37,23 @@ SUITES: dict[str, Suite] = {
             "rococo_image",
             "RoCOCO image stress-tests: images mixed / patched with a partner (text → image)",
             needs=("image_variants",),
+        ),
+        Suite(
+            "zeroshot",
+            "zero-shot classification on clean and naturally shifted test sets, effective robustness",
+            needs=("zeroshot",),
+        ),
+        Suite(
+            "corruptions",
+            "zero-shot classification under ImageNet-C style corruptions (accuracy, mCE)",
+            needs=("corruptions",),
+            requires=("zeroshot",),
+        ),
+        Suite(
+            "typographic",
+            "zero-shot classification under typographic attacks (a wrong class name written on the image)",
+            needs=("typographic",),
+            requires=("zeroshot",),
         ),
     )
 }
@@ -54,6 +74,12 @@ EVALUATE_FLAGS = "--ks {p.evaluate.ks} --chunk-size {p.evaluate.chunk_size} --ti
 CARD = "results/models/{model}.json"
 SCORER_CARD = "results/text/scorer.json"
 CARD_FLAGS = "--seed {p.seed} --cache-dir {p.embed.cache_dir}"
+TESTSET = "data/testsets/{testset}"
+CLASSIFIER = "results/classifiers/{model}/{testset}.npy"
+ZEROSHOT_RECORD = "results/metrics/{model}/zeroshot-{testset}.json"
+CORRUPTED = "data/corruptions/{corruption}/s{severity}"
+CORRUPTION_SOURCE = "data/testsets/{p.corruptions.testset}"
+TYPOGRAPHIC = "data/typographic/{p.typographic.testset}"
 RUN_FLAGS = "--device {p.embed.device} --batch-size {p.embed.batch_size} --threads {p.embed.threads}"
 
 
@@ -71,6 +97,10 @@ FIGURES = {  # name -> suites of which at least one must be on (empty: always dr
     "false_r1_heatmap": ("rococo_text", "rococo_image"),
     "lambda_sweep": ("rococo_image",),
     "drop_vs_size": ("rococo_text", "rococo_image"),
+    "zeroshot_accuracy": ("zeroshot",),
+    "corruption_heatmap": ("corruptions",),
+    "corruption_severity": ("corruptions",),
+    "typographic_attack": ("typographic",),
 }
 
 STAGES: list[Stage] = [
@@ -256,6 +286,127 @@ STAGES: list[Stage] = [
         external=("text_variants.official_dir",),
         suite="rococo_text",
     ),
+    # ------------------------------------------------------------------ zero-shot classification
+    Stage(
+        "testset",
+        "vlstress testset --name {testset} --kind {item.kind} --root {item.root} --annotations {item.annotations}"
+        " --classnames {item.classnames} --max-per-class {item.max_per_class} --min-size {item.min_size}"
+        " --label {item.label} --corruption {item.corruption} --out {out.testset}",
+        outputs={"testset": Output(TESTSET, directory=True)},
+        axes=("testset",),
+        external=("item.root", "item.annotations", "item.classnames"),
+        suite="zeroshot",
+        doc="the labelled manifest of a classification test set (materialised crops / CIFAR images included)",
+        after=(CHECKED,),
+    ),
+    Stage(
+        "zeroshot_classifier",
+        "vlstress zeroshot-classifier --testset {in.testset} --templates {p.zeroshot.templates} --model-card {in.card} "
+        + RUN_FLAGS
+        + " --out {out.emb}",
+        inputs={"testset": TESTSET, "card": CARD},
+        outputs=_embedding(CLASSIFIER),
+        axes=("model", "testset"),
+        external=("zeroshot.templates",),
+        suite="zeroshot",
+        gpu=True,
+        doc="class weights from the prompt templates (one per model and class-name list)",
+    ),
+    Stage(
+        "embed_testset",
+        "vlstress embed-testset --testset {in.testset} --model-card {in.card} " + RUN_FLAGS + " --out {out.emb}",
+        inputs={"testset": TESTSET, "card": CARD},
+        outputs=_embedding(f"{EMB}/testset_{{testset}}.npy"),
+        axes=("model", "testset"),
+        suite="zeroshot",
+        gpu=True,
+    ),
+    Stage(
+        "evaluate_zeroshot",
+        "vlstress evaluate-zeroshot --testset {in.testset} --image-emb {in.image_emb} --classifier {in.classifier}"
+        " --out {out.record}",
+        inputs={"testset": TESTSET, "image_emb": f"{EMB}/testset_{{testset}}.npy", "classifier": CLASSIFIER},
+        outputs={
+            "record": _small(ZEROSHOT_RECORD, record=True),
+            "per_class": _small(f"{ZEROSHOT_RECORD}.json"),
+        },
+        axes=("model", "testset"),
+        suite="zeroshot",
+    ),
+    # ------------------------------------------------------------------ corruptions
+    Stage(
+        "corrupt",
+        "vlstress corrupt --manifest {in.testset} --corruption {corruption} --severities {severity}"
+        " --seed {p.corruptions.seed} --size {p.corruptions.size} --workers {p.corruptions.workers} --out {out.corrupted}",
+        inputs={"testset": CORRUPTION_SOURCE},
+        outputs={"corrupted": Output(CORRUPTED, directory=True)},
+        axes=("corruption", "severity"),
+        suite="corruptions",
+        doc="one corruption at one severity of the test set (parallel over the node's cores)",
+    ),
+    Stage(
+        "embed_corrupted",
+        "vlstress embed-testset --testset {in.testset} --model-card {in.card} " + RUN_FLAGS + " --out {out.emb}",
+        inputs={"testset": CORRUPTED, "card": CARD},
+        outputs=_embedding(f"{EMB}/corrupted/{{corruption}}_s{{severity}}.npy"),
+        axes=("model", "corruption", "severity"),
+        suite="corruptions",
+        gpu=True,
+    ),
+    Stage(
+        "evaluate_corruption",
+        "vlstress evaluate-zeroshot --task corruption --corruption {corruption} --severity {severity}"
+        " --testset {in.testset} --image-emb {in.image_emb} --classifier {in.classifier} --clean-record {in.clean}"
+        " --out {out.record}",
+        inputs={
+            "testset": CORRUPTED,
+            "image_emb": f"{EMB}/corrupted/{{corruption}}_s{{severity}}.npy",
+            "classifier": "results/classifiers/{model}/{p.corruptions.testset}.npy",
+            "clean": "results/metrics/{model}/zeroshot-{p.corruptions.testset}.json",
+        },
+        outputs={
+            "record": _small("results/metrics/{model}/corruption-{corruption}-s{severity}.json", record=True),
+            "per_class": _small("results/metrics/{model}/corruption-{corruption}-s{severity}.json.json"),
+        },
+        axes=("model", "corruption", "severity"),
+        suite="corruptions",
+    ),
+    # ------------------------------------------------------------------ typographic attacks
+    Stage(
+        "typographic",
+        "vlstress typographic --manifest {in.testset} --seed {p.typographic.seed} --size {p.typographic.size}"
+        " --out {out.attacked}",
+        inputs={"testset": "data/testsets/{p.typographic.testset}"},
+        outputs={"attacked": Output(TYPOGRAPHIC, directory=True)},
+        suite="typographic",
+        doc="a wrong class name written on each image (seeded font size, colour, position)",
+    ),
+    Stage(
+        "embed_typographic",
+        "vlstress embed-testset --testset {in.testset} --model-card {in.card} " + RUN_FLAGS + " --out {out.emb}",
+        inputs={"testset": TYPOGRAPHIC, "card": CARD},
+        outputs=_embedding(f"{EMB}/typographic.npy"),
+        axes=("model",),
+        suite="typographic",
+        gpu=True,
+    ),
+    Stage(
+        "evaluate_typographic",
+        "vlstress evaluate-zeroshot --task typographic --testset {in.testset} --image-emb {in.image_emb}"
+        " --classifier {in.classifier} --clean-record {in.clean} --out {out.record}",
+        inputs={
+            "testset": TYPOGRAPHIC,
+            "image_emb": f"{EMB}/typographic.npy",
+            "classifier": "results/classifiers/{model}/{p.typographic.testset}.npy",
+            "clean": "results/metrics/{model}/zeroshot-{p.typographic.testset}.json",
+        },
+        outputs={
+            "record": _small("results/metrics/{model}/typographic.json", record=True),
+            "per_class": _small("results/metrics/{model}/typographic.json.json"),
+        },
+        axes=("model",),
+        suite="typographic",
+    ),
     # ------------------------------------------------------------------ report
     Stage(
         "summarize",
@@ -305,6 +456,26 @@ STAGES: list[Stage] = [
         },
     ),
 ]
+
+STAGES.append(
+    Stage(
+        "robustness",
+        "vlstress robustness --summary {in.summary} --in-distribution {p.zeroshot.in_distribution}"
+        " --mce-baseline {p.zeroshot.robustness.mce_baseline} --transform {p.zeroshot.robustness.transform}"
+        " --fit {p.zeroshot.robustness.fit} --out-corruptions {out.corruptions} --out-effective {out.effective}"
+        " --out-json {out.json} --out-fig {out.png}",
+        inputs={"summary": SUMMARY},
+        outputs={
+            "corruptions": _small("results/robustness/corruptions.csv", caption="robustness", category="Zero-shot robustness"),
+            "effective": _small("results/robustness/effective.csv", caption="robustness", category="Zero-shot robustness"),
+            "json": _small("results/robustness/metrics.json", metric=True),
+            "png": Output("results/figures/effective_robustness.png", plot={}, caption="effective_robustness", category="Zero-shot robustness"),
+            "pdf": Output("results/figures/effective_robustness.pdf"),
+        },
+        suite="zeroshot",
+        doc="mCE of the corruptions and effective robustness of every shift, from the summary",
+    )
+)
 
 # More views of a stage's plot data (`dvc plots show`), declared beside the stage that writes it.
 EXTRA_PLOTS = [

@@ -70,6 +70,10 @@ TASKS: dict[str, Task] = {
         sweep="lam",
         sweep_label="λ (share of the original image)",
     ),
+    # Classification tasks report top-k accuracies, not retrieval directions: the retrieval figures skip them.
+    "zeroshot": Task("zero-shot classification", (), noun="test sets"),
+    "corruption": Task("zero-shot classification under corruptions", (), noun="corruptions"),
+    "typographic": Task("zero-shot classification under a typographic attack", (), noun="attacks"),
 }
 
 

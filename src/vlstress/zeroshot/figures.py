@@ -27,6 +27,11 @@ def _task(table: pd.DataFrame, task: str, metric: str = "top1") -> pd.DataFrame:
     return rows
 
 
+def _clean_name(data: pd.DataFrame) -> str:
+    """The clean test set a derived one comes from (`objects-c-fog` -> `objects`)."""
+    return ", ".join(sorted({str(name).split("-c-")[0] for name in data["dataset"]}))
+
+
 def _none(title: str, suite: str) -> FigureResult:
     reason = f"no {suite} records: the suite is off or its steps have not run"
     return placeholder(title, reason), [reason]
@@ -66,7 +71,7 @@ def corruption_heatmap(table: pd.DataFrame) -> FigureResult:
         ax.set_title(_tick(label), fontsize="medium")
         ax.set_xlabel("severity")
         ax.set_ylabel("corruption" if ax is axes[0][0] else "")
-    fig.suptitle(f"Top-1 accuracy under corruptions ({_dataset(data)})")
+    fig.suptitle(f"Top-1 accuracy under corruptions ({_clean_name(data)})")
     fig.tight_layout()
     return fig, []
 
@@ -92,7 +97,7 @@ def corruption_severity(table: pd.DataFrame) -> FigureResult:
         ax.set_xticks(range(0, 6))
     axes[0][0].set_ylabel("top-1 accuracy (%)")
     axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small")
-    fig.suptitle(f"Top-1 accuracy against corruption severity ({_dataset(data)})")
+    fig.suptitle(f"Top-1 accuracy against corruption severity ({_clean_name(data)})")
     fig.tight_layout()
     return fig, []
 

@@ -89,7 +89,10 @@ def test_record_paths_are_exactly_what_the_params_produce():
     n_models, n_sets = len(params["models"]), len(params["text_variants"]["sets"])
     image = params["image_variants"]
     n_image = len(image["methods"]) * len(image["lams"]) * len(image["seeds"])
-    assert len(paths) == len(set(paths)) == n_models * (1 + n_sets + n_image)
+    n_zeroshot = len(params["zeroshot"]["testsets"])
+    n_corrupted = len(params["corruptions"]["names"]) * len(params["corruptions"]["severities"])
+    assert len(paths) == len(set(paths)) == n_models * (1 + n_sets + n_image + n_zeroshot + n_corrupted + 1)
+    assert "results/metrics/rn50-random/corruption-fog-s5.json" in paths
     assert "results/metrics/rn50-random/image-patch-lam0.9-seed100.json" in paths
     fewer = {**params, "models": {"rn50-random": params["models"]["rn50-random"]}}
     assert not any("vit-b-32" in str(p) for p in record_paths(fewer))
@@ -184,7 +187,9 @@ def test_both_front_ends_run_the_same_commands(project):
     assert set(smk) == set(dvc_cmds) == {s.name for s in active_stages(demo_params())}
     for name in smk:
         assert sorted(smk[name]) == sorted(dvc_cmds[name]), name
-    assert sum(map(len, smk.values())) == 68  # 64 steps of two models + their two model cards + the scorer card + the gate
+    # retrieval: 64 steps of two models + their two model cards + the scorer card + the gate;
+    # zero-shot: test set, 2 x (classifier, embeddings, record), 6 corrupted sets x (1 + 2 x 2), typographic 1 + 2 x 2, robustness
+    assert sum(map(len, smk.values())) == 68 + 1 + 6 + 6 * 5 + 5 + 1
 
 
 @pytest.mark.parametrize(

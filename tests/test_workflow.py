@@ -41,12 +41,17 @@ def sh(*cmd: str, cwd: Path, check: bool = True) -> str:
 
 
 def shrink(params: dict) -> dict:
-    """The demo, smaller: 4 photos, one small random-init model, two text sets, two image variants."""
+    """The demo, smaller: 4 photos, one small random-init model, two text sets, two image variants;
+    zero-shot on 14 images, one corruption at one severity, the typographic attack."""
     params["dataset"]["max_images"] = 4
     params["models"] = {"vit-s-32-random": {"arch": "ViT-S-32", "pretrained": None}}
     params["image_variants"].update(methods=["mix"], lams=[0.9, 0.5], seeds=[1])
     sets = params["text_variants"]["sets"]
     params["text_variants"]["sets"] = {name: sets[name] for name in ("same_concept", "danger")}
+    params["zeroshot"]["testsets"]["objects"]["max_per_class"] = 1  # one view of each of the 14 photos
+    params["zeroshot"]["robustness"]["mce_baseline"] = "vit-s-32-random"
+    params["corruptions"].update(names=["gaussian_noise"], severities=[3], size=64)
+    params["typographic"]["size"] = 96
     return params
 
 
@@ -122,14 +127,14 @@ def strict(name: str):
 def test_every_record_is_strict_json_of_the_typed_format(project):
     from vlstress.record import FIELDS, SCHEMA, read_record
 
-    files = sorted((project / "results/metrics").rglob("*.json"))
-    assert len(files) == 1 + 2 + 2  # original, two text sets, two image variants
+    files = sorted(p for p in (project / "results/metrics").rglob("*.json") if not p.name.endswith(".json.json"))
+    assert len(files) == 1 + 2 + 2 + 3  # original, two text sets, two image variants, zero-shot, corruption, typographic
     tasks = set()
     for path in files:
         data = json.loads(path.read_text(), parse_constant=strict)
         assert list(data) == sorted(FIELDS) and data["schema"] == SCHEMA, path
         tasks.add(read_record(path).task)
-    assert tasks == {"retrieval", "text-stress", "image-stress"}
+    assert tasks == {"retrieval", "text-stress", "image-stress", "zeroshot", "corruption", "typographic"}
 
 
 def summary_lams(root: Path) -> set[str]:

@@ -34,10 +34,6 @@ def _params(root: Path, shared_data: Path) -> dict:
             "kind": "coco-objects", "root": str(coco / "images"), "annotations": str(coco / "annotations/instances_val2017.json"),
             "classnames": None, "max_per_class": None, "min_size": 32, "label": "category", "corruption": None,
         },
-        "coco_super": {
-            "kind": "coco-objects", "root": str(coco / "images"), "annotations": str(coco / "annotations/instances_val2017.json"),
-            "classnames": None, "max_per_class": None, "min_size": 32, "label": "supercategory", "corruption": None,
-        },
     }  # fmt: skip
     params["zeroshot"]["in_distribution"] = "coco_objects"
     params["zeroshot"]["robustness"]["mce_baseline"] = "vit-s-32-random"
@@ -72,8 +68,6 @@ def test_zeroshot_records_on_coco_crops(run):
         # top-1 is the image-weighted mean of the per-class accuracies
         weighted = sum(acc * n for acc, n in zip(per_class["top1"], counts) if acc is not None) / sum(counts)
         assert weighted == pytest.approx(metrics["top1"], abs=1e-6)
-        supers = _record(run, model, "zeroshot-coco_super")
-        assert supers["dataset"]["n_classes"] == 12
 
 
 def test_corruption_and_typographic_records(run):
@@ -98,12 +92,13 @@ def test_robustness_tables(run):
         top1 = [_record(run, model, f"corruption-{c}-s{s}")["metrics"]["top1"] for c in CORRUPTIONS for s in SEVERITIES]
         assert corruptions.loc[model, "mCA"] == pytest.approx(sum(top1) / len(top1), abs=1e-3)
     effective = pd.read_csv(run / "results/robustness/effective.csv")
-    assert {"coco_super", "corruptions (mean)", "typographic attack"} <= set(effective["shift"])
+    assert {"corruptions (mean)", "typographic attack"} <= set(effective["shift"])
     note = json.loads((run / "results/robustness/metrics.json").read_text())["note"]
     if note is None:  # two models: the fitted line passes through both, so their effective robustness is 0
         assert effective["effective_robustness"].abs().max() < 1e-6
     else:  # random-init models at one in-distribution accuracy: no line, said so, ER left empty
         assert "no baseline line" in note and effective["effective_robustness"].isna().all()
-    assert (effective["relative_robustness"] == effective["shifted_accuracy"] - effective["id_accuracy"]).all()
+    rr = effective["shifted_accuracy"] - effective["id_accuracy"]
+    assert (effective["relative_robustness"] - rr).abs().max() < 2e-6  # the CSV keeps 6 decimals
     for figure in ("zeroshot_accuracy", "corruption_heatmap", "corruption_severity", "typographic_attack", "effective_robustness"):
         assert (run / f"results/figures/{figure}.png").stat().st_size > 10_000

@@ -375,3 +375,26 @@ def test_flip_clean_mode_flips_the_preprocessed_tensor(demo_photos, tmp_path):
     mixer = variants.CleanMixer([e["source_path"] for e in manifest["images"]], plan, preprocess)
     for i, entry in enumerate(manifest["images"]):
         assert torch.equal(mixer(i), preprocess(load_rgb(entry["source_path"])).flip(-1))
+
+
+# --- corruptions as perturbations: text-to-image retrieval against corrupted images -------------
+
+
+def test_corruption_perturbation_is_registered_seeded_and_faithful_only(dataset, tmp_path, capsys):
+    from vlstress.images.corruptions import CORRUPTIONS
+
+    assert all(f"{name}_s{s}" in variants.PERTURBATIONS for name in CORRUPTIONS for s in range(1, 6))
+    a, b, plain = tmp_path / "a", tmp_path / "b", tmp_path / "plain"
+    for out in (a, b):
+        assert run("image-variants", "--manifest", dataset, "--method", "gaussian_noise_s3", "--lam", "1", "--seed", "1", "--out", out) == 0
+    assert run("image-variants", "--manifest", dataset, "--method", "flip", "--lam", "1", "--seed", "1", "--out", plain) == 0
+    entries = json.loads((a / "manifest.json").read_text())["images"]
+    assert all(entry["partner"] is None and entry["box"] is None for entry in entries)
+    for name in ("img0.jpg", "img2.jpg"):
+        assert (a / "images" / name).read_bytes() == (b / "images" / name).read_bytes()  # seeded
+        with Image.open(a / "images" / name) as noisy, Image.open(plain / "images" / name) as flipped:
+            original = np.asarray(flipped)[:, ::-1].astype(float)
+            assert np.abs(np.asarray(noisy).astype(float) - original).mean() > 5  # severity-3 noise shows
+    assert run("image-variants", "--manifest", dataset, "--method", "fog_s3", "--lam", "1", "--seed", "1", "--mode", "clean",
+               "--out", tmp_path / "c") == 2  # fmt: skip
+    assert "use --mode faithful" in capsys.readouterr().err and not (tmp_path / "c").exists()

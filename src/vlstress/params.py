@@ -142,6 +142,8 @@ def registry_problems(params: dict[str, Any]) -> list[str]:
     for method in (params.get("image_variants") or {}).get("methods", []):
         if method not in PERTURBATIONS:
             found.append("image_variants.methods: " + _unknown("image perturbation", method, PERTURBATIONS))
+        elif PERTURBATIONS[method].faithful_only and params["image_variants"].get("mode") == "clean":
+            found.append(f"image_variants.methods: {method} needs image_variants.mode faithful (it corrupts [0, 1] images)")
     for name, entry in ((params.get("text_variants") or {}).get("sets") or {}).items():
         if entry["kind"] not in SET_KINDS:
             found.append(f"text_variants.sets.{name}.kind: " + _unknown("caption-set kind", entry["kind"], SET_KINDS))

@@ -25,7 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--method",
         required=True,
         choices=sorted(variants.PERTURBATIONS),
-        help="; ".join(f"{name}: {entry.description}" for name, entry in variants.PERTURBATIONS.items()),
+        help="; ".join(f"{name}: {entry.description}" for name, entry in variants.PERTURBATIONS.items() if not entry.faithful_only)
+        + "; <corruption>_s<1-5>: an ImageNet-C corruption at a severity (faithful mode), e.g. fog_s3",
     )
     parser.add_argument("--lam", required=True, help="share of the original image kept, in [0, 1] (e.g. 0.9)")
     parser.add_argument("--seed", required=True, type=seed_int, help="variant seed: partners and boxes")
@@ -46,6 +47,8 @@ def run(args: argparse.Namespace) -> None:
     from ..errors import VlstressError
 
     lam = variants.parse_lam(args.lam)
+    if args.mode == "clean" and variants.perturbation(args.method).faithful_only:
+        raise VlstressError(f"--method {args.method} corrupts [0, 1] images: use --mode faithful (clean mode works on normalised tensors)")
     if not 1 <= args.jpeg_quality <= 100:
         raise VlstressError(f"--jpeg-quality must be in 1..100, got {args.jpeg_quality}")
     manifest = load_manifest(args.manifest)

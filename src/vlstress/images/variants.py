@@ -163,6 +163,7 @@ class Perturbation:
     uses_partner: bool  # False: `partner` is None, and the manifest records no partner
     uses_box: bool  # False: `box` is None, and the manifest records no box
     description: str
+    faithful_only: bool = False  # works on [0, 1] images only, not on the clean mode's normalised tensors
 
 
 PERTURBATIONS: dict[str, Perturbation] = {
@@ -170,6 +171,24 @@ PERTURBATIONS: dict[str, Perturbation] = {
     "patch": Perturbation(patch, uses_partner=True, uses_box=True, description="CutMix: a box of the partner image"),
     "flip": Perturbation(flip, uses_partner=False, uses_box=False, description="the image mirrored left-right (lam ignored)"),
 }
+
+
+def _corruptions() -> dict[str, Perturbation]:
+    """Each ImageNet-C corruption at each severity (`fog_s3`): text-to-image retrieval against
+    corrupted images, as the holistic CLIP paper does. lam, partner and box are ignored."""
+    from .corruptions import CORRUPTIONS, SEVERITIES, as_perturbation
+
+    return {
+        f"{name}_s{severity}": Perturbation(
+            as_perturbation(name, severity), uses_partner=False, uses_box=False,
+            description=f"{name} at severity {severity} (imagecorruptions-imaug; lam ignored)", faithful_only=True,
+        )
+        for name in CORRUPTIONS
+        for severity in SEVERITIES
+    }  # fmt: skip
+
+
+PERTURBATIONS.update(_corruptions())
 
 
 def perturbation(method: str) -> Perturbation:

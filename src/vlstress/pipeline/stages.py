@@ -15,7 +15,7 @@ AXES: dict[str, Axis] = {
     for axis in (
         Axis("model", "models", r"[A-Za-z0-9][A-Za-z0-9_.-]*", keys=True),
         Axis("set", "text_variants.sets", r"[a-z0-9][a-z0-9_]*", keys=True),
-        Axis("method", "image_variants.methods", r"[a-z][a-z0-9]*"),
+        Axis("method", "image_variants.methods", r"[a-z][a-z0-9_]*"),
         Axis("lam", "image_variants.lams", r"[0-9][0-9.e-]*"),
         Axis("seed", "image_variants.seeds", r"[0-9]+"),
         Axis("testset", "zeroshot.testsets", r"[a-z0-9][a-z0-9_]*", keys=True),

@@ -184,7 +184,7 @@ def store_files(folder: Path) -> set[str]:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
     """The shrunk demo in a fresh git repository, built up to the image embeddings by DVC."""
-    root = fresh_project(tmp_path_factory.mktemp("dvc_ssh") / "repo")
+    root = fresh_project(tmp_path_factory.mktemp("dvc_ssh") / "repo", zeroshot=False)
     sh("dvc", "repro", BUILT[-1], cwd=root)
     return root
 

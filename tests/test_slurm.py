@@ -276,7 +276,7 @@ def option(argv: list[str], *names: str) -> str | None:
 
 @pytest.fixture(scope="module")
 def slurm_run(cluster, tmp_path_factory) -> SlurmRun:
-    root = fresh_project(tmp_path_factory.mktemp("slurm-run") / "repo")
+    root = fresh_project(tmp_path_factory.mktemp("slurm-run") / "repo", zeroshot=False)
     profile = root / PROFILE / "config.yaml"  # should the account be set there instead
     profile.write_text(profile.read_text().replace("<account>", ACCOUNT))
     cmd = readme_cluster_command() + EXTRA_FLAGS
@@ -302,7 +302,7 @@ def slurm_run(cluster, tmp_path_factory) -> SlurmRun:
 
 @pytest.fixture(scope="module")
 def local_run(tmp_path_factory) -> Path:
-    root = fresh_project(tmp_path_factory.mktemp("local-run") / "repo")
+    root = fresh_project(tmp_path_factory.mktemp("local-run") / "repo", zeroshot=False)
     env = own_code(root, {**os.environ, "PATH": BIN + os.pathsep + os.environ.get("PATH", ""), "PYTHONUNBUFFERED": "1"})
     done = subprocess.run(["snakemake", "--cores", "2"], cwd=root, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
     assert done.returncode == 0, (done.stdout + done.stderr)[-8000:]

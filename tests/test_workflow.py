@@ -40,7 +40,7 @@ def sh(*cmd: str, cwd: Path, check: bool = True) -> str:
     return result.stdout + result.stderr
 
 
-def shrink(params: dict) -> dict:
+def shrink(params: dict, zeroshot: bool = True) -> dict:
     """The demo, smaller: 4 photos, one small random-init model, two text sets, two image variants;
     zero-shot on 14 images, one corruption at one severity, the typographic attack."""
     params["dataset"]["max_images"] = 4
@@ -52,6 +52,8 @@ def shrink(params: dict) -> dict:
     params["zeroshot"]["robustness"]["mce_baseline"] = "vit-s-32-random"
     params["corruptions"].update(names=["gaussian_noise"], severities=[3], size=64)
     params["typographic"]["size"] = 96
+    if not zeroshot:  # the cluster and remote tests: the retrieval suites are enough, and faster
+        params["suites"].update(zeroshot=False, corruptions=False, typographic=False)
     return params
 
 
@@ -69,11 +71,13 @@ def ran_stages(log: str) -> set[str]:
     return set(re.findall(r"Running stage '([^']+)'", log))
 
 
-def fresh_project(dest: Path) -> Path:
+def fresh_project(dest: Path, zeroshot: bool = True) -> Path:
     """A copy of the repository with the small params, no results, committed as a fresh clone would be."""
     root = copy_repo(dest)
     params_path = root / "params.yaml"
-    params_path.write_text(yaml.safe_dump(shrink(yaml.safe_load(params_path.read_text())), sort_keys=False))
+    params_path.write_text(yaml.safe_dump(shrink(yaml.safe_load(params_path.read_text()), zeroshot), sort_keys=False))
+    if not zeroshot:
+        sh("vlstress", "pipeline", "render", cwd=root)
     for top in OUTPUT_ROOTS:  # tracked results of the full demo are not this run's
         for path in (root / top).rglob("*"):
             if path.is_file() and path.name != ".gitignore":

@@ -205,3 +205,33 @@ def test_classifier_of_other_classes_is_refused(tmp_path):
     with pytest.raises(VlstressError, match="other class names"):
         _run(evaluate_zeroshot, ["--testset", str(folder), "--image-emb", str(emb), "--classifier", str(clf), "--out", str(out)])
     assert not out.exists()
+
+
+# ----------------------------------------------------------------------------- params
+
+
+def test_zeroshot_params_are_checked_against_registries_while_on():
+    import copy
+
+    import yaml
+
+    from vlstress import params as checks
+    from conftest import REPO
+
+    base = yaml.safe_load((REPO / "params.yaml").read_text())
+    assert checks.problems(base) == []
+    bad = copy.deepcopy(base)
+    bad["corruptions"]["names"] = ["fgo"]
+    bad["zeroshot"]["testsets"]["objects"]["kind"] = "imagenet-x"
+    bad["typographic"]["testset"] = "objcts"
+    found = "\n".join(checks.problems(bad))
+    assert "unknown corruption 'fgo' (did you mean 'fog'?)" in found
+    assert "unknown test-set kind 'imagenet-x'" in found and "typographic.testset: unknown test set 'objcts'" in found
+    other_models = copy.deepcopy(base)
+    other_models["models"] = {"x": {"arch": "RN50", "pretrained": None}}
+    assert any("mce_baseline: unknown model 'rn50-random'" in p for p in checks.problems(other_models))
+    other_models["suites"].update(zeroshot=False, corruptions=False, typographic=False)
+    assert checks.problems(other_models) == []  # a suite that is off is not checked
+    alone = copy.deepcopy(base)
+    alone["suites"]["zeroshot"] = False
+    assert "suites.corruptions is on but needs suite(s) zeroshot on too" in checks.problems(alone)

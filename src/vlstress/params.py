@@ -158,25 +158,28 @@ def classification_problems(params: dict[str, Any]) -> list[str]:
     from .images.corruptions import CORRUPTIONS
     from .zeroshot.templates import TEMPLATE_SETS
 
-    found = []
-    zeroshot = params.get("zeroshot") or {}
-    testsets = zeroshot.get("testsets") or {}
+    found: list[str] = []
+    on = {name for name, value in (params.get("suites") or {}).items() if value}
+    if "zeroshot" not in on:  # corruptions and typographic require it (checked with the suites)
+        return found
+    zeroshot = params["zeroshot"]
+    testsets = zeroshot["testsets"]
     for name, entry in testsets.items():
         if entry["kind"] not in TESTSET_KINDS:
             found.append(f"zeroshot.testsets.{name}.kind: " + _unknown("test-set kind", entry["kind"], TESTSET_KINDS))
-    templates = zeroshot.get("templates")
-    if templates is not None and templates not in TEMPLATE_SETS and not Path(templates.partition("#")[0]).suffix:
+    templates = zeroshot["templates"]
+    if templates not in TEMPLATE_SETS and not Path(templates.partition("#")[0]).suffix:
         found.append("zeroshot.templates: " + _unknown("template set", templates, TEMPLATE_SETS) + " (or a .txt/.json file)")
-    named = [("zeroshot.in_distribution", zeroshot.get("in_distribution"))]
-    named += [(f"{block}.testset", (params.get(block) or {}).get("testset")) for block in ("corruptions", "typographic")]
+    named = [("zeroshot.in_distribution", zeroshot["in_distribution"])]
+    named += [(f"{block}.testset", params[block]["testset"]) for block in ("corruptions", "typographic") if block in on and block in params]
     for where, name in named:
-        if name is not None and testsets and name not in testsets:
+        if name not in testsets:
             found.append(f"{where}: " + _unknown("test set", name, testsets))
-    corruptions = params.get("corruptions") or {}
-    for name in corruptions.get("names", []):
-        if name not in CORRUPTIONS:
-            found.append("corruptions.names: " + _unknown("corruption", name, CORRUPTIONS))
-    baseline = (zeroshot.get("robustness") or {}).get("mce_baseline")
+    if "corruptions" in on and "corruptions" in params:
+        for name in params["corruptions"]["names"]:
+            if name not in CORRUPTIONS:
+                found.append("corruptions.names: " + _unknown("corruption", name, CORRUPTIONS))
+    baseline = zeroshot["robustness"]["mce_baseline"]
     if baseline is not None and baseline not in params["models"]:
         found.append("zeroshot.robustness.mce_baseline: " + _unknown("model", baseline, params["models"]))
     return found

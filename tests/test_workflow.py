@@ -172,7 +172,7 @@ def test_param_edit_reruns_only_dependent_stages(project):
     plan = sh("snakemake", "-n", cwd=project)
     planned = set(re.findall(r"^(?:local)?rule (\w+):", plan, flags=re.M)) - {"all"}
     assert "evaluate" in planned, plan[-3000:]
-    assert planned <= {"check_params", "evaluate", "evaluate_text", "evaluate_image", "summarize", "figures", "tables"}, planned
+    assert planned <= {"check_params", "evaluate", "evaluate_text", "evaluate_image", "summarize", "figures", "tables", "robustness"}, planned
     status = sh("dvc", "status", cwd=project)
     changed = set(re.findall(r"^(\S+):$", status, flags=re.M))
     assert "evaluate@vit-s-32-random" in changed, status

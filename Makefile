@@ -22,6 +22,9 @@ install: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[workflow,test]"
+	# torchattacks' metadata pins requests~=2.25.1, which DVC's urllib3>=2.2.2 rules out; the library itself
+	# needs only torch, torchvision, scipy, numpy and tqdm (installed above), so it goes in without its pins
+	$(BIN)/python -m pip install --quiet --no-deps -c constraints.txt torchattacks
 	# WordNet for the text stress-tests, into the venv's own nltk path (<prefix>/nltk_data),
 	# so the workflow later copies it offline (docs/text-variants.md)
 	$(BIN)/vlstress nlp-data --out $(VENV)/nltk_data

@@ -78,3 +78,12 @@ def copy_repo(dest: Path) -> Path:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, target)
     return dest
+
+
+def zeroshot_off(params: dict) -> dict:
+    """Switch off the zero-shot suite and every suite that requires it (for tests about other suites)."""
+    from vlstress.pipeline.stages import SUITES
+
+    off = {name: False for name, suite in SUITES.items() if name == "zeroshot" or "zeroshot" in suite.requires}
+    params["suites"].update(off)
+    return params

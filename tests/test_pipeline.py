@@ -91,7 +91,10 @@ def test_record_paths_are_exactly_what_the_params_produce():
     n_image = len(image["methods"]) * len(image["lams"]) * len(image["seeds"])
     n_zeroshot = len(params["zeroshot"]["testsets"])
     n_corrupted = len(params["corruptions"]["names"]) * len(params["corruptions"]["severities"])
-    assert len(paths) == len(set(paths)) == n_models * (1 + n_sets + n_image + n_zeroshot + n_corrupted + 1)
+    n_attacks, n_ood = len(params["adversarial"]["attacks"]), len(params["ood"]["sets"])
+    n_files = 1 + n_sets + n_image + n_zeroshot + n_corrupted + 1 + n_attacks + 1 + n_ood  # calibration: one file per model
+    assert len(paths) == len(set(paths)) == n_models * n_files
+    assert "results/metrics/rn50-random/adversarial-pgd.json" in paths and "results/metrics/rn50-random/ood-scenes.json" in paths
     assert "results/metrics/rn50-random/corruption-fog-s5.json" in paths
     assert "results/metrics/rn50-random/image-patch-lam0.9-seed100.json" in paths
     fewer = {**params, "models": {"rn50-random": params["models"]["rn50-random"]}}
@@ -117,6 +120,14 @@ def test_expand_renders_numbers_as_dvc_does():
         (lambda p: p.pop("image_variants"), ["suites.rococo_image is on", "image_variants"]),
         (lambda p: p.update(models={}), ["models"]),
         (lambda p: p["embed"].update(batch_size=0), ["embed.batch_size"]),
+        (lambda p: p["adversarial"]["attacks"][0].update(kind="pgdd"), ["attack 'fgsm': unknown kind 'pgdd'", "did you mean 'pgd'"]),
+        (lambda p: p["adversarial"]["attacks"][1].update(name="fgsm"), ["attack name(s) used twice: fgsm"]),
+        (lambda p: p["adversarial"]["attacks"][0].update(eps="1,a"), ["adversarial.attacks.0.eps"]),
+        (lambda p: p["adversarial"]["attacks"][0].pop("restarts"), ["'restarts' is a required property"]),
+        (lambda p: p["ood"].update(scores="mcm,maxlogit"), ["unknown OOD score 'maxlogit'", "did you mean 'max_logit'"]),
+        (lambda p: p["calibration"].update(in_distribution="objcts"), ["calibration.in_distribution: unknown test set 'objcts'"]),
+        (lambda p: p["ood"]["sets"].update(objects=p["ood"]["sets"]["scenes"]), ["ood.sets.objects: also a zero-shot test set name"]),
+        (lambda p: p["suites"].update(zeroshot=False), ["suites.adversarial is on but needs suite(s) zeroshot on too"]),
     ],
 )
 def test_invalid_params_name_the_problem(edit, needles):

@@ -11,7 +11,7 @@ import pytest
 from report_fixtures import record
 from vlstress import record as rec_module
 from vlstress.errors import VlstressError
-from vlstress.record import REPLICATE_KEY, SCHEMA, Record, from_dict, read_record, to_dict, write_record
+from vlstress.record import REPLICATE_KEY, SCHEMA, Record, from_dict, read_record, read_records, to_dict, write_record, write_records
 
 
 def reject_constant(name):
@@ -139,3 +139,23 @@ def test_old_flat_record_says_to_rerun(tmp_path):
     old = {"model": "m", "weights": "hub:openai", "evaluation": "original", "stress": "none", "dataset": "demo", "metrics": {"i2t_R@1": 1.0}}
     with pytest.raises(VlstressError, match=r"r\.json: no 'schema' field, an old flat record.*re-run its evaluation step"):
         read_record(write_raw(tmp_path, old))
+
+
+def test_a_file_of_several_records(tmp_path, image_record):
+    other = replace(image_record, condition={"perturbation": "patch", "lam": 0.5, "seed": 1})
+    path = tmp_path / "many.json"
+    write_records(path, [image_record, other])
+    assert read_records(path) == [image_record, other]
+    assert json.loads(path.read_text(), parse_constant=reject_constant)[1]["condition"]["perturbation"] == "patch"
+    single = tmp_path / "one.json"
+    write_record(single, image_record)
+    assert read_records(single) == [image_record]
+    with pytest.raises(VlstressError, match="a file of 2 records, expected one"):
+        read_record(path)
+    bad = replace(other, metrics={"x": float("nan")})
+    with pytest.raises(VlstressError, match=r"many2.json\[1\].*'x' is nan"):
+        write_records(tmp_path / "many2.json", [image_record, bad])
+    assert not (tmp_path / "many2.json").exists()
+    (tmp_path / "empty.json").write_text("[]")
+    with pytest.raises(VlstressError, match="an empty array"):
+        read_records(tmp_path / "empty.json")

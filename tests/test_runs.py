@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import copy_repo
+from conftest import copy_repo, zeroshot_off
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("snakemake")
@@ -43,7 +43,7 @@ def project(tmp_path) -> Path:
     params = yaml.safe_load(params_path.read_text())
     params["dataset"]["max_images"] = 4
     params["models"] = {MODEL: {"arch": "ViT-S-32", "pretrained": None}}
-    params["suites"].update(zeroshot=False, corruptions=False, typographic=False)  # not what this test is about
+    zeroshot_off(params)  # not what this test is about
     params_path.write_text(yaml.safe_dump(params, sort_keys=False))
     sh("vlstress", "pipeline", "render", cwd=root)
     (root / "dvc.lock").unlink(missing_ok=True)

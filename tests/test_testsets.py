@@ -328,6 +328,29 @@ def test_coco_objects_crops(tmp_path, run):
     assert supers.classes == ["vehicle", "animal"] and supers.labels == [0, 1, 1, 1]
 
 
+def test_keep_and_drop_select_classes_by_name_id_or_superclass(tmp_path, run, fails):
+    images, annotations = coco_json(tmp_path)
+    flags = ("--root", str(images), "--annotations", str(annotations))
+    animals = run(tmp_path / "animals", "coco-objects", *flags, "--keep", "animal")
+    assert animals.classes == ["cat", "dog"] and animals.labels == [0, 1, 1]
+    assert sorted(p.name for p in (tmp_path / "animals" / "images").iterdir()) == ["1_7.png", "2_3.png", "2_8.png"]
+    others = run(tmp_path / "others", "coco-objects", *flags, "--drop", "animal")
+    assert others.classes == ["car"] and others.labels == [0] and others.source["selected"]["of"] == 3
+    by_id = run(tmp_path / "by_id", "coco-objects", *flags, "--keep", "17,car", "--drop", "None")
+    assert by_id.classes == ["car", "cat"]
+    fails(tmp_path / "typo", "coco-objects", *flags, "--keep", "animl", names="--keep 'animl' is no class, class id or superclass")
+    fails(tmp_path / "none", "coco-objects", *flags, "--keep", "cat", "--drop", "animal", names="leave no class")
+
+
+def test_demo_objects_split_into_objects_and_scenes(tmp_path, run):
+    objects = "astronaut,camera,cat,coin,cup of coffee,motorcycle,rocket"
+    kept = run(tmp_path / "objects", "demo-objects", "--keep", objects)
+    dropped = run(tmp_path / "scenes", "demo-objects", "--drop", objects)
+    assert kept.classes == objects.split(",") and len(kept.images) == 42
+    assert len(dropped.classes) == 7 and not set(kept.classes) & set(dropped.classes)
+    assert len(list((tmp_path / "scenes" / "images").iterdir())) == 42
+
+
 def test_coco_mini_crops(shared_data, run, tmp_path):
     coco = shared_data / "coco-mini"
     counts = {}
@@ -343,6 +366,11 @@ def test_coco_mini_crops(shared_data, run, tmp_path):
         counts[split] = (len(data.images), len(data.classes))
         assert data.classes[0] == "person"
     assert counts == {"val": (339, 67), "train": (420, 71)}
+    annotations = str(coco / "annotations" / "instances_val2017.json")
+    animals = run(tmp_path / "animals", "coco-objects", "--root", str(coco / "images"), "--annotations", annotations, "--keep", "animal")
+    rest = run(tmp_path / "rest", "coco-objects", "--root", str(coco / "images"), "--annotations", annotations, "--drop", "animal")
+    assert set(animals.superclasses) == {"animal"} and "animal" not in rest.superclasses
+    assert len(animals.images) + len(rest.images) == 339 and len(animals.classes) + len(rest.classes) == 67
 
 
 def test_demo_objects(tmp_path, run, fails):

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import copy_repo
+from conftest import copy_repo, zeroshot_off
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("snakemake")
@@ -42,7 +42,8 @@ def sh(*cmd: str, cwd: Path, check: bool = True) -> str:
 
 def shrink(params: dict, zeroshot: bool = True) -> dict:
     """The demo, smaller: 4 photos, one small random-init model, two text sets, two image variants;
-    zero-shot on 14 images, one corruption at one severity, the typographic attack."""
+    zero-shot on 7 images, one corruption at one severity, the typographic attack, one FGSM on 4 images,
+    calibration, OOD detection against 7 images."""
     params["dataset"]["max_images"] = 4
     params["models"] = {"vit-s-32-random": {"arch": "ViT-S-32", "pretrained": None}}
     params["image_variants"].update(methods=["mix"], lams=[0.9, 0.5], seeds=[1])
@@ -52,8 +53,12 @@ def shrink(params: dict, zeroshot: bool = True) -> dict:
     params["zeroshot"]["robustness"]["mce_baseline"] = "vit-s-32-random"
     params["corruptions"].update(names=["gaussian_noise"], severities=[3], size=64)
     params["typographic"]["size"] = 96
+    params["adversarial"].update(n_images=4, attacks=[
+        {"name": "fgsm", "kind": "fgsm", "norm": "linf", "eps": "2", "steps": None, "alpha": None, "restarts": 1, "extra": None}
+    ])  # fmt: skip
+    params["ood"]["sets"]["scenes"]["max_per_class"] = 1
     if not zeroshot:  # the cluster and remote tests: the retrieval suites are enough, and faster
-        params["suites"].update(zeroshot=False, corruptions=False, typographic=False)
+        zeroshot_off(params)
     return params
 
 

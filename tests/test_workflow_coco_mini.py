@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import copy_repo
+from conftest import copy_repo, zeroshot_off
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("snakemake")
@@ -31,7 +31,7 @@ def run(tmp_path_factory, shared_data) -> Path:
     params = yaml.safe_load((root / "params.yaml").read_text())
     params["dataset"] = recipe
     params["models"] = {MODEL: {"arch": "ViT-S-32", "pretrained": None}}
-    params["suites"].update(zeroshot=False, corruptions=False, typographic=False)  # not what this test is about
+    zeroshot_off(params)  # not what this test is about
     params["text_variants"]["source"] = "official"
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     targets = [f"results/metrics/{MODEL}/text-{name}.json" for name in SETS] + ["results/text/stats.json"]

@@ -341,5 +341,7 @@ FIGURES: dict[str, Callable[[pd.DataFrame], FigureResult]] = {
 }
 
 from .zeroshot.figures import ZEROSHOT_FIGURES  # noqa: E402  (it uses the helpers above)
+from .zeroshot.holistic_figures import HOLISTIC_FIGURES  # noqa: E402
 
 FIGURES.update(ZEROSHOT_FIGURES)
+FIGURES.update(HOLISTIC_FIGURES)

@@ -182,7 +182,50 @@ def classification_problems(params: dict[str, Any]) -> list[str]:
     baseline = zeroshot["robustness"]["mce_baseline"]
     if baseline is not None and baseline not in params["models"]:
         found.append("zeroshot.robustness.mce_baseline: " + _unknown("model", baseline, params["models"]))
+    return found + holistic_problems(params, on)
+
+
+def holistic_problems(params: dict[str, Any], on: set[str]) -> list[str]:
+    """The adversarial, calibration and OOD blocks: attack kinds and options, test-set names, OOD sets and scores."""
+    from .classification.datasets import KINDS as TESTSET_KINDS
+    from .errors import VlstressError
+    from .zeroshot import adversarial
+    from .zeroshot.ood import SCORES
+
+    found: list[str] = []
+    testsets = params["zeroshot"]["testsets"]
+    for block, key in (("adversarial", "testset"), ("calibration", "in_distribution"), ("ood", "in_distribution")):
+        if block in on and block in params and params[block][key] not in testsets:
+            found.append(f"{block}.{key}: " + _unknown("test set", params[block][key], testsets))
+    if "adversarial" in on and "adversarial" in params:
+        names = [entry["name"] for entry in params["adversarial"]["attacks"]]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            found.append(f"adversarial.attacks: attack name(s) used twice: {', '.join(repeated)}")
+        for entry in params["adversarial"]["attacks"]:
+            try:
+                adversarial.check_spec(attack_spec(entry))
+            except VlstressError as exc:
+                found.append(f"adversarial.attacks: {exc}")
+    if "ood" in on and "ood" in params:
+        for name, entry in params["ood"]["sets"].items():
+            if entry["kind"] not in TESTSET_KINDS:
+                found.append(f"ood.sets.{name}.kind: " + _unknown("test-set kind", entry["kind"], TESTSET_KINDS))
+            if name in testsets:
+                found.append(f"ood.sets.{name}: also a zero-shot test set name; give the OOD set its own name")
+        for score in params["ood"]["scores"].split(","):
+            if score not in SCORES:
+                found.append("ood.scores: " + _unknown("OOD score", score, SCORES))
     return found
+
+
+def attack_spec(entry: dict[str, Any]):
+    """An `adversarial.attacks` entry of params as the AttackSpec `vlstress attack` builds from its flags."""
+    from .zeroshot.adversarial import AttackSpec, parse_extra
+
+    eps = tuple(float(part) for part in str(entry["eps"]).split(","))
+    return AttackSpec(name=entry["name"], kind=entry["kind"], norm=entry["norm"], eps=eps, steps=entry["steps"],
+                      alpha=entry["alpha"], restarts=entry["restarts"], extra=parse_extra(entry["extra"]))  # fmt: skip
 
 
 def validate(params: Any, source: str = "params.yaml") -> dict[str, Any]:

@@ -17,9 +17,9 @@ from . import __version__
 PACKAGES = ("torch", "torchvision", "open_clip_torch", "numpy", "pillow", "nltk", "scikit-image", "pandas")
 
 
-def package_versions() -> dict[str, str]:
+def package_versions(extra: tuple[str, ...] = ()) -> dict[str, str]:
     versions = {"python": platform.python_version(), "vlstress": __version__}
-    for name in PACKAGES:
+    for name in (*PACKAGES, *extra):
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -35,12 +35,14 @@ def build(
     model: dict[str, Any] | None = None,
     device: str | None = None,
     inputs: dict[str, Any] | None = None,
+    packages: tuple[str, ...] = (),
 ) -> dict[str, Any]:
+    """`packages`: versions to record beyond PACKAGES (a step's own libraries, e.g. torchattacks)."""
     block: dict[str, Any] = {
         "step": step,
         "params": params,
         "seed": seed,
-        "packages": package_versions(),
+        "packages": package_versions(packages),
         "platform": f"{platform.system()}-{platform.machine()}",
         "command": " ".join(["vlstress", *sys.argv[1:]]),
     }

@@ -1,7 +1,9 @@
 """The metric record: one evaluation of one model on one dataset under one condition.
 
-Every evaluation step writes exactly one record (JSON, schema `vlstress.record/1`,
-package data `data/record.schema.json`) and the report layer reads nothing else:
+Every evaluation writes one record (JSON, schema `vlstress.record/1`, package data
+`data/record.schema.json`) and the report layer reads nothing else. A step that
+evaluates several conditions in one run (an attack at several eps, calibration of
+several sets, several OOD scores) writes one file holding a JSON array of records:
 
     {"schema": "vlstress.record/1",
      "task": "image-stress",
@@ -154,4 +156,25 @@ def write_record(path: str | os.PathLike, record: Record) -> None:
 def read_record(path: str | os.PathLike) -> Record:
     """Read and validate one record; any problem is a VlstressError naming the file."""
     data = read_json(path, "metric record", strict=True)
+    if isinstance(data, list):
+        raise VlstressError(f"metric record {path}: a file of {len(data)} records, expected one")
     return from_dict(data, str(path))
+
+
+def write_records(path: str | os.PathLike, records: list[Record]) -> None:
+    """Validate every record and write them atomically as one JSON array; nothing is written on error."""
+    if not records:
+        raise VlstressError(f"metric records {path}: nothing to write")
+    texts = [dumps(record, f"{path}[{i}]").rstrip("\n") for i, record in enumerate(records)]
+    with atomic_path(path) as tmp:
+        tmp.write_text("[\n" + ",\n".join(texts) + "\n]\n", encoding="utf-8")
+
+
+def read_records(path: str | os.PathLike) -> list[Record]:
+    """The records of a file: one record object, or a JSON array of them (errors name the file and position)."""
+    data = read_json(path, "metric record", strict=True)
+    if not isinstance(data, list):
+        return [from_dict(data, str(path))]
+    if not data:
+        raise VlstressError(f"metric records {path}: an empty array")
+    return [from_dict(item, f"{path}[{i}]") for i, item in enumerate(data)]

@@ -108,3 +108,57 @@ def load(path: str | Path) -> ClassificationSet:
     fields = {key: raw.get(key) for key in ("dataset", "kind", "classes", "class_ids", "root", "images", "superclasses")}
     data = ClassificationSet(**fields, source=raw.get("source") or {}, provenance=raw.get("provenance") or {})
     return check(data, f"classification manifest {path}")
+
+
+def _names(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    return names or None
+
+
+def select_classes(data: ClassificationSet, keep: str | None, drop: str | None) -> ClassificationSet:
+    """The set restricted to some classes: `keep` and `drop` are comma-separated class names, class ids
+    or superclasses (a superclass selects all its classes). Labels are renumbered in the original
+    class order; images of dropped classes leave the manifest. A name that matches nothing is an
+    error (a typo would otherwise select nothing or everything).
+    """
+    keep_names, drop_names = _names(keep), _names(drop)
+    if keep_names is None and drop_names is None:
+        return data
+    supers = data.superclasses or [None] * len(data.classes)
+
+    def matches(names: list[str], what: str) -> set[int]:
+        found: set[int] = set()
+        for name in names:
+            hits = {i for i, (cls, cid, sup) in enumerate(zip(data.classes, data.class_ids, supers)) if name in (cls, cid, sup)}
+            if not hits:
+                known = sorted(set(data.classes) | {s for s in supers if s})
+                raise VlstressError(f"test set {data.dataset}: {what} {name!r} is no class, class id or superclass; known: {', '.join(known[:30])}")
+            found |= hits
+        return found
+
+    chosen = matches(keep_names, "--keep") if keep_names else set(range(len(data.classes)))
+    if drop_names:
+        chosen -= matches(drop_names, "--drop")
+    if not chosen:
+        raise VlstressError(f"test set {data.dataset}: --keep {keep!r} and --drop {drop!r} leave no class")
+    old = sorted(chosen)
+    new_label = {label: i for i, label in enumerate(old)}
+    images = [{**entry, "label": new_label[entry["label"]]} for entry in data.images if entry["label"] in new_label]
+    if not images:
+        raise VlstressError(f"test set {data.dataset}: the classes kept have no images")
+    for entry in images:
+        if entry.get("written") is not None:
+            raise VlstressError(f"test set {data.dataset}: class selection of a typographic set is not supported")
+    return ClassificationSet(
+        dataset=data.dataset,
+        kind=data.kind,
+        classes=[data.classes[i] for i in old],
+        class_ids=[data.class_ids[i] for i in old],
+        root=data.root,
+        images=images,
+        superclasses=[data.superclasses[i] for i in old] if data.superclasses else None,
+        source={**data.source, "selected": {"keep": keep_names, "drop": drop_names, "classes": len(old), "of": len(data.classes)}},
+        provenance=data.provenance,
+    )

@@ -32,6 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-size", type=optional_int, default=None, help="coco-objects: smallest box side in pixels (None = 32)")
     parser.add_argument("--label", type=optional_str, default=None, help="coco-objects: category (default) or supercategory")
     parser.add_argument("--corruption", type=optional_str, default=None, help="imagenet-c: the corruption folder to read")
+    parser.add_argument("--keep", type=optional_str, default=None,
+                        help="keep only these classes: comma-separated class names, ids or superclasses (None = all)")  # fmt: skip
+    parser.add_argument("--drop", type=optional_str, default=None, help="leave out these classes (names, ids or superclasses)")
     parser.add_argument("--out", required=True, type=Path, help="test-set folder to create (manifest.json [+ images/])")
 
 
@@ -47,11 +50,16 @@ def run(args: argparse.Namespace) -> None:
     )  # fmt: skip
     with atomic_dir(args.out) as tmp:
         data = build(args.kind, args.name, Options(**options, out=tmp))
+        data = manifest.select_classes(data, args.keep, args.drop)
         if KINDS[args.kind].materialises:
+            kept = {entry["path"] for entry in data.images}
+            for path in (tmp / "images").rglob("*"):  # images of dropped classes are not shipped
+                if path.is_file() and path.relative_to(tmp / "images").as_posix() not in kept:
+                    path.unlink()
             data.root = str(args.out / "images")  # where the images will be, not the temp folder
         files = [args.annotations, Path(args.classnames.partition("#")[0]) if args.classnames else None]
         inputs = {str(path): sha256_file(path) for path in files if path is not None and path.is_file()}
-        params = {"name": args.name, "kind": args.kind, **{k: (str(v) if isinstance(v, Path) else v) for k, v in options.items()}}
+        params = {"name": args.name, "kind": args.kind, "keep": args.keep, "drop": args.drop, **{k: (str(v) if isinstance(v, Path) else v) for k, v in options.items()}}
         data.provenance = provenance.build("testset", params, inputs=inputs or None)
         manifest.write(tmp / manifest.MANIFEST_NAME, data)
     log.info("wrote %s: %d images, %d classes (%s)", args.out, len(data.images), len(data.classes), args.kind)

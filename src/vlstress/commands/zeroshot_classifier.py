@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from ..zeroshot.classifier import build
+    from ..zeroshot.classifier import build, model_logit_scale
 
     testset = testsets.load(args.testset)
     templates, description = template_sets.resolve(args.templates)
@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> None:
             "classes": testset.classes,
             "templates": templates,
             "templates_source": args.templates,
+            **model_logit_scale(model),
             "provenance": provenance.build(
                 "zeroshot-classifier",
                 {**model_params(args, spec), "templates": args.templates, "templates_description": description},

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator
 
 from .code_deps import dependencies
 from .spec import PLACEHOLDER, Output, Stage, lookup, render_value
-from .stages import AXES, STAGES, SUITES
+from .stages import AXES, STAGES, SUITES, evaluation_folders, evaluation_params, zeroshot_evaluations
 
 __all__ = ["AXES", "STAGES", "SUITES", "Output", "Stage", "active_stages", "axis_values", "code_paths", "expand", "record_paths"]
 
@@ -50,7 +50,36 @@ def axis_values(params: dict[str, Any], axis: str) -> list[str]:
     value = lookup(params, spec.param)
     if spec.keys:
         return sorted(str(key) for key in value)
+    if spec.named:
+        return [str(item[spec.named]) for item in value]
     return [render_value(item) for item in value]
+
+
+def axis_item(params: dict[str, Any], axis: str, key: str) -> Any:
+    """The params entry of one value of a mapping or named axis (a model, an attack); an unknown one is named."""
+    spec = AXES[axis]
+    value = lookup(params, spec.param)
+    if spec.named:
+        found = [item for item in value if str(item[spec.named]) == key]
+        if found:
+            return found[0]
+        known = [str(item[spec.named]) for item in value]
+    else:
+        if key in value:
+            return value[key]
+        known = sorted(value)
+    raise ValueError(f"unknown {axis} {key!r}: not in `{spec.param}` of the params (known: {', '.join(known)})")
+
+
+def item_field(stage: Stage, name: str) -> tuple[str, str]:
+    """(axis, field) of an `{item.FIELD}` (single-axis stage over a mapping or named list) or
+    `{item.AXIS.FIELD}` (a named axis of a stage over several axes) placeholder."""
+    axis, _, field = name.partition(".")
+    if field and axis in stage.axes and AXES[axis].named:
+        return axis, field
+    if len(stage.axes) == 1 and (AXES[stage.axes[0]].keys or AXES[stage.axes[0]].named):
+        return stage.axes[0], name
+    raise ValueError(f"stage {stage.name}: {{item.{name}}} needs one axis over a mapping, or {{item.AXIS.FIELD}} of a named axis")
 
 
 def substitute_params(template: str, params: dict[str, Any]) -> str:
@@ -94,18 +123,29 @@ def record_params(params: dict[str, Any]) -> list[str]:
 
 @dataclass(frozen=True)
 class PathList:
-    """A list of paths a stage reads as a whole: a Snakemake input list; for DVC, a folder plus the params that shape it."""
+    """A list of paths a stage reads as a whole: a Snakemake input list; for DVC, folders plus the params that shape it.
+
+    Paths and folders are templates: `{model}` and other axes of the reading stage are left in
+    (Snakemake fills them as wildcards, DVC as `${...}`).
+    """
 
     paths: Callable[[dict[str, Any]], list[str]]
-    folder: str
+    folders: Callable[[dict[str, Any]], list[str]]
     params: Callable[[dict[str, Any]], list[str]]
 
 
+def _zeroshot_paths(params: dict[str, Any]) -> list[str]:
+    return [path for evaluation in zeroshot_evaluations(params) for path in evaluation.paths()]
+
+
 LISTS = {
-    "records": PathList(lambda params: [str(p) for p in record_paths(params)], "results/metrics", record_params),
+    "records": PathList(lambda params: [str(p) for p in record_paths(params)], lambda params: ["results/metrics"], record_params),
     "text_sets": PathList(
-        lambda params: expand("data/text_variants/{set}.json", params), "data/text_variants", lambda params: ["text_variants.sets"]
+        lambda params: expand("data/text_variants/{set}.json", params),
+        lambda params: ["data/text_variants"],
+        lambda params: ["text_variants.sets"],
     ),
+    "zeroshot_sets": PathList(_zeroshot_paths, evaluation_folders, evaluation_params),
 }
 
 

@@ -15,7 +15,7 @@ import yaml
 
 import itertools
 
-from . import DERIVED, LISTS, active_stages, axis_values, code_paths, external, substitute_params
+from . import DERIVED, LISTS, active_stages, axis_values, code_paths, external, item_field, substitute_params
 from .spec import PLACEHOLDER, Stage
 from .stages import AXES, EXTRA_PLOTS
 
@@ -44,9 +44,10 @@ _Dumper.add_representer(_Folded, _folded)
 
 
 def _axis_ref(stage: Stage, axis: str) -> str:
+    named = AXES[axis].named
     if len(stage.axes) == 1:
-        return "${key}" if AXES[axis].keys else "${item}"
-    return "${item.%s}" % axis
+        return "${key}" if AXES[axis].keys else ("${item.%s}" % named if named else "${item}")
+    return "${item.%s.%s}" % (axis, named) if named else "${item.%s}" % axis
 
 
 def _path(template: str, stage: Stage) -> str:
@@ -71,9 +72,8 @@ def _command(stage: Stage) -> str:
         if kind == "p":
             return "${%s}" % name
         if kind == "item":
-            if len(stage.axes) != 1 or not AXES[stage.axes[0]].keys:
-                raise ValueError(f"stage {stage.name}: {{item.{name}}} needs one axis over a mapping")
-            return "${item.%s}" % name
+            axis, field = item_field(stage, name)
+            return "${item.%s}" % (field if len(stage.axes) == 1 else f"{axis}.{field}")
         if name == "params_files":
             return "--params params.yaml"
         if name in DERIVED:
@@ -92,7 +92,7 @@ def _out_entry(path: str, options: dict[str, Any]) -> Any:
 def stage_entry(stage: Stage, params: dict[str, Any]) -> dict[str, Any]:
     body: dict[str, Any] = {"cmd": _Folded(_command(stage))}
     deps = [_path(p, stage) for p in (*stage.inputs.values(), *stage.after)]
-    deps += [LISTS[name].folder for name in stage.input_lists.values()]
+    deps += [_path(folder, stage) for name in stage.input_lists.values() for folder in LISTS[name].folders(params)]
     # external files are literal paths: switching one on or off changes dvc.yaml (the gate says so)
     axis_param = AXES[stage.axes[0]].param if len(stage.axes) == 1 else None
     deps += external.paths(params, stage.external, axis_param)
@@ -145,5 +145,15 @@ def addresses(params: dict[str, Any]) -> list[tuple[str, list[str]]]:
         for combo in itertools.product(*(axis_values(params, axis) for axis in stage.axes)):
             values = dict(zip(stage.axes, combo))
             paths = [substitute_params(out.path, params).format(**values) for out in stage.outputs.values()]
-            found.append((stage.name + ("@" + "-".join(combo) if combo else ""), paths))
+            names = [_dvc_key(params, stage, axis, value) for axis, value in values.items()]
+            found.append((stage.name + ("@" + "-".join(names) if names else ""), paths))
     return found
+
+
+def _dvc_key(params: dict[str, Any], stage: Stage, axis: str, value: str) -> str:
+    """How DVC names one axis value in a generated stage: list entries that are mappings by their index
+    (`attack0` in a matrix, `0` in a foreach), everything else by its value."""
+    if not AXES[axis].named:
+        return value
+    index = axis_values(params, axis).index(value)
+    return f"{axis}{index}" if len(stage.axes) > 1 else str(index)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Callable
 
-from . import DERIVED, LISTS, active_stages, code_paths, expand, external, substitute_params
+from . import DERIVED, LISTS, active_stages, axis_item, code_paths, expand, external, item_field, substitute_params
 from .. import params as params_module
 from ..errors import VlstressError
 from .spec import PLACEHOLDER, Stage, lookup, render_value
@@ -72,18 +72,10 @@ def _escape(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
-def _axis_item(config: dict[str, Any], axis: str, key: str) -> Any:
-    """The params entry of an axis key (a model, a caption set); an unknown key is named."""
-    mapping = lookup(config, AXES[axis].param)
-    if key not in mapping:
-        raise ValueError(f"unknown {axis} {key!r}: not in `{AXES[axis].param}` of the params (known: {', '.join(sorted(mapping))})")
-    return mapping[key]
-
-
 def _item_param(config: dict[str, Any], axis: str, field: str) -> Callable:
 
     def value(wildcards) -> str:
-        return render_value(_axis_item(config, axis, wildcards[axis])[field])
+        return render_value(axis_item(config, axis, wildcards[axis])[field])
 
     return value
 
@@ -98,8 +90,9 @@ def _shell(stage: Stage, config: dict[str, Any], files: list[str], params: dict[
         if kind == "p":
             return _escape(render_value(lookup(config, name)))
         if kind == "item":
-            key = f"{stage.axes[0]}_{name}"
-            params[key] = _item_param(config, stage.axes[0], name)
+            axis, field = item_field(stage, name)
+            key = f"{axis}_{field}"
+            params[key] = _item_param(config, axis, field)
             return "{params.%s}" % key
         if name == "params_files":
             return _escape(" ".join(f"--params {f}" for f in files))
@@ -143,7 +136,7 @@ def _external_inputs(stage: Stage, config: dict[str, Any]) -> Callable:
     def found(wildcards) -> list[str]:
         key = wildcards[axis] if axis and AXES[axis].keys else None
         if key is not None:
-            _axis_item(config, axis, key)
+            axis_item(config, axis, key)
         return external.paths(config, stage.external, axis_param, key)
 
     return found

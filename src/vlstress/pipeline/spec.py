@@ -8,6 +8,8 @@ hand. Placeholders in templates:
     {in.NAME}     path of input NAME          {out.NAME}   path of output NAME
     {p.a.b}       params value a.b            {item.FIELD} field of the item of a
     {AXIS}        value of an axis (model, ...)              single-axis stage (e.g. a model's arch)
+    {item.AXIS.FIELD}  field of the item of a named axis (a list of mappings with a `name`),
+                  in a stage over several axes (e.g. an attack's kind)
 
 DVC renders them as `${...}` interpolation (so `dvc repro` reads params.yaml itself and
 `foreach`/`matrix` pick up new models or lambdas); Snakemake gets the same values from
@@ -32,6 +34,10 @@ class Axis:
     param: str  # dotted params path, e.g. "models" or "image_variants.lams"
     pattern: str  # Snakemake wildcard constraint
     keys: bool = False  # the param is a mapping: the axis runs over its keys (DVC `${key}`)
+    # the param is a list of mappings, each named by this field: the axis runs over the names, and
+    # the fields of each entry reach commands even in a DVC `matrix` (which hands out only the keys
+    # of a mapping, but whole entries of a list)
+    named: str | None = None
 
 
 @dataclass(frozen=True)

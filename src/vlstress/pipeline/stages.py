@@ -8,6 +8,9 @@ Placeholders are explained in `vlstress.pipeline.spec`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from .spec import Axis, Output, Stage, Suite
 
 AXES: dict[str, Axis] = {
@@ -21,6 +24,8 @@ AXES: dict[str, Axis] = {
         Axis("testset", "zeroshot.testsets", r"[a-z0-9][a-z0-9_]*", keys=True),
         Axis("corruption", "corruptions.names", r"[a-z][a-z0-9_]*"),
         Axis("severity", "corruptions.severities", r"[1-5]"),
+        Axis("attack", "adversarial.attacks", r"[a-z0-9][a-z0-9_]*", named="name"),
+        Axis("oodset", "ood.sets", r"[a-z0-9][a-z0-9_]*", keys=True),
     )
 }
 
@@ -55,6 +60,24 @@ SUITES: dict[str, Suite] = {
             needs=("typographic",),
             requires=("zeroshot",),
         ),
+        Suite(
+            "adversarial",
+            "zero-shot classification under adversarial attacks in pixel space (torchattacks): robust accuracy against eps",
+            needs=("adversarial",),
+            requires=("zeroshot",),
+        ),
+        Suite(
+            "calibration",
+            "calibration of the zero-shot softmax (ECE, NLL, Brier) and temperature scaling carried to shifted sets",
+            needs=("calibration",),
+            requires=("zeroshot",),
+        ),
+        Suite(
+            "ood",
+            "out-of-distribution detection with the zero-shot classifier (MCM, MSP, max logit, energy; AUROC, FPR@95)",
+            needs=("ood",),
+            requires=("zeroshot",),
+        ),
     )
 }
 
@@ -81,6 +104,14 @@ CORRUPTED = "data/corruptions/{corruption}/s{severity}"
 CORRUPTION_SOURCE = "data/testsets/{p.corruptions.testset}"
 TYPOGRAPHIC = "data/typographic/{p.typographic.testset}"
 RUN_FLAGS = "--device {p.embed.device} --batch-size {p.embed.batch_size} --threads {p.embed.threads}"
+TESTSET_FLAGS = (
+    " --kind {item.kind} --root {item.root} --annotations {item.annotations} --classnames {item.classnames}"
+    " --max-per-class {item.max_per_class} --min-size {item.min_size} --label {item.label} --corruption {item.corruption}"
+    ' --keep "{item.keep}" --drop "{item.drop}"'  # quoted: class names may hold spaces
+)
+TESTSET_EXTERNAL = ("item.root", "item.annotations", "item.classnames")
+OOD_SET = "data/ood/{oodset}"
+ATTACK_TESTSET = "data/testsets/{p.adversarial.testset}"
 
 
 def _embedding(path: str) -> dict[str, Output]:
@@ -101,6 +132,9 @@ FIGURES = {  # name -> suites of which at least one must be on (empty: always dr
     "corruption_heatmap": ("corruptions",),
     "corruption_severity": ("corruptions",),
     "typographic_attack": ("typographic",),
+    "adversarial_eps": ("adversarial",),
+    "calibration_ece": ("calibration",),
+    "ood_auroc": ("ood",),
 }
 
 STAGES: list[Stage] = [
@@ -289,12 +323,10 @@ STAGES: list[Stage] = [
     # ------------------------------------------------------------------ zero-shot classification
     Stage(
         "testset",
-        "vlstress testset --name {testset} --kind {item.kind} --root {item.root} --annotations {item.annotations}"
-        " --classnames {item.classnames} --max-per-class {item.max_per_class} --min-size {item.min_size}"
-        " --label {item.label} --corruption {item.corruption} --out {out.testset}",
+        "vlstress testset --name {testset}" + TESTSET_FLAGS + " --out {out.testset}",
         outputs={"testset": Output(TESTSET, directory=True)},
         axes=("testset",),
-        external=("item.root", "item.annotations", "item.classnames"),
+        external=TESTSET_EXTERNAL,
         suite="zeroshot",
         doc="the labelled manifest of a classification test set (materialised crops / CIFAR images included)",
         after=(CHECKED,),
@@ -407,6 +439,87 @@ STAGES: list[Stage] = [
         axes=("model",),
         suite="typographic",
     ),
+    # ------------------------------------------------------------------ adversarial attacks
+    Stage(
+        "attack",
+        "vlstress attack --testset {in.testset} --classifier {in.classifier} --model-card {in.card}"
+        " --device {p.embed.device} --threads {p.embed.threads} --batch-size {p.adversarial.batch_size}"
+        " --attack {attack} --kind {item.attack.kind} --norm {item.attack.norm} --eps {item.attack.eps}"
+        " --steps {item.attack.steps} --alpha {item.attack.alpha} --restarts {item.attack.restarts}"
+        " --extra {item.attack.extra} --n-images {p.adversarial.n_images} --attack-seed {p.adversarial.seed} --out {out.records}",
+        inputs={
+            "testset": ATTACK_TESTSET,
+            "classifier": "results/classifiers/{model}/{p.adversarial.testset}.npy",
+            "card": CARD,
+        },
+        outputs={
+            "records": _small("results/metrics/{model}/adversarial-{attack}.json", record=True),
+            "per_image": _small("results/metrics/{model}/adversarial-{attack}.json.json"),
+        },
+        axes=("model", "attack"),
+        suite="adversarial",
+        gpu=True,
+        doc="one attack at every eps of its list on a seeded sample of the test set (one record per eps)",
+    ),
+    # ------------------------------------------------------------------ calibration
+    Stage(
+        "calibrate",
+        "vlstress calibrate {params_files} --model {model} --in-distribution {p.calibration.in_distribution}"
+        " --fit-fraction {p.calibration.fit_fraction} --seed {p.calibration.seed} --bins {p.calibration.bins}"
+        " --out {out.records} --out-fig {out.png}",
+        input_lists={"sets": "zeroshot_sets"},
+        outputs={
+            "records": _small("results/metrics/{model}/calibration.json", record=True),
+            "bins": _small("results/metrics/{model}/calibration.json.json"),
+            "png": Output("results/figures/reliability_{model}.png", plot={}, caption="reliability", category="Calibration"),
+            "pdf": Output("results/figures/reliability_{model}.pdf"),
+        },
+        axes=("model",),
+        suite="calibration",
+        doc="temperature fitted on a held-out split of the in-distribution set, applied unchanged to every shifted set",
+    ),
+    # ------------------------------------------------------------------ OOD detection
+    Stage(
+        "ood_testset",
+        "vlstress testset --name {oodset}" + TESTSET_FLAGS + " --out {out.testset}",
+        outputs={"testset": Output(OOD_SET, directory=True)},
+        axes=("oodset",),
+        external=TESTSET_EXTERNAL,
+        suite="ood",
+        doc="the manifest of an out-of-distribution set (any test-set kind)",
+        after=(CHECKED,),
+    ),
+    Stage(
+        "embed_ood",
+        "vlstress embed-testset --testset {in.testset} --model-card {in.card} " + RUN_FLAGS + " --out {out.emb}",
+        inputs={"testset": OOD_SET, "card": CARD},
+        outputs=_embedding(f"{EMB}/ood_{{oodset}}.npy"),
+        axes=("model", "oodset"),
+        suite="ood",
+        gpu=True,
+    ),
+    Stage(
+        "ood_detect",
+        "vlstress ood-detect --testset {in.testset} --image-emb {in.image_emb} --classifier {in.classifier}"
+        " --ood-testset {in.ood_testset} --ood-emb {in.ood_emb} --scores {p.ood.scores}"
+        " --temperature {p.ood.temperature} --out {out.records} --out-fig {out.png}",
+        inputs={
+            "testset": "data/testsets/{p.ood.in_distribution}",
+            "image_emb": f"{EMB}/testset_{{p.ood.in_distribution}}.npy",
+            "classifier": "results/classifiers/{model}/{p.ood.in_distribution}.npy",
+            "ood_testset": OOD_SET,
+            "ood_emb": f"{EMB}/ood_{{oodset}}.npy",
+        },
+        outputs={
+            "records": _small("results/metrics/{model}/ood-{oodset}.json", record=True),
+            "roc": _small("results/metrics/{model}/ood-{oodset}.json.json"),
+            "png": Output("results/figures/ood_roc_{model}_{oodset}.png", plot={}, caption="ood_roc", category="OOD detection"),
+            "pdf": Output("results/figures/ood_roc_{model}_{oodset}.pdf"),
+        },
+        axes=("model", "oodset"),
+        suite="ood",
+        doc="in-distribution test set against one OOD set, every score (one record per score)",
+    ),
     # ------------------------------------------------------------------ report
     Stage(
         "summarize",
@@ -448,11 +561,14 @@ STAGES: list[Stage] = [
     ),
     Stage(
         "tables",
-        "vlstress tables --summary {in.summary} --out-md {out.md} --out-tex {out.tex}",
+        "vlstress tables --summary {in.summary} --out-md {out.md} --out-tex {out.tex}"
+        " --out-holistic-md {out.holistic_md} --out-holistic-tex {out.holistic_tex}",
         inputs={"summary": SUMMARY},
         outputs={
             "md": _small("results/tables/stress.md", caption="tables", category="Tables"),
             "tex": _small("results/tables/stress.tex", caption="tables", category="Tables"),
+            "holistic_md": _small("results/tables/holistic.md", caption="holistic_tables", category="Tables"),
+            "holistic_tex": _small("results/tables/holistic.tex", caption="holistic_tables", category="Tables"),
         },
     ),
 ]
@@ -500,3 +616,69 @@ EXTRA_PLOTS = [
         },
     },
 ]
+
+
+# ------------------------------------------------------------------ the zero-shot evaluations of a model
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One zero-shot evaluation the params produce for every model (paths keep `{model}`)."""
+
+    condition: dict[str, Any]  # {"set": name} (+ "corruption"/"severity", or "attack": "typographic")
+    testset: str  # the test-set folder
+    embeddings: str
+    classifier: str
+
+    def paths(self) -> list[str]:
+        return [self.testset, self.embeddings, self.classifier]
+
+    def for_model(self, model: str) -> "Evaluation":
+        return Evaluation(self.condition, *(path.replace("{model}", model) for path in self.paths()))
+
+
+def _on(params: dict[str, Any]) -> set[str]:
+    return {name for name, value in (params.get("suites") or {}).items() if value}
+
+
+def zeroshot_evaluations(params: dict[str, Any]) -> list[Evaluation]:
+    """Every (test set, embeddings, classifier) the zero-shot suites that are on evaluate, in a fixed order:
+    the test sets (sorted), each corruption at each severity, the typographic attack."""
+    on = _on(params)
+    if "zeroshot" not in on:
+        return []
+    classifier = "results/classifiers/{model}/%s.npy"
+    found = [
+        Evaluation({"set": name}, TESTSET.replace("{testset}", name), f"{EMB}/testset_{name}.npy", classifier % name)
+        for name in sorted(params["zeroshot"]["testsets"])
+    ]
+    if "corruptions" in on:
+        clean = params["corruptions"]["testset"]
+        for corruption in params["corruptions"]["names"]:
+            for severity in params["corruptions"]["severities"]:
+                folder = CORRUPTED.replace("{corruption}", str(corruption)).replace("{severity}", str(severity))
+                emb = f"{EMB}/corrupted/{corruption}_s{severity}.npy"
+                found.append(Evaluation({"set": clean, "corruption": corruption, "severity": int(severity)}, folder, emb, classifier % clean))
+    if "typographic" in on:
+        clean = params["typographic"]["testset"]
+        found.append(Evaluation({"set": clean, "attack": "typographic"}, f"data/typographic/{clean}", f"{EMB}/typographic.npy", classifier % clean))
+    return found
+
+
+def evaluation_folders(params: dict[str, Any]) -> list[str]:
+    """DVC: the folders holding every path of `zeroshot_evaluations` (as dependencies)."""
+    on = _on(params)
+    folders = ["data/testsets", EMB, "results/classifiers/{model}"]
+    folders += [folder for suite, folder in (("corruptions", "data/corruptions"), ("typographic", "data/typographic")) if suite in on]
+    return folders
+
+
+def evaluation_params(params: dict[str, Any]) -> list[str]:
+    """DVC: the params that decide which zero-shot evaluations exist."""
+    on = _on(params)
+    found = ["suites", "zeroshot.testsets"]
+    if "corruptions" in on:
+        found += ["corruptions.testset", "corruptions.names", "corruptions.severities"]
+    if "typographic" in on:
+        found += ["typographic.testset"]
+    return found

@@ -96,7 +96,7 @@ def read_records(paths: Iterable[Path]) -> list[tuple[Path, record_format.Record
         path = Path(path)
         if not path.is_file():
             raise VlstressError(f"metric record not found: {path}; {MISSING_HINT}")
-        out.append((path, record_format.read_record(path)))
+        out.extend((path, record) for record in record_format.read_records(path))
     return out
 
 

@@ -74,6 +74,9 @@ TASKS: dict[str, Task] = {
     "zeroshot": Task("zero-shot classification", (), noun="test sets"),
     "corruption": Task("zero-shot classification under corruptions", (), noun="corruptions"),
     "typographic": Task("zero-shot classification under a typographic attack", (), noun="attacks"),
+    "adversarial": Task("zero-shot classification under adversarial attacks", (), noun="attacks"),
+    "calibration": Task("calibration of the zero-shot softmax", (), noun="sets"),
+    "ood": Task("out-of-distribution detection", (), noun="OOD sets and scores", names={"mcm": "MCM", "msp": "MSP", "max_logit": "max logit", "energy": "energy"}),
 }
 
 

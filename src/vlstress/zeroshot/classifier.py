@@ -2,7 +2,9 @@
 text embeddings of the class name in every template (open_clip's `build_zero_shot_classifier`).
 
 Stored as `<name>.npy` (classes x dim, float32) + sidecar `<name>.npy.json` holding the class
-names and templates it was built from, so evaluation checks it matches the test set.
+names and templates it was built from, so evaluation checks it matches the test set, and the
+model's learned logit scale (zero-shot logits = logit_scale * cosine: calibration and OOD
+scores need it).
 """
 
 from __future__ import annotations
@@ -49,3 +51,23 @@ def load(path: Path, classes: list[str]) -> tuple[np.ndarray, dict[str, Any]]:
         raise VlstressError(f"zero-shot classifier {path}: {weights.shape[0]} rows for {len(classes)} classes")
     model_block(path, meta)
     return weights, meta
+
+
+def model_logit_scale(model) -> dict[str, float]:
+    """The model's zero-shot logit scale exp(logit_scale) (and SigLIP's logit bias, when it has one)."""
+    import torch
+
+    with torch.no_grad():
+        out = {"logit_scale": float(model.logit_scale.exp().item())}
+        bias = getattr(model, "logit_bias", None)
+        if bias is not None:
+            out["logit_bias"] = float(bias.item())
+    return out
+
+
+def logit_scale(path: Path, meta: dict[str, Any]) -> float:
+    """The logit scale recorded in a classifier's sidecar."""
+    value = meta.get("logit_scale")
+    if not isinstance(value, (int, float)) or not value > 0:
+        raise VlstressError(f"zero-shot classifier {path}: its sidecar records no logit scale; rebuild it with `vlstress zeroshot-classifier`")
+    return float(value)

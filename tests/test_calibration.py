@@ -1,0 +1,96 @@
+"""Calibration metrics and temperature scaling: known answers, agreement with torchmetrics and torch."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from vlstress.errors import VlstressError
+from vlstress.zeroshot import calibration as cal
+
+
+def two_class_logits(confidences: list[float], predicted: list[int]) -> np.ndarray:
+    """Logits whose softmax gives `confidence` to class `predicted` of two classes."""
+    rows = []
+    for conf, cls in zip(confidences, predicted):
+        gap = math.log(conf / (1 - conf))
+        rows.append([gap, 0.0] if cls == 0 else [0.0, gap])
+    return np.array(rows)
+
+
+def test_ece_known_answer():
+    # confidences 0.9, 0.9 (one right, one wrong) and 0.6, 0.6 (both right):
+    # bin of 0.9: |0.5 - 0.9| x 2/4; bin of 0.6: |1.0 - 0.6| x 2/4 -> 0.2 + 0.2
+    logits = two_class_logits([0.9, 0.9, 0.6, 0.6], [0, 0, 1, 1])
+    labels = np.array([0, 1, 1, 1])
+    assert cal.ece(logits, labels) == pytest.approx(0.4, abs=1e-6)
+    assert cal.reliability_bins(logits, labels).ece == pytest.approx(0.4, abs=1e-6)
+
+
+@pytest.mark.parametrize("n_bins", [5, 15, 20])
+def test_reliability_bins_agree_with_torchmetrics(n_bins):
+    rng = np.random.default_rng(n_bins)
+    logits = rng.normal(0, 3, size=(500, 7))
+    labels = rng.integers(0, 7, size=500)
+    bins = cal.reliability_bins(logits, labels, n_bins)
+    assert bins.counts.sum() == 500
+    assert bins.ece == pytest.approx(cal.ece(logits, labels, n_bins), abs=1e-6)
+    filled = bins.counts > 0
+    assert np.all((bins.confidence[filled] >= bins.edges[:-1][filled] - 1e-7) & (bins.confidence[filled] <= bins.edges[1:][filled] + 1e-7))
+
+
+def test_nll_and_brier_known_answers_and_torch():
+    uniform = np.zeros((3, 2))
+    labels = np.array([0, 1, 0])
+    assert cal.nll(uniform, labels) == pytest.approx(math.log(2))
+    assert cal.brier(uniform, labels) == pytest.approx(0.5)  # (0.5 - 1)^2 + 0.5^2
+    certain = np.array([[50.0, 0.0]])
+    assert cal.brier(certain, np.array([0])) == pytest.approx(0.0, abs=1e-12)
+    assert cal.brier(certain, np.array([1])) == pytest.approx(2.0, abs=1e-12)
+    rng = np.random.default_rng(0)
+    logits = rng.normal(0, 2, size=(64, 5))
+    labels = rng.integers(0, 5, size=64)
+    expected = torch.nn.functional.cross_entropy(torch.from_numpy(logits), torch.from_numpy(labels)).item()
+    assert cal.nll(logits, labels) == pytest.approx(expected, rel=1e-9)
+
+
+def test_temperature_recovers_the_true_temperature():
+    rng = np.random.default_rng(1)
+    logits = rng.normal(0, 4, size=(20000, 5))
+    probs = cal.softmax(logits / 2.5)
+    labels = np.array([rng.choice(5, p=p) for p in probs])
+    assert cal.fit_temperature(logits, labels) == pytest.approx(2.5, rel=0.05)
+
+
+def test_temperature_scaling_never_raises_the_fitted_nll():
+    rng = np.random.default_rng(2)
+    logits = rng.normal(0, 1, size=(300, 4)) * 10
+    labels = rng.integers(0, 4, size=300)
+    t = cal.fit_temperature(logits, labels)
+    assert cal.nll(logits / t, labels) <= cal.nll(logits, labels) + 1e-12
+    metrics = cal.calibration_metrics(logits, labels, t)
+    assert metrics["temperature"] == t and metrics["nll_ts"] <= metrics["nll"] + 1e-12
+    assert metrics["top1"] == pytest.approx(100 * np.mean(logits.argmax(1) == labels))
+    # over-confident random logits: scaling lowers the confidence
+    assert t > 1 and metrics["confidence_ts"] < metrics["confidence"]
+
+
+def test_held_out_split_is_seeded_disjoint_and_complete():
+    fit, held = cal.held_out_split(11, 0.5, seed=3)
+    again = cal.held_out_split(11, 0.5, seed=3)
+    assert np.array_equal(fit, again[0]) and np.array_equal(held, again[1])
+    assert sorted([*fit, *held]) == list(range(11)) and len(fit) == 6
+    other = cal.held_out_split(11, 0.5, seed=4)
+    assert not np.array_equal(fit, other[0])
+    with pytest.raises(VlstressError, match="at least 2"):
+        cal.held_out_split(1, 0.5, 0)
+
+
+def test_bad_input_is_named():
+    with pytest.raises(VlstressError, match="labels outside"):
+        cal.nll(np.zeros((2, 3)), np.array([0, 3]))
+    with pytest.raises(VlstressError, match="no images"):
+        cal.ece(np.zeros((0, 3)), np.array([], dtype=int))

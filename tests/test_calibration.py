@@ -94,3 +94,11 @@ def test_bad_input_is_named():
         cal.nll(np.zeros((2, 3)), np.array([0, 3]))
     with pytest.raises(VlstressError, match="no images"):
         cal.ece(np.zeros((0, 3)), np.array([], dtype=int))
+
+
+def test_a_fit_without_interior_optimum_lands_on_the_bound_and_says_so():
+    logits = np.array([[5.0, 0.0], [0.0, 5.0], [4.0, 1.0]])
+    labels = np.array([1, 0, 1])  # every image wrong: the NLL falls as T grows
+    t = cal.fit_temperature(logits, labels)
+    assert t == pytest.approx(100.0, rel=1e-3) and cal.at_bound(t)
+    assert not cal.at_bound(cal.fit_temperature(logits, np.array([0, 1, 1])))

@@ -199,8 +199,9 @@ def test_both_front_ends_run_the_same_commands(project):
     for name in smk:
         assert sorted(smk[name]) == sorted(dvc_cmds[name]), name
     # retrieval: 64 steps of two models + their two model cards + the scorer card + the gate;
-    # zero-shot: test set, 2 x (classifier, embeddings, record), 6 corrupted sets x (1 + 2 x 2), typographic 1 + 2 x 2, robustness
-    assert sum(map(len, smk.values())) == 68 + 1 + 6 + 6 * 5 + 5 + 1
+    # zero-shot: test set, 2 x (classifier, embeddings, record), 4 corrupted sets x (1 + 2 x 2), typographic 1 + 2 x 2, robustness;
+    # 2 models x 2 attacks, 2 calibrations, OOD: the set + 2 x (embeddings, detection)
+    assert sum(map(len, smk.values())) == 68 + 1 + 6 + 4 * 5 + 5 + 1 + 2 * 2 + 2 + 1 + 2 * 2
 
 
 @pytest.mark.parametrize(

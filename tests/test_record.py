@@ -122,8 +122,11 @@ def test_file_problems_are_named(tmp_path):
     with pytest.raises(VlstressError, match=r"not valid JSON: .*broken\.json"):
         read_record(tmp_path / "broken.json")
     (tmp_path / "list.json").write_text("[]")
-    with pytest.raises(VlstressError, match=r"list\.json: expected a JSON object"):
+    with pytest.raises(VlstressError, match=r"list\.json: a file of 0 records, expected one"):
         read_record(tmp_path / "list.json")
+    (tmp_path / "number.json").write_text("3")
+    with pytest.raises(VlstressError, match=r"number\.json: expected a JSON object"):
+        read_record(tmp_path / "number.json")
 
 
 def test_schema_file_is_draft_2020_12():

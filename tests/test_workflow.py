@@ -134,16 +134,41 @@ def strict(name: str):
 
 
 def test_every_record_is_strict_json_of_the_typed_format(project):
-    from vlstress.record import FIELDS, SCHEMA, read_record
+    from vlstress.record import FIELDS, SCHEMA, read_records
 
     files = sorted(p for p in (project / "results/metrics").rglob("*.json") if not p.name.endswith(".json.json"))
-    assert len(files) == 1 + 2 + 2 + 3  # original, two text sets, two image variants, zero-shot, corruption, typographic
+    # original, two text sets, two image variants, zero-shot, corruption, typographic; FGSM, calibration, OOD (record lists)
+    assert len(files) == 1 + 2 + 2 + 3 + 3
     tasks = set()
     for path in files:
         data = json.loads(path.read_text(), parse_constant=strict)
-        assert list(data) == sorted(FIELDS) and data["schema"] == SCHEMA, path
-        tasks.add(read_record(path).task)
-    assert tasks == {"retrieval", "text-stress", "image-stress", "zeroshot", "corruption", "typographic"}
+        for item in data if isinstance(data, list) else [data]:
+            assert list(item) == sorted(FIELDS) and item["schema"] == SCHEMA, path
+        tasks.update(rec.task for rec in read_records(path))
+    assert tasks == {"retrieval", "text-stress", "image-stress", "zeroshot", "corruption", "typographic", "adversarial", "calibration", "ood"}
+
+
+def test_holistic_records_pass_their_sanity_checks(project):
+    """Robust accuracy never above clean and every perturbation within eps; calibration and OOD values in range."""
+    from vlstress.record import read_records
+
+    metrics = project / "results/metrics/vit-s-32-random"
+    (attack,) = read_records(metrics / "adversarial-fgsm.json")
+    m = attack.metrics
+    assert attack.condition == {"attack": "fgsm", "eps": 2.0} and attack.dataset["n_images"] == 4
+    assert m["robust_top1"] <= m["top1_clean"] and m["max_linf"] <= 2.0 + 1e-3
+    calibration = read_records(metrics / "calibration.json")
+    # objects held out, the corruption, the typographic attack; one temperature for all of them
+    assert [r.condition.get("split") for r in calibration] == ["held-out", None, None]
+    assert len({r.metrics["temperature"] for r in calibration}) == 1 and calibration[0].metrics["temperature"] > 0
+    assert all(0 <= r.metrics["ece"] <= 100 and 0 <= r.metrics["ece_ts"] <= 100 and r.metrics["nll"] > 0 for r in calibration)
+    ood = read_records(metrics / "ood-scenes.json")
+    assert [r.condition["score"] for r in ood] == ["mcm", "msp", "max_logit", "energy"]
+    assert all(0 <= r.metrics["auroc"] <= 100 and 0 <= r.metrics["fpr95"] <= 100 for r in ood)
+    assert (project / "results/figures/reliability_vit-s-32-random.png").is_file()
+    assert (project / "results/figures/ood_roc_vit-s-32-random_scenes.png").is_file()
+    table = (project / "results/tables/holistic.md").read_text()
+    assert "fgsm ε=2" in table and "held-out, ID" in table and "scenes mcm AUROC" in table
 
 
 def summary_lams(root: Path) -> set[str]:

@@ -84,6 +84,10 @@ def run(args: argparse.Namespace) -> None:
     fit, held_out = cal.held_out_split(len(labels), args.fit_fraction, args.seed)
     temperature = cal.fit_temperature(logits[fit], labels[fit])
     log.info("%s: T = %.4g fitted on %d of %d %s images", args.model, temperature, len(fit), len(labels), args.in_distribution)
+    bounded = cal.at_bound(temperature)
+    if bounded:
+        log.warning("%s: T = %.4g is on the search bound [0.01, 100]: the fit split has no interior NLL optimum "
+                    "(e.g. every fit image is misclassified); the scaled metrics use the bound", args.model, temperature)  # fmt: skip
 
     inputs = {}
     for e in evaluations:
@@ -92,7 +96,7 @@ def run(args: argparse.Namespace) -> None:
     block = provenance.build(
         "calibrate",
         {"params": [str(p) for p in args.params], "model": args.model, "in_distribution": args.in_distribution,
-         "fit_fraction": args.fit_fraction, "seed": args.seed, "bins": args.bins, "n_fit": len(fit), "temperature": temperature},  # fmt: skip
+         "fit_fraction": args.fit_fraction, "seed": args.seed, "bins": args.bins, "n_fit": len(fit), "temperature": temperature, "temperature_at_bound": bounded},  # fmt: skip
         seed=args.seed,
         model=model,
         inputs=inputs,

@@ -136,6 +136,11 @@ def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
     return float(np.exp(result.x))
 
 
+def at_bound(temperature: float) -> bool:
+    """Whether a fitted temperature sits on the search bound (no interior optimum: e.g. every fit image wrong)."""
+    return bool(abs(np.log(temperature) - LOG_T_MIN) < 1e-3 or abs(np.log(temperature) - LOG_T_MAX) < 1e-3)
+
+
 def calibration_metrics(logits: np.ndarray, labels: np.ndarray, temperature: float, n_bins: int = N_BINS) -> dict[str, float]:
     """Top-1, mean confidence, ECE (%), NLL and Brier, raw and after dividing the logits by `temperature` (`_ts`)."""
     logits, labels = _check(logits, labels)

@@ -123,6 +123,20 @@ def _small(path: str, **kw) -> Output:
     return Output(path, cache=False, **kw)
 
 
+def _testset_stage(name: str, axis: str, folder: str, suite: str, doc: str) -> Stage:
+    """`vlstress testset` over the entries of a mapping of test-set entries (zero-shot test sets, OOD sets)."""
+    return Stage(
+        name,
+        "vlstress testset --name {%s}" % axis + TESTSET_FLAGS + " --out {out.testset}",
+        outputs={"testset": Output(folder, directory=True)},
+        axes=(axis,),
+        external=TESTSET_EXTERNAL,
+        suite=suite,
+        doc=doc,
+        after=(CHECKED,),
+    )
+
+
 FIGURES = {  # name -> suites of which at least one must be on (empty: always drawn)
     "recall_bars": (),
     "false_r1_heatmap": ("rococo_text", "rococo_image"),
@@ -321,16 +335,8 @@ STAGES: list[Stage] = [
         suite="rococo_text",
     ),
     # ------------------------------------------------------------------ zero-shot classification
-    Stage(
-        "testset",
-        "vlstress testset --name {testset}" + TESTSET_FLAGS + " --out {out.testset}",
-        outputs={"testset": Output(TESTSET, directory=True)},
-        axes=("testset",),
-        external=TESTSET_EXTERNAL,
-        suite="zeroshot",
-        doc="the labelled manifest of a classification test set (materialised crops / CIFAR images included)",
-        after=(CHECKED,),
-    ),
+    _testset_stage("testset", "testset", TESTSET, "zeroshot",
+                   "the labelled manifest of a classification test set (materialised crops / CIFAR images included)"),  # fmt: skip
     Stage(
         "zeroshot_classifier",
         "vlstress zeroshot-classifier --testset {in.testset} --templates {p.zeroshot.templates} --model-card {in.card} "
@@ -479,16 +485,7 @@ STAGES: list[Stage] = [
         doc="temperature fitted on a held-out split of the in-distribution set, applied unchanged to every shifted set",
     ),
     # ------------------------------------------------------------------ OOD detection
-    Stage(
-        "ood_testset",
-        "vlstress testset --name {oodset}" + TESTSET_FLAGS + " --out {out.testset}",
-        outputs={"testset": Output(OOD_SET, directory=True)},
-        axes=("oodset",),
-        external=TESTSET_EXTERNAL,
-        suite="ood",
-        doc="the manifest of an out-of-distribution set (any test-set kind)",
-        after=(CHECKED,),
-    ),
+    _testset_stage("ood_testset", "oodset", OOD_SET, "ood", "the manifest of an out-of-distribution set (any test-set kind)"),
     Stage(
         "embed_ood",
         "vlstress embed-testset --testset {in.testset} --model-card {in.card} " + RUN_FLAGS + " --out {out.emb}",

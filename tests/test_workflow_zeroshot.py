@@ -1,6 +1,9 @@
 """The zero-shot suites end to end on real photos: object crops of ../shared/data/coco-mini
 (`coco-objects`), two small random-init models, Snakemake (slow: a few minutes; skips
-without the shared data). Checks what must hold whatever the weights."""
+without the shared data). Checks what must hold whatever the weights.
+
+In distribution: the crops of every supercategory but animals; out of distribution: the
+animal crops (the offline OOD protocol of docs/holistic.md); calibration over every set."""
 
 from __future__ import annotations
 
@@ -22,19 +25,38 @@ ENV = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.
 MODELS = {"vit-s-32-random": {"arch": "ViT-S-32", "pretrained": None}, "vit-s-32-alt-random": {"arch": "ViT-S-32-alt", "pretrained": None}}
 CORRUPTIONS = ["gaussian_noise", "fog"]
 SEVERITIES = [1, 5]
+PER_CLASS = 2  # crops per class: every class of the real photos, few images (the step runs 2 models x 6 image sets)
+
+
+def expected_crops(shared_data: Path) -> dict[str, int]:
+    """Crops per supercategory as the test set should keep them: boxes >= 32 px, no crowd, PER_CLASS per category."""
+    data = json.loads((shared_data / "coco-mini/annotations/instances_val2017.json").read_text())
+    supers = {c["id"]: c["supercategory"] for c in data["categories"]}
+    per_category: dict[int, int] = {}
+    for ann in data["annotations"]:
+        if not ann.get("iscrowd") and ann["bbox"][2] >= 32 and ann["bbox"][3] >= 32:
+            per_category[ann["category_id"]] = per_category.get(ann["category_id"], 0) + 1
+    found: dict[str, int] = {}
+    for cid, n in per_category.items():
+        found[supers[cid]] = found.get(supers[cid], 0) + min(n, PER_CLASS)
+    return found
 
 
 def _params(root: Path, shared_data: Path) -> dict:
     params = yaml.safe_load((root / "params.yaml").read_text())
     coco = shared_data / "coco-mini"
-    params["suites"] = {"rococo_text": False, "rococo_image": False, "zeroshot": True, "corruptions": True, "typographic": True}
-    params["models"] = MODELS
-    params["zeroshot"]["testsets"] = {
-        "coco_objects": {
-            "kind": "coco-objects", "root": str(coco / "images"), "annotations": str(coco / "annotations/instances_val2017.json"),
-            "classnames": None, "max_per_class": None, "min_size": 32, "label": "category", "corruption": None,
-        },
+    params["suites"] = {
+        "rococo_text": False, "rococo_image": False, "zeroshot": True, "corruptions": True, "typographic": True, "calibration": True,
+        "ood": True,
     }  # fmt: skip
+    params["models"] = MODELS
+    crops = {
+        "kind": "coco-objects", "root": str(coco / "images"), "annotations": str(coco / "annotations/instances_val2017.json"),
+        "classnames": None, "max_per_class": PER_CLASS, "min_size": 32, "label": "category", "corruption": None,
+    }  # fmt: skip
+    params["zeroshot"]["testsets"] = {"coco_objects": {**crops, "keep": None, "drop": "animal"}}
+    params["ood"].update(in_distribution="coco_objects", sets={"animals": {**crops, "keep": "animal", "drop": None}})
+    params["calibration"]["in_distribution"] = "coco_objects"
     params["zeroshot"]["in_distribution"] = "coco_objects"
     params["zeroshot"]["robustness"]["mce_baseline"] = "vit-s-32-random"
     params["corruptions"].update({"testset": "coco_objects", "names": CORRUPTIONS, "severities": SEVERITIES, "size": 96})
@@ -55,9 +77,11 @@ def _record(root: Path, model: str, name: str) -> dict:
     return json.loads((root / f"results/metrics/{model}/{name}.json").read_text())
 
 
-def test_zeroshot_records_on_coco_crops(run):
+def test_zeroshot_records_on_coco_crops(run, shared_data):
     manifest = json.loads((run / "data/testsets/coco_objects/manifest.json").read_text())
-    assert len(manifest["images"]) > 300 and 60 <= len(manifest["classes"]) <= 80
+    crops = expected_crops(shared_data)
+    assert len(manifest["images"]) == sum(n for s, n in crops.items() if s != "animal")
+    assert len(manifest["classes"]) == 67 - 9 and "animal" not in manifest["superclasses"]  # every val class but the 9 animals
     for model in MODELS:
         record = _record(run, model, "zeroshot-coco_objects")
         assert record["task"] == "zeroshot" and record["dataset"]["n_images"] == len(manifest["images"])
@@ -101,4 +125,25 @@ def test_robustness_tables(run):
     rr = effective["shifted_accuracy"] - effective["id_accuracy"]
     assert (effective["relative_robustness"] - rr).abs().max() < 2e-6  # the CSV keeps 6 decimals
     for figure in ("zeroshot_accuracy", "corruption_heatmap", "corruption_severity", "typographic_attack", "effective_robustness"):
+        assert (run / f"results/figures/{figure}.png").stat().st_size > 10_000
+
+
+def test_animals_are_out_of_distribution_and_calibration_covers_every_set(run, shared_data):
+    from vlstress.record import read_records
+
+    animals = json.loads((run / "data/ood/animals/manifest.json").read_text())
+    n_animals = expected_crops(shared_data)["animal"]
+    assert set(animals["superclasses"]) == {"animal"} and len(animals["images"]) == n_animals
+    for model in MODELS:
+        ood = read_records(run / f"results/metrics/{model}/ood-animals.json")
+        assert {r.condition["score"] for r in ood} == {"mcm", "msp", "max_logit", "energy"}
+        assert all(r.dataset["n_ood_images"] == n_animals and 0 <= r.metrics["auroc"] <= 100 for r in ood)
+        calibration = read_records(run / f"results/metrics/{model}/calibration.json")
+        assert len(calibration) == 1 + len(CORRUPTIONS) * len(SEVERITIES) + 1  # held-out ID, corruptions, typographic
+        held_out = calibration[0]
+        n_id = sum(n for s, n in expected_crops(shared_data).items() if s != "animal")
+        assert held_out.condition == {"set": "coco_objects", "split": "held-out"}
+        assert held_out.dataset["n_images"] == n_id - held_out.metrics["n_fit"] and abs(held_out.metrics["n_fit"] - n_id / 2) <= 1
+        assert len({r.metrics["temperature"] for r in calibration}) == 1  # one T, carried unchanged to every shift
+    for figure in ("calibration_ece", "ood_auroc"):
         assert (run / f"results/figures/{figure}.png").stat().st_size > 10_000

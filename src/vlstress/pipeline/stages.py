@@ -80,7 +80,10 @@ ZEROSHOT_RECORD = "results/metrics/{model}/zeroshot-{testset}.json"
 CORRUPTED = "data/corruptions/{corruption}/s{severity}"
 CORRUPTION_SOURCE = "data/testsets/{p.corruptions.testset}"
 TYPOGRAPHIC = "data/typographic/{p.typographic.testset}"
-RUN_FLAGS = "--device {p.embed.device} --batch-size {p.embed.batch_size} --threads {p.embed.threads}"
+RUN_FLAGS = (
+    "--device {p.embed.device} --batch-size {p.embed.batch_size} --threads {p.embed.threads}"
+    " --workers {p.embed.workers} --precision {p.embed.precision}"
+)
 
 
 def _embedding(path: str) -> dict[str, Output]:

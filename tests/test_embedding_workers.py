@@ -83,12 +83,21 @@ def test_a_missing_image_is_named_from_a_worker(tiny, photos, tmp_path):
         encode_images(model, preprocess, [*photos[:3], str(missing)], batch_size=2, device="cpu", workers=2)
 
 
-def test_worker_counts():
-    assert resolve_workers(None, 100) == default_workers() >= 1
-    assert resolve_workers(4, 2) == 2  # never more workers than batches
-    assert resolve_workers(0, 5) == 0
+def test_worker_counts(monkeypatch):
+    from vlstress import image_batches
+
+    monkeypatch.setattr(image_batches, "available_cores", lambda: 16)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 4)
+    assert default_workers("cuda") == 8  # every core, capped
+    assert default_workers("cpu") == 8  # the 12 cores beside the model's 4 threads, capped
+    monkeypatch.setattr(image_batches, "available_cores", lambda: 2)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
+    assert default_workers("cuda") == 2 and default_workers("cpu") == 0
+    assert resolve_workers(None, 100, "cuda") == 2
+    assert resolve_workers(4, 2, "cpu") == 2  # never more workers than batches
+    assert resolve_workers(0, 5, "cuda") == 0
     with pytest.raises(VlstressError, match="workers must be >= 0"):
-        resolve_workers(-1, 5)
+        resolve_workers(-1, 5, "cpu")
     assert optional_count("None") is None and optional_count("0") == 0
     with pytest.raises(argparse.ArgumentTypeError):
         optional_count("-1")

@@ -83,7 +83,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     group.add_argument(
         "--workers", type=optional_count, default=None,
-        help="image decoding processes (0 = in the step's own process; None = the job's cores, at most 8); "
+        help="image decoding processes (0 = in the step's own process; None = the job's cores beside the "
+        "model's --threads, on CUDA all of them, at most 8); "
         "embeddings do not depend on it",
     )  # fmt: skip
     group.add_argument(

@@ -34,14 +34,21 @@ def available_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def default_workers() -> int:
-    """Workers when --workers is None: the job's cores, at most MAX_DEFAULT_WORKERS."""
-    return min(available_cores(), MAX_DEFAULT_WORKERS)
+def default_workers(device: str) -> int:
+    """Workers when --workers is None: the job's cores the model does not use, at most MAX_DEFAULT_WORKERS.
+
+    On CUDA the step's own process mostly waits for the GPU: every core decodes. On CPU the
+    forward already runs on torch's threads; workers beside them on the same cores only
+    preempt its OpenMP threads (measured: docs/throughput.md), so they get the rest, if any.
+    """
+    cores = available_cores()
+    spare = cores if device.startswith("cuda") else cores - torch.get_num_threads()
+    return min(max(spare, 0), MAX_DEFAULT_WORKERS)
 
 
-def resolve_workers(workers: int | None, n_batches: int) -> int:
-    """Worker processes to start: the request (None = default_workers()), never more than batches."""
-    wanted = default_workers() if workers is None else workers
+def resolve_workers(workers: int | None, n_batches: int, device: str) -> int:
+    """Worker processes to start: the request (None = default_workers), never more than batches."""
+    wanted = default_workers(device) if workers is None else workers
     if wanted < 0:
         raise VlstressError(f"workers must be >= 0 (0 = decode in this process), got {workers}")
     return min(wanted, n_batches)
@@ -97,7 +104,7 @@ def image_batches(
     load: Callable | None,
 ) -> Iterator[torch.Tensor]:
     """Batches of preprocessed images on `device`, in input order (see the module docstring)."""
-    n_workers = resolve_workers(workers, math.ceil(len(items) / batch_size))
+    n_workers = resolve_workers(workers, math.ceil(len(items) / batch_size), device)
     cuda = device.startswith("cuda")
     options = {}
     if n_workers:

@@ -126,7 +126,7 @@ def model_params(args: argparse.Namespace, spec) -> dict:
         "device": args.device,
         "cache_dir": spec.cache_dir,
         "threads": torch.get_num_threads(),  # what ran, after --threads
-        # as asked (None = the job's cores): the bytes written do not depend on it, and the
+        # as asked (None = image_batches.default_workers): the bytes written do not depend on it, and the
         # resolved count would make the sidecars of identical runs differ between hosts
         "workers": args.workers,
         **describe(args.precision, resolve_device(args.device)),

@@ -49,7 +49,7 @@ def encode_images(
     """L2-normalised image embeddings (float32), rows in input order.
 
     Each item is `preprocess(load(item))` (`load=None`: preprocess takes the item itself).
-    `workers`: decoding processes (0 = this process, None = the job's cores; see
+    `workers`: decoding processes (0 = this process, None = the job's spare cores; see
     vlstress.image_batches); the embeddings do not depend on it. `precision`: vlstress.precision.
     """
     from .image_batches import image_batches

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from .precision import PRECISIONS
+
 NULLS = {"none", "null", "~", ""}
 
 
@@ -24,6 +26,19 @@ def positive_int(value: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}") from None
     if number <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
+    return number
+
+
+def optional_count(value: str) -> int | None:
+    """None, or an integer >= 0 (0 is meaningful, e.g. `--workers 0` = no worker processes)."""
+    if value.strip().lower() in NULLS:
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0 or None, got {value!r}") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0 or None, got {value!r}")
     return number
 
 
@@ -66,6 +81,16 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         "--threads", type=optional_int, default=None,
         help="torch CPU threads (fixed so that results do not depend on who runs the step; None = torch's default)",
     )  # fmt: skip
+    group.add_argument(
+        "--workers", type=optional_count, default=None,
+        help="image decoding processes (0 = in the step's own process; None = the job's cores beside the "
+        "model's --threads, on CUDA all of them, at most 8); "
+        "embeddings do not depend on it",
+    )  # fmt: skip
+    group.add_argument(
+        "--precision", choices=PRECISIONS, default="fp32",
+        help="fp32, or amp (CUDA autocast: bfloat16 where supported, else float16; refused on CPU)",
+    )  # fmt: skip
 
 
 def optional_path(value: str):
@@ -93,11 +118,18 @@ def model_params(args: argparse.Namespace, spec) -> dict:
     """The run-time flags of a model step, recorded in provenance."""
     import torch
 
+    from .models import resolve_device
+    from .precision import describe
+
     params = {
         "batch_size": args.batch_size,
         "device": args.device,
         "cache_dir": spec.cache_dir,
         "threads": torch.get_num_threads(),  # what ran, after --threads
+        # as asked (None = image_batches.default_workers): the bytes written do not depend on it, and the
+        # resolved count would make the sidecars of identical runs differ between hosts
+        "workers": args.workers,
+        **describe(args.precision, resolve_device(args.device)),
     }
     if args.model_card is not None:
         params["model_card"] = str(args.model_card)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -36,18 +37,39 @@ def _normalise(features: torch.Tensor) -> np.ndarray:
 def encode_images(
     model,
     preprocess: Callable,
-    paths: Sequence[str | Path],
+    paths: Sequence,
     *,
     batch_size: int,
     device: str,
-    load: Callable[[str | Path], Image.Image] = load_rgb,
+    load: Callable[[str | Path], Image.Image] | None = load_rgb,
+    workers: int | None = 0,
+    precision: str = "fp32",
     desc: str = "images",
 ) -> np.ndarray:
+    """L2-normalised image embeddings (float32), rows in input order.
+
+    Each item is `preprocess(load(item))` (`load=None`: preprocess takes the item itself).
+    `workers`: decoding processes (0 = this process, None = the job's spare cores; see
+    vlstress.image_batches); the embeddings do not depend on it. `precision`: vlstress.precision.
+    """
+    from .image_batches import image_batches
+
+    forward = precision_context(precision, device)
+    batches = image_batches(paths, preprocess, batch_size=batch_size, workers=workers, device=device, load=load)
     chunks = []
-    for start in tqdm(range(0, len(paths), batch_size), desc=desc, unit="batch"):
-        batch = torch.stack([preprocess(load(p)) for p in paths[start : start + batch_size]]).to(device)
-        chunks.append(_normalise(model.encode_image(batch)))
+    for batch in tqdm(batches, total=math.ceil(len(paths) / batch_size), desc=desc, unit="batch"):
+        with forward():
+            features = model.encode_image(batch)
+        chunks.append(_normalise(features))
     return np.concatenate(chunks, axis=0)
+
+
+def precision_context(precision: str, device: str) -> Callable:
+    """A factory of the context model forwards run in; checks `precision` on `device` now."""
+    from . import precision as precisions
+
+    precisions.check(precision, device)
+    return lambda: precisions.autocast(precision, device)
 
 
 # --- text encoding ------------------------------------------------------------------------------
@@ -163,6 +185,7 @@ def encode_texts_raw(
     batch_size: int,
     device: str,
     trim: bool = True,
+    precision: str = "fp32",
     desc: str = "captions",
     progress: bool = True,
 ) -> np.ndarray:
@@ -171,9 +194,11 @@ def encode_texts_raw(
     trim=True: de-duplicate, sort by token length, trim each batch's context (exact for
     causal open_clip towers; other towers fall back to plain encode_text, logged).
     trim=False: plain `model.encode_text` on consecutive full-context batches.
+    precision: fp32 or amp (vlstress.precision); the features are float32 either way.
     """
     if len(captions) == 0:
         raise ValueError("no captions to encode")
+    forward = precision_context(precision, device)
     tower, reason = trimmable_text_tower(model) if trim else (None, "trimming disabled")
     if tower is None:
         if trim and reason not in _WARNED:
@@ -182,7 +207,9 @@ def encode_texts_raw(
         chunks = []
         for start in tqdm(range(0, len(captions), batch_size), desc=desc, unit="batch", disable=not progress):
             tokens = tokenizer(list(captions[start : start + batch_size])).to(device)
-            chunks.append(model.encode_text(tokens).float().cpu())
+            with forward():
+                features = model.encode_text(tokens)
+            chunks.append(features.float().cpu())
         return torch.cat(chunks).numpy().astype(np.float32)
 
     unique: dict[str, int] = {}
@@ -196,7 +223,9 @@ def encode_texts_raw(
         idx = order[start : start + batch_size]
         width = int(lengths[idx].max())
         batch = tokens[idx, :width].to(device)
-        out[idx] = encode_text_trimmed(tower, batch).float().cpu()
+        with forward():
+            features = encode_text_trimmed(tower, batch)
+        out[idx] = features.float().cpu()
     log.debug("text encoding: %d captions, %d unique, trimmed context", len(captions), len(texts))
     return out[torch.from_numpy(inverse)].numpy()
 
@@ -219,8 +248,11 @@ def encode_texts(
     device: str,
     desc: str = "captions",
     trim: bool = True,
+    precision: str = "fp32",
     progress: bool = True,
 ) -> np.ndarray:
     """L2-normalised caption embeddings (float32), rows in input order; trimmed fast path by default."""
-    raw = encode_texts_raw(model, tokenizer, captions, batch_size=batch_size, device=device, trim=trim, desc=desc, progress=progress)
+    raw = encode_texts_raw(
+        model, tokenizer, captions, batch_size=batch_size, device=device, trim=trim, precision=precision, desc=desc, progress=progress
+    )
     return _normalise(torch.from_numpy(raw))

@@ -38,11 +38,12 @@ def run(args: argparse.Namespace) -> None:
     device = models.resolve_device(args.device)
     model, preprocess, _ = models.load(spec, device, threads=args.threads)
     desc = f"{spec.slug} {manifest['variant'].get('name', args.variant.name)}"
+    run_options = {"batch_size": args.batch_size, "device": device, "workers": args.workers, "precision": args.precision, "desc": desc}
     if mode == "faithful":
-        embeddings = encode_images(model, preprocess, [e["path"] for e in entries], batch_size=args.batch_size, device=device, desc=desc)
+        embeddings = encode_images(model, preprocess, [e["path"] for e in entries], **run_options)
     elif mode == "clean":
         mixer = variants.CleanMixer([e["source_path"] for e in entries], plan, preprocess)
-        embeddings = encode_images(model, mixer, list(range(len(entries))), batch_size=args.batch_size, device=device, load=lambda i: i, desc=desc)
+        embeddings = encode_images(model, mixer, list(range(len(entries))), load=None, **run_options)
     else:
         raise VlstressError(f"variant {args.variant}: unknown mode {mode!r} (known: {', '.join(variants.MODES)})")
     write_npy(args.out, embeddings)

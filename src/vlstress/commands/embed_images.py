@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> None:
     device = models.resolve_device(args.device)
     model, preprocess, _ = models.load(spec, device, threads=args.threads)
     entries = manifest["images"]
-    embeddings = encode_images(model, preprocess, [e["path"] for e in entries], batch_size=args.batch_size, device=device, desc=f"{spec.slug} images")
+    embeddings = encode_images(model, preprocess, [e["path"] for e in entries], batch_size=args.batch_size, device=device, workers=args.workers, precision=args.precision, desc=f"{spec.slug} images")
     write_npy(args.out, embeddings)
     write_json(
         sidecar(args.out),

@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> None:
     device = models.resolve_device(args.device)
     model, preprocess, _ = models.load(spec, device, threads=args.threads)
     paths = testset.image_paths()
-    embeddings = encode_images(model, preprocess, paths, batch_size=args.batch_size, device=device, desc=f"{spec.slug} {testset.dataset}")
+    embeddings = encode_images(model, preprocess, paths, batch_size=args.batch_size, device=device, workers=args.workers, precision=args.precision, desc=f"{spec.slug} {testset.dataset}")
     write_npy(args.out, embeddings)
     manifest_file = testsets.manifest_path(args.testset)
     write_json(

@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> None:
     table = caption_table(load_caption_entries(captions))
     resolved = models.resolve_device(args.device)
     model, _, tokenizer = models.load(spec, resolved, threads=args.threads)
-    embeddings = encode_texts(model, tokenizer, table.captions, batch_size=args.batch_size, device=resolved, desc=f"{spec.slug} {captions.stem}")
+    embeddings = encode_texts(model, tokenizer, table.captions, batch_size=args.batch_size, device=resolved, precision=args.precision, desc=f"{spec.slug} {captions.stem}")
     out = args.out
     write_npy(out, embeddings)
     write_json(

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> None:
     spec = model_spec(args)
     device = models.resolve_device(args.device)
     model, _, tokenizer = models.load(spec, device, threads=args.threads)
-    weights = build(model, tokenizer, testset.classes, templates, device=device)
+    weights = build(model, tokenizer, testset.classes, templates, device=device, precision=args.precision)
     write_npy(args.out, weights)
     manifest_file = testsets.manifest_path(args.testset)
     write_json(

@@ -103,7 +103,10 @@ ZEROSHOT_RECORD = "results/metrics/{model}/zeroshot-{testset}.json"
 CORRUPTED = "data/corruptions/{corruption}/s{severity}"
 CORRUPTION_SOURCE = "data/testsets/{p.corruptions.testset}"
 TYPOGRAPHIC = "data/typographic/{p.typographic.testset}"
-RUN_FLAGS = "--device {p.embed.device} --batch-size {p.embed.batch_size} --threads {p.embed.threads}"
+RUN_FLAGS = (
+    "--device {p.embed.device} --batch-size {p.embed.batch_size} --threads {p.embed.threads}"
+    " --workers {p.embed.workers} --precision {p.embed.precision}"
+)
 TESTSET_FLAGS = (
     " --kind {item.kind} --root {item.root} --annotations {item.annotations} --classnames {item.classnames}"
     " --max-per-class {item.max_per_class} --min-size {item.min_size} --label {item.label} --corruption {item.corruption}"

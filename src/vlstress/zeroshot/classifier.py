@@ -19,21 +19,26 @@ from ..errors import VlstressError
 from ..io import read_json, sidecar
 
 
-def build(model, tokenizer, classnames: list[str], templates: list[str], *, device: str, classes_per_batch: int = 10) -> np.ndarray:
-    """(classes x dim) float32 weights, rows L2-normalised."""
+def build(
+    model, tokenizer, classnames: list[str], templates: list[str], *, device: str, precision: str = "fp32", classes_per_batch: int = 10
+) -> np.ndarray:
+    """(classes x dim) float32 weights, rows L2-normalised; precision: fp32 or amp (vlstress.precision)."""
     import torch
     from open_clip import build_zero_shot_classifier
 
-    weights = build_zero_shot_classifier(
-        model,
-        tokenizer,
-        classnames,
-        # open_clip formats strings positionally; `{c}` is a named placeholder, so pass callables
-        [lambda name, template=template: template.replace("{c}", name) for template in templates],
-        num_classes_per_batch=classes_per_batch,
-        device=device,
-        use_tqdm=True,
-    )
+    from ..precision import autocast
+
+    with autocast(precision, device):
+        weights = build_zero_shot_classifier(
+            model,
+            tokenizer,
+            classnames,
+            # open_clip formats strings positionally; `{c}` is a named placeholder, so pass callables
+            [lambda name, template=template: template.replace("{c}", name) for template in templates],
+            num_classes_per_batch=classes_per_batch,
+            device=device,
+            use_tqdm=True,
+        )
     with torch.no_grad():
         return weights.T.float().cpu().numpy().astype(np.float32)
 

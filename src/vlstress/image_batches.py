@@ -1,0 +1,124 @@
+"""Decoded, preprocessed image batches for the image encoder: in this process or in worker processes.
+
+workers=0 decodes and preprocesses in this process, one image after the other (the serial
+baseline); workers=N runs the same per-image work in N torch DataLoader worker processes
+while the model encodes the previous batch. Each image is preprocessed alone and the batch
+is stacked in input order either way, so the batches, and hence the embeddings, are the same
+bytes whatever the number of workers.
+
+A VlstressError of one image (missing, corrupt) travels back from the worker as data and is
+raised here with its own message; DataLoader would otherwise re-raise it with the worker's
+whole traceback as the message.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Callable, Iterator, Sequence
+
+import torch
+from torch.utils.data import DataLoader, Dataset, default_collate
+
+from .errors import VlstressError
+
+# Default cap: more processes than this mostly cost start-up time and shared memory. Raise it
+# with --workers where one GPU eats images faster than 8 cores decode them.
+MAX_DEFAULT_WORKERS = 8
+CUDA_PREFETCH_BATCHES = 4  # per worker: keeps a fast GPU fed across slow images
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity: a SLURM job's allocation), else all."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def default_workers(device: str) -> int:
+    """Workers when --workers is None: the job's cores the model does not use, at most MAX_DEFAULT_WORKERS.
+
+    On CUDA the step's own process mostly waits for the GPU: every core decodes. On CPU the
+    forward already runs on torch's threads; workers beside them on the same cores only
+    preempt its OpenMP threads (measured: docs/throughput.md), so they get the rest, if any.
+    """
+    cores = available_cores()
+    spare = cores if device.startswith("cuda") else cores - torch.get_num_threads()
+    return min(max(spare, 0), MAX_DEFAULT_WORKERS)
+
+
+def resolve_workers(workers: int | None, n_batches: int, device: str) -> int:
+    """Worker processes to start: the request (None = default_workers), never more than batches."""
+    wanted = default_workers(device) if workers is None else workers
+    if wanted < 0:
+        raise VlstressError(f"workers must be >= 0 (0 = decode in this process), got {workers}")
+    return min(wanted, n_batches)
+
+
+@dataclass(frozen=True)
+class LoadFailure:
+    """An image that could not be loaded, carried back from a worker instead of an exception."""
+
+    message: str
+
+
+class PreprocessedImages(Dataset):
+    """preprocess(load(item)) for each item; `load=None` hands the item to preprocess as it is."""
+
+    def __init__(self, items: Sequence, preprocess: Callable, load: Callable | None):
+        self.items = items
+        self.preprocess = preprocess
+        self.load = load
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index: int):
+        item = self.items[index]
+        try:
+            return self.preprocess(item if self.load is None else self.load(item))
+        except VlstressError as exc:
+            return LoadFailure(str(exc))
+
+
+def collate(items: list):
+    """The stacked batch, or the batch's first LoadFailure."""
+    for item in items:
+        if isinstance(item, LoadFailure):
+            return item
+    return default_collate(items)  # torch.stack, in a worker straight into shared memory
+
+
+def one_torch_thread(worker_id: int) -> None:
+    """Worker init: one torch thread per worker, so N workers plus the model's threads do not
+    oversubscribe the cores (current torch does this in its worker loop too; this keeps it so)."""
+    torch.set_num_threads(1)
+
+
+def image_batches(
+    items: Sequence,
+    preprocess: Callable,
+    *,
+    batch_size: int,
+    workers: int | None,
+    device: str,
+    load: Callable | None,
+) -> Iterator[torch.Tensor]:
+    """Batches of preprocessed images on `device`, in input order (see the module docstring)."""
+    n_workers = resolve_workers(workers, math.ceil(len(items) / batch_size), device)
+    cuda = device.startswith("cuda")
+    options = {}
+    if n_workers:
+        options = {"worker_init_fn": one_torch_thread, "prefetch_factor": CUDA_PREFETCH_BATCHES if cuda else 2}
+    loader = DataLoader(
+        PreprocessedImages(items, preprocess, load),
+        batch_size=batch_size,
+        shuffle=False,
+        num_workers=n_workers,
+        collate_fn=collate,
+        pin_memory=cuda,
+        **options,
+    )
+    for batch in loader:
+        if isinstance(batch, LoadFailure):
+            raise VlstressError(batch.message)
+        yield batch.to(device, non_blocking=cuda)

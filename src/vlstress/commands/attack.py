@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> None:
     labels = np.array([testset.images[i]["label"] for i in rows], dtype=np.int64)
     to_pixels, mean, std = adversarial.pixel_pipeline(preprocess)
     pixels = torch.stack([to_pixels(load_rgb(path)) for path in tqdm(paths, desc="images", unit="img")])
-    module = adversarial.pixel_zero_shot(model, weights, mean, std, scale, device)
+    module = adversarial.pixel_zero_shot(model, weights, mean, std, scale, device, args.precision)
     clean, results = adversarial.run_attack(
         module, spec_attack, pixels, labels, n_classes=len(testset.classes), seed=args.attack_seed, batch_size=args.batch_size
     )

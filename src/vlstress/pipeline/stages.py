@@ -451,9 +451,8 @@ STAGES: list[Stage] = [
     # ------------------------------------------------------------------ adversarial attacks
     Stage(
         "attack",
-        "vlstress attack --testset {in.testset} --classifier {in.classifier} --model-card {in.card}"
-        " --device {p.embed.device} --threads {p.embed.threads} --batch-size {p.adversarial.batch_size}"
-        " --attack {attack} --kind {item.attack.kind} --norm {item.attack.norm} --eps {item.attack.eps}"
+        "vlstress attack --testset {in.testset} --classifier {in.classifier} --model-card {in.card} " + RUN_FLAGS
+        + " --attack {attack} --kind {item.attack.kind} --norm {item.attack.norm} --eps {item.attack.eps}"
         " --steps {item.attack.steps} --alpha {item.attack.alpha} --restarts {item.attack.restarts}"
         " --extra {item.attack.extra} --n-images {p.adversarial.n_images} --attack-seed {p.adversarial.seed} --out {out.records}",
         inputs={

@@ -214,9 +214,14 @@ def pixel_pipeline(preprocess) -> tuple[Callable, tuple[float, ...], tuple[float
     return T.Compose(steps[:-1]), tuple(float(v) for v in norms[0].mean), tuple(float(v) for v in norms[0].std)
 
 
-def pixel_zero_shot(model, weights: np.ndarray, mean: Sequence[float], std: Sequence[float], logit_scale: float, device: str):
-    """The torch module attacked: [0, 1] pixels -> zero-shot logits."""
+def pixel_zero_shot(model, weights: np.ndarray, mean: Sequence[float], std: Sequence[float], logit_scale: float, device: str,
+                    precision: str = "fp32"):  # fmt: skip
+    """The torch module attacked: [0, 1] pixels -> zero-shot logits (the image tower under `precision`, logits in fp32)."""
     import torch
+
+    from ..precision import autocast
+
+    autocast(precision, device)  # checks amp against the device now, not at the first forward
 
     class PixelZeroShot(torch.nn.Module):
         def __init__(self):
@@ -229,7 +234,8 @@ def pixel_zero_shot(model, weights: np.ndarray, mean: Sequence[float], std: Sequ
             self.model.requires_grad_(False)  # attacks differentiate with respect to the pixels only
 
         def forward(self, pixels):
-            features = self.model.encode_image((pixels - self.mean) / self.std)
+            with autocast(precision, device):
+                features = self.model.encode_image((pixels - self.mean) / self.std)
             features = torch.nn.functional.normalize(features.float(), dim=-1)
             return self.logit_scale * features @ self.weights.T
 

@@ -1,8 +1,10 @@
 """One run at a time per checkout, and a killed run needs no folklore (slow: a minute or two).
 
 A Snakemake run holds DVC's repository lock: `dvc repro` started meanwhile stops before
-touching anything, and Snakemake refuses to start while DVC works. After `kill -9` of
-Snakemake the plain rerun finishes the work: no `--unlock`, no `--rerun-incomplete`.
+touching anything, and Snakemake refuses to start while DVC works. After `kill -9` at any
+point (Snakemake with its job, while the first job starts or while a model step encodes;
+one step alone; `dvc repro`) the plain rerun finishes the work, with no `--unlock`, no
+`--rerun-incomplete`, nothing partial left, and the same bytes as an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -102,9 +104,47 @@ def test_dvc_refuses_while_snakemake_runs_and_touches_nothing(project):
     assert sh("dvc", "repro", "embed_images", cwd=project).returncode == 0
 
 
-def test_after_kill_9_the_plain_rerun_finishes(project):
+CHECKED = ("data/prepared/manifest.json", f"results/models/{MODEL}.json", TARGET, TARGET + ".json")
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> Path:
+    """An uninterrupted Snakemake run of the same params: what every killed-then-rerun project must equal."""
+    root = copy_repo(tmp_path_factory.mktemp("reference") / "repo")
+    params_path = root / "params.yaml"
+    params = yaml.safe_load(params_path.read_text())
+    params["dataset"]["max_images"] = 4
+    params["models"] = {MODEL: {"arch": "ViT-S-32", "pretrained": None}}
+    zeroshot_off(params)
+    params_path.write_text(yaml.safe_dump(params, sort_keys=False))
+    sh("vlstress", "pipeline", "render", cwd=root)
+    (root / "dvc.lock").unlink(missing_ok=True)
+    sh("git", "init", "-q", cwd=root)
+    sh("snakemake", "--cores", "1", TARGET, cwd=root)
+    return root
+
+
+def same_as_reference(project: Path, reference: Path) -> None:
+    assert (project / "params.yaml").read_bytes() == (reference / "params.yaml").read_bytes()
+    for name in CHECKED:
+        assert (project / name).read_bytes() == (reference / name).read_bytes(), name
+    leftovers = [p for p in project.rglob("*") if p.name.startswith(".") and p.name.endswith(".tmp")]
+    assert not leftovers, f"partial files left: {leftovers}"
+
+
+def step_running(name: str) -> bool:
+    """A `vlstress <name>` process is running (found by its command line)."""
+    return subprocess.run(["pgrep", "-f", f"vlstress {name} "], capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize("point", ["model_card", "embed_images"])
+def test_after_kill_9_of_snakemake_the_plain_rerun_finishes(project, reference, point):
     run = start_snakemake(project)
-    wait_for(lambda: (project / "logs" / "model_card").is_dir(), "a job to start")
+    if point == "model_card":
+        wait_for(lambda: (project / "logs" / "model_card").is_dir(), "a job to start")
+    else:
+        wait_for(lambda: step_running("embed-images"), "the embedding step to run", timeout=300)
+        time.sleep(2)  # in the middle of it: the model is loaded, batches are being encoded
     os.killpg(run.pid, signal.SIGKILL)  # Snakemake and its running job, at once
     run.wait()
     assert any((project / ".snakemake" / "locks").glob("*")), "a killed Snakemake leaves its locks"
@@ -112,10 +152,37 @@ def test_after_kill_9_the_plain_rerun_finishes(project):
     assert "Nothing to be done" not in rerun.stdout + rerun.stderr
     again = sh("snakemake", "--cores", "1", "-n", TARGET, cwd=project)
     assert "Nothing to be done" in again.stdout + again.stderr
-    # identical to an uninterrupted run of the same params
-    reference = copy_repo(project.parent / "reference")
-    (reference / "params.yaml").write_text((project / "params.yaml").read_text())
-    sh("git", "init", "-q", cwd=reference)
-    sh("snakemake", "--cores", "1", TARGET, cwd=reference)
-    for name in ("data/prepared/manifest.json", f"results/models/{MODEL}.json", TARGET, TARGET + ".json"):
-        assert (project / name).read_bytes() == (reference / name).read_bytes(), name
+    same_as_reference(project, reference)
+
+
+def test_a_step_killed_alone_fails_the_run_loudly_and_the_rerun_finishes(project, reference):
+    run = start_snakemake(project)
+    try:
+        wait_for(lambda: step_running("embed-images"), "the embedding step to run", timeout=300)
+        subprocess.run(["pkill", "-KILL", "-f", "vlstress embed-images "], check=True)
+        output, _ = run.communicate(timeout=300)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+    assert run.returncode != 0
+    assert "vlstress: step failed (exit" in output and "embed_images" in output  # the console names the step
+    assert not (project / TARGET).exists()  # no partial embeddings
+    sh("snakemake", "--cores", "1", TARGET, cwd=project)
+    same_as_reference(project, reference)
+
+
+def test_after_kill_9_of_dvc_repro_the_plain_rerun_finishes(project, reference):
+    stage = f"embed_images@{MODEL}"
+    run = subprocess.Popen(["dvc", "repro", stage], cwd=project, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, start_new_session=True)  # fmt: skip
+    try:
+        wait_for(lambda: step_running("embed-images"), "DVC to run the embedding step", timeout=300)
+        time.sleep(2)
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)  # dvc and the step it runs
+        run.wait()
+    assert not (project / TARGET).exists()
+    result = sh("dvc", "repro", stage, cwd=project)  # no `dvc unlock`, no cleanup by hand
+    assert f"Running stage '{stage}'" in result.stdout + result.stderr
+    same_as_reference(project, reference)
+    assert "up to date" in sh("dvc", "status", stage, cwd=project).stdout

@@ -26,12 +26,43 @@ def _current_umask() -> int:
 _UMASK = _current_umask()
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clear_stale_temps(path: Path) -> None:
+    """Remove the temp siblings of `path` (`.<name>.<pid>.*.tmp`) that a writer killed with -9 left behind.
+
+    A killed process runs no cleanup; its half-written temp file or folder would otherwise stay
+    forever beside the output (and inside folders other steps hash, e.g. data/testsets/).
+    Temps of a live process are kept: it may still be writing.
+    """
+    import glob
+    import shutil
+
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        pid = stale.name[len(path.name) + 2 :].split(".", 1)[0]
+        if pid.isdigit() and _alive(int(pid)):
+            continue
+        if stale.is_dir() and not stale.is_symlink():
+            shutil.rmtree(stale, ignore_errors=True)
+        else:
+            stale.unlink(missing_ok=True)
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temp path beside `path`; rename it onto `path` only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    clear_stale_temps(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     tmp_path = Path(tmp)
     try:
@@ -118,7 +149,8 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    clear_stale_temps(path)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent))
     try:
         yield tmp
         os.chmod(tmp, 0o777 & ~_UMASK)  # mkdtemp makes 0700

@@ -87,3 +87,9 @@ def zeroshot_off(params: dict) -> dict:
     off = {name: False for name, suite in SUITES.items() if name == "zeroshot" or "zeroshot" in suite.requires}
     params["suites"].update(off)
     return params
+
+
+def finetune_off(params: dict) -> dict:
+    """Switch off robust fine-tuning (tests that evaluate other models than its base and variants)."""
+    params["suites"]["finetune"] = False
+    return params

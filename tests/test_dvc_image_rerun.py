@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import copy_repo, zeroshot_off
+from conftest import copy_repo, finetune_off, zeroshot_off
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("dvc")
@@ -70,6 +70,7 @@ def project(tmp_path_factory) -> Path:
     params = yaml.safe_load(params_path.read_text())
     params["dataset"]["max_images"] = 4
     params["models"] = {MODEL: {"arch": "ViT-S-32", "pretrained": None}}
+    finetune_off(params)
     zeroshot_off(params)  # not what this test is about
     params["image_variants"].update(methods=["mix"], lams=[0.9], seeds=[1])
     params_path.write_text(yaml.safe_dump(params, sort_keys=False))

@@ -19,7 +19,7 @@ import pytest
 import yaml
 from PIL import Image
 
-from conftest import copy_repo
+from conftest import copy_repo, finetune_off
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("snakemake")
@@ -86,6 +86,7 @@ def project(tmp_path_factory, outside) -> Path:
     params["suites"] = {"rococo_text": True}
     params["dataset"].update(name="outside", kind="coco-dir", images=str(outside / "images"), captions=str(outside / "captions.json"))
     params["models"] = {MODEL: {"arch": "RN50", "pretrained": str(outside / "ckpt.pt")}}
+    finetune_off(params)
     params["text_variants"].update(source="official", official_dir=str(outside / "official"))
     params["text_variants"]["sets"] = {"danger": params["text_variants"]["sets"]["danger"]}
     params_path.write_text(yaml.safe_dump(params, sort_keys=False))

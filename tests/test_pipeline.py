@@ -94,11 +94,12 @@ def test_record_paths_are_exactly_what_the_params_produce():
     n_attacks, n_ood = len(params["adversarial"]["attacks"]), len(params["ood"]["sets"])
     n_files = 1 + n_sets + n_image + n_zeroshot + n_corrupted + 1 + n_attacks + 1 + n_ood  # calibration: one file per model
     assert len(paths) == len(set(paths)) == n_models * n_files
-    assert "results/metrics/rn50-random/adversarial-pgd.json" in paths and "results/metrics/rn50-random/ood-scenes.json" in paths
-    assert "results/metrics/rn50-random/corruption-fog-s5.json" in paths
-    assert "results/metrics/rn50-random/image-patch-lam0.9-seed100.json" in paths
-    fewer = {**params, "models": {"rn50-random": params["models"]["rn50-random"]}}
-    assert not any("vit-b-32" in str(p) for p in record_paths(fewer))
+    tuned = "results/metrics/vit-b-32-random+sc_vc"  # the fine-tuned model is a model like any other
+    assert f"{tuned}/adversarial-pgd.json" in paths and f"{tuned}/ood-scenes.json" in paths
+    assert f"{tuned}/corruption-fog-s5.json" in paths
+    assert f"{tuned}/image-patch-lam0.9-seed100.json" in paths
+    fewer = {**params, "models": {"vit-b-32-random+sc_vc": params["models"]["vit-b-32-random+sc_vc"]}}
+    assert not any("/vit-b-32-random/" in str(p) for p in record_paths(fewer))
     assert all("/original.json" in str(p) for p in record_paths(with_suites(params)))
 
 
@@ -128,6 +129,16 @@ def test_expand_renders_numbers_as_dvc_does():
         (lambda p: p["calibration"].update(in_distribution="objcts"), ["calibration.in_distribution: unknown test set 'objcts'"]),
         (lambda p: p["ood"]["sets"].update(objects=p["ood"]["sets"]["scenes"]), ["ood.sets.objects: also a zero-shot test set name"]),
         (lambda p: p["suites"].update(zeroshot=False), ["suites.adversarial is on but needs suite(s) zeroshot on too"]),
+        (lambda p: p["suites"].update(rococo_text=False), ["suites.finetune is on but needs suite(s) rococo_text on too"]),
+        (lambda p: p["finetune"]["base"].update(pretrained="openai"), ["finetune.base must be a model of the run", "models.vit-b-32-random"]),
+        (lambda p: p["models"].pop("vit-b-32-random+sc_vc"), ["finetune.variants.sc_vc is evaluated by no model",
+                                                             "pretrained: results/finetune/sc_vc/model.safetensors"]),
+        (lambda p: p["finetune"]["variants"].update(vc={"w_sc": 0, "w_vc": 1}), ["finetune.variants.vc is evaluated by no model"]),
+        (lambda p: p["finetune"].update(variants={"vc": {"w_sc": 0, "w_vc": 1}}), ["sc_vc/model.safetensors is the checkpoint of no variant"]),
+        (lambda p: p["finetune"].update(text_kind="same-concpt"), ["unknown caption-set kind 'same-concpt'"]),
+        (lambda p: p["finetune"].update(method="flip"), ["mixes in no partner image"]),
+        (lambda p: p["finetune"].update(batch_size=6, accumulate=4), ["not a multiple of finetune.accumulate"]),
+        (lambda p: p["finetune"]["train"].update(name="demo"), ["the test dataset's name"]),
     ],
 )
 def test_invalid_params_name_the_problem(edit, needles):
@@ -200,8 +211,9 @@ def test_both_front_ends_run_the_same_commands(project):
         assert sorted(smk[name]) == sorted(dvc_cmds[name]), name
     # retrieval: 64 steps of two models + their two model cards + the scorer card + the gate;
     # zero-shot: test set, 2 x (classifier, embeddings, record), 4 corrupted sets x (1 + 2 x 2), typographic 1 + 2 x 2, robustness;
-    # 2 models x 2 attacks, 2 calibrations, OOD: the set + 2 x (embeddings, detection)
-    assert sum(map(len, smk.values())) == 68 + 1 + 6 + 4 * 5 + 5 + 1 + 2 * 2 + 2 + 1 + 2 * 2
+    # 2 models x 2 attacks, 2 calibrations, OOD: the set + 2 x (embeddings, detection);
+    # fine-tuning: training data (download, prepare, split, captions), base card, one variant, the comparison table
+    assert sum(map(len, smk.values())) == 68 + 1 + 6 + 4 * 5 + 5 + 1 + 2 * 2 + 2 + 1 + 2 * 2 + 4 + 1 + 1 + 1
 
 
 @pytest.mark.parametrize(
@@ -228,7 +240,7 @@ def test_a_suite_switched_off_has_no_job_in_either_front_end(project, suites, pr
 
 
 def test_the_default_profile_is_picked_up(project):
-    target = "results/embeddings/rn50-random/images.npy"  # a DVC-cached output: never in a fresh copy
+    target = "results/embeddings/vit-b-32-random/images.npy"  # a DVC-cached output: never in a fresh copy
     result = sh("snakemake", "-n", target, cwd=project)
     with_profile = result.stdout + result.stderr
     assert "workflow/profiles/default" in with_profile

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import copy_repo, zeroshot_off
+from conftest import copy_repo, finetune_off, zeroshot_off
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("snakemake")
@@ -45,6 +45,7 @@ def project(tmp_path) -> Path:
     params = yaml.safe_load(params_path.read_text())
     params["dataset"]["max_images"] = 4
     params["models"] = {MODEL: {"arch": "ViT-S-32", "pretrained": None}}
+    finetune_off(params)
     zeroshot_off(params)  # not what this test is about
     params_path.write_text(yaml.safe_dump(params, sort_keys=False))
     sh("vlstress", "pipeline", "render", cwd=root)
@@ -115,6 +116,7 @@ def reference(tmp_path_factory) -> Path:
     params = yaml.safe_load(params_path.read_text())
     params["dataset"]["max_images"] = 4
     params["models"] = {MODEL: {"arch": "ViT-S-32", "pretrained": None}}
+    finetune_off(params)
     zeroshot_off(params)
     params_path.write_text(yaml.safe_dump(params, sort_keys=False))
     sh("vlstress", "pipeline", "render", cwd=root)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import copy_repo, zeroshot_off
+from conftest import copy_repo, finetune_off, zeroshot_off
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("snakemake")
@@ -47,6 +47,7 @@ def shrink(params: dict, zeroshot: bool = True) -> dict:
     calibration, OOD detection against 7 images."""
     params["dataset"]["max_images"] = 4
     params["models"] = {"vit-s-32-random": {"arch": "ViT-S-32", "pretrained": None}}
+    finetune_off(params)  # tests/test_workflow_finetune.py runs it
     params["image_variants"].update(methods=["mix"], lams=[0.9, 0.5], seeds=[1])
     sets = params["text_variants"]["sets"]
     params["text_variants"]["sets"] = {name: sets[name] for name in ("same_concept", "danger")}

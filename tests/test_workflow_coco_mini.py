@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import copy_repo, zeroshot_off
+from conftest import copy_repo, finetune_off, zeroshot_off
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("snakemake")
@@ -31,6 +31,7 @@ def run(tmp_path_factory, shared_data) -> Path:
     params = yaml.safe_load((root / "params.yaml").read_text())
     params["dataset"] = recipe
     params["models"] = {MODEL: {"arch": "ViT-S-32", "pretrained": None}}
+    finetune_off(params)
     zeroshot_off(params)  # not what this test is about
     params["text_variants"]["source"] = "official"
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))

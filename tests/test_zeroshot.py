@@ -14,7 +14,7 @@ from vlstress.errors import VlstressError
 from vlstress.io import sidecar, write_json, write_npy
 from vlstress.record import read_record
 from vlstress.zeroshot import metrics, templates
-from conftest import zeroshot_off
+from conftest import finetune_off, zeroshot_off
 
 
 # ----------------------------------------------------------------------------- templates
@@ -230,7 +230,8 @@ def test_zeroshot_params_are_checked_against_registries_while_on():
     assert "unknown test-set kind 'imagenet-x'" in found and "typographic.testset: unknown test set 'objcts'" in found
     other_models = copy.deepcopy(base)
     other_models["models"] = {"x": {"arch": "RN50", "pretrained": None}}
-    assert any("mce_baseline: unknown model 'rn50-random'" in p for p in checks.problems(other_models))
+    finetune_off(other_models)
+    assert any("mce_baseline: unknown model 'vit-b-32-random'" in p for p in checks.problems(other_models))
     zeroshot_off(other_models)
     assert checks.problems(other_models) == []  # a suite that is off is not checked
     alone = copy.deepcopy(base)

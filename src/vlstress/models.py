@@ -5,6 +5,10 @@ A registry entry in params.yaml is `{arch, pretrained}`:
 - a path to a file     -> local checkpoint (must exist);
 - anything else        -> an open_clip hub tag, cached in `cache_dir`.
 Every failure is a VlstressError naming the model; nothing falls back silently.
+
+Architectures are open_clip's, plus those of any folder of open_clip model configs (JSON)
+named in the environment variable VLSTRESS_MODEL_CONFIGS (folders separated by the path
+separator): an architecture of one's own, or a tiny one that tests run in subprocesses.
 """
 
 from __future__ import annotations
@@ -63,10 +67,28 @@ def resolve_device(device: str) -> str:
     return device
 
 
+MODEL_CONFIGS_ENV = "VLSTRESS_MODEL_CONFIGS"
+_ADDED_CONFIGS: set[str] = set()
+
+
+def add_model_configs() -> None:
+    """Register the open_clip model configs of the folders in VLSTRESS_MODEL_CONFIGS (once per folder)."""
+    import open_clip
+
+    for folder in filter(None, os.environ.get(MODEL_CONFIGS_ENV, "").split(os.pathsep)):
+        if folder in _ADDED_CONFIGS:
+            continue
+        if not Path(folder).is_dir():
+            raise VlstressError(f"{MODEL_CONFIGS_ENV}: {folder} is not a folder of open_clip model configs")
+        open_clip.add_model_config(folder)
+        _ADDED_CONFIGS.add(folder)
+
+
 def check_spec(spec: ModelSpec) -> None:
     """Validate arch and weights before any expensive work."""
     import open_clip
 
+    add_model_configs()
     known = open_clip.list_models()
     if spec.arch not in known:
         close = [name for name in known if name.lower().startswith(spec.arch.lower()[:5])][:8]

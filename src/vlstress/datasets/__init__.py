@@ -15,6 +15,7 @@ import importlib
 
 KINDS: dict[str, str] = {
     "demo": "vlstress.datasets.demo",
+    "demo-train": "vlstress.datasets.demo_train",
     "coco-dir": "vlstress.datasets.coco_dir",
     "karpathy": "vlstress.datasets.karpathy",
 }

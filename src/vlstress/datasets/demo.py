@@ -22,10 +22,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The demo kind has no flags of its own."""
 
 
-def demo_captions() -> dict[str, dict[str, Any]]:
+CAPTIONS = "data/demo_captions.json"
+
+
+def demo_captions(resource: str = CAPTIONS) -> dict[str, dict[str, Any]]:
     import json
 
-    return json.loads(resources.files("vlstress").joinpath("data/demo_captions.json").read_text(encoding="utf-8"))
+    return json.loads(resources.files("vlstress").joinpath(resource).read_text(encoding="utf-8"))
 
 
 def load_photo(loader: str) -> np.ndarray:
@@ -40,10 +43,10 @@ def load_photo(loader: str) -> np.ndarray:
     return image
 
 
-def materialize(args: argparse.Namespace, out: Path) -> dict[str, Any]:
+def materialize(args: argparse.Namespace, out: Path, resource: str = CAPTIONS) -> dict[str, Any]:
     import skimage
 
-    entries = list(demo_captions().items())
+    entries = list(demo_captions(resource).items())
     if args.max_images:
         entries = entries[: args.max_images]
     images, annotations, files = [], [], {}
@@ -58,5 +61,5 @@ def materialize(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     return {
         "captions": {"images": images, "annotations": annotations},
         "files": files,
-        "source": {"package": "scikit-image", "version": skimage.__version__},
+        "source": {"package": "scikit-image", "version": skimage.__version__, "captions": f"vlstress/{resource}"},
     }

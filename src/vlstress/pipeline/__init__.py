@@ -110,6 +110,13 @@ def stage_outputs(stage: Stage, params: dict[str, Any]) -> Iterator[tuple[str, O
             yield name, out, path
 
 
+def produced_paths(params: dict[str, Any]) -> frozenset[str]:
+    """Every output path of the stages the params switch on (normalised)."""
+    import os
+
+    return frozenset(os.path.normpath(path) for stage in active_stages(params) for _, _, path in stage_outputs(stage, params))
+
+
 def record_paths(params: dict[str, Any]) -> list[Path]:
     """Every metric record that the stages of the current params write, in stage order."""
     return [Path(path) for stage in active_stages(params) for _, out, path in stage_outputs(stage, params) if out.record]

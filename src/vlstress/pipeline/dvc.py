@@ -15,7 +15,7 @@ import yaml
 
 import itertools
 
-from . import DERIVED, LISTS, active_stages, axis_values, code_paths, external, item_field, substitute_params
+from . import DERIVED, LISTS, active_stages, axis_values, code_paths, external, item_field, produced_paths, substitute_params
 from .spec import PLACEHOLDER, Stage
 from .stages import AXES, EXTRA_PLOTS
 
@@ -95,7 +95,7 @@ def stage_entry(stage: Stage, params: dict[str, Any]) -> dict[str, Any]:
     deps += [_path(folder, stage) for name in stage.input_lists.values() for folder in LISTS[name].folders(params)]
     # external files are literal paths: switching one on or off changes dvc.yaml (the gate says so)
     axis_param = AXES[stage.axes[0]].param if len(stage.axes) == 1 else None
-    deps += external.paths(params, stage.external, axis_param)
+    deps += external.paths(params, stage.external, axis_param, produced=produced_paths(params))
     deps += code_paths(stage)
     body["deps"] = list(dict.fromkeys(deps))
     list_params = [p for name in stage.input_lists.values() for p in LISTS[name].params(params)]

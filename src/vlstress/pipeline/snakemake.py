@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Callable
 
-from . import DERIVED, LISTS, active_stages, axis_item, code_paths, expand, external, item_field, substitute_params
+from . import DERIVED, LISTS, active_stages, axis_item, code_paths, expand, external, item_field, produced_paths, substitute_params
 from .. import params as params_module
 from ..errors import VlstressError
 from .spec import PLACEHOLDER, Stage, lookup, render_value
@@ -132,12 +132,13 @@ def _signature_param(template: str, items: dict[str, Callable]) -> Callable:
 def _external_inputs(stage: Stage, config: dict[str, Any]) -> Callable:
     axis_param = AXES[stage.axes[0]].param if len(stage.axes) == 1 else None
     axis = stage.axes[0] if len(stage.axes) == 1 else None
+    produced = produced_paths(config)
 
     def found(wildcards) -> list[str]:
         key = wildcards[axis] if axis and AXES[axis].keys else None
         if key is not None:
             axis_item(config, axis, key)
-        return external.paths(config, stage.external, axis_param, key)
+        return external.paths(config, stage.external, axis_param, key, produced=produced)
 
     return found
 
@@ -173,7 +174,7 @@ def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpe
     if stage.external:  # an edit inside an external folder changes no folder mtime: fingerprint its files
         found = _external_inputs(stage, config)
         params["external"] = lambda wildcards: external.fingerprint(found(wildcards))
-    resources = {"gpu": 1} if stage.gpu else {}
+    resources = {"gpu": int(lookup(config, stage.gpus)) if stage.gpus else 1} if stage.gpu else {}
     # a step told how many CPU threads to use gets that many cores from the scheduler
     threads = lookup(config, THREADS_PARAM) if "{p.%s}" % THREADS_PARAM in stage.command else 1
     return RuleSpec(

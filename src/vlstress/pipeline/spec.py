@@ -73,6 +73,7 @@ class Stage:
     axes: tuple[str, ...] = ()
     suite: str | None = None  # None: always on
     gpu: bool = False  # asks the scheduler for a GPU (Snakemake resources gpu=1, SLURM gres)
+    gpus: str | None = None  # with gpu: the params value that says how many (data-parallel steps); None = 1
     data: tuple[str, ...] = ()  # package data files the step reads (paths under src/vlstress)
     input_lists: dict[str, str] = field(default_factory=dict)  # name -> a list of paths (see pipeline.LISTS)
     external: tuple[str, ...] = ()  # params that may name a local file/folder the step reads (pipeline.external)

@@ -16,7 +16,7 @@ from .spec import Axis, Output, Stage, Suite
 AXES: dict[str, Axis] = {
     axis.name: axis
     for axis in (
-        Axis("model", "models", r"[A-Za-z0-9][A-Za-z0-9_.-]*", keys=True),
+        Axis("model", "models", r"[A-Za-z0-9][A-Za-z0-9_.+-]*", keys=True),
         Axis("set", "text_variants.sets", r"[a-z0-9][a-z0-9_]*", keys=True),
         Axis("method", "image_variants.methods", r"[a-z][a-z0-9_]*"),
         Axis("lam", "image_variants.lams", r"[0-9][0-9.e-]*"),
@@ -26,6 +26,7 @@ AXES: dict[str, Axis] = {
         Axis("severity", "corruptions.severities", r"[1-5]"),
         Axis("attack", "adversarial.attacks", r"[a-z0-9][a-z0-9_]*", named="name"),
         Axis("oodset", "ood.sets", r"[a-z0-9][a-z0-9_]*", keys=True),
+        Axis("variant", "finetune.variants", r"[a-z0-9][a-z0-9_]*", keys=True),
     )
 }
 
@@ -78,6 +79,12 @@ SUITES: dict[str, Suite] = {
             needs=("ood",),
             requires=("zeroshot",),
         ),
+        Suite(
+            "finetune",
+            "robust fine-tuning with RoCOCO's semantic and visual contrastive losses; the fine-tuned models are models of the run",
+            needs=("finetune",),
+            requires=("rococo_text",),  # its altered training captions come from the text stress-test's generators (WordNet)
+        ),
     )
 }
 
@@ -115,6 +122,11 @@ TESTSET_FLAGS = (
 TESTSET_EXTERNAL = ("item.root", "item.annotations", "item.classnames")
 OOD_SET = "data/ood/{oodset}"
 ATTACK_TESTSET = "data/testsets/{p.adversarial.testset}"
+TRAIN_RAW = "data/raw/{p.finetune.train.name}"
+TRAIN_MANIFEST = "data/finetune/train.json"
+TRAIN_CAPTIONS = "data/finetune/train_captions.json"
+BASE_CARD = "results/finetune/base.json"
+FINETUNED = "results/finetune/{variant}/model.safetensors"
 
 
 def _embedding(path: str) -> dict[str, Output]:
@@ -124,6 +136,23 @@ def _embedding(path: str) -> dict[str, Output]:
 def _small(path: str, **kw) -> Output:
     """A small text result tracked by git rather than the DVC cache."""
     return Output(path, cache=False, **kw)
+
+
+def _download_stage(name: str, block: str, raw: str, suite: str | None, doc: str) -> Stage:
+    """`vlstress download` of a dataset block of params (`dataset`, or fine-tuning's `finetune.train`)."""
+    flags = " ".join(
+        f"--{flag.replace('_', '-')} {{p.{block}.{flag}}}"
+        for flag in ("kind", "max_images", "images", "captions", "image_ids", "coco_url", "karpathy_url", "rococo_url")
+    )
+    return Stage(
+        name,
+        f"vlstress download --dataset {{p.{block}.name}} {flags} --out {{out.raw}}",
+        outputs={"raw": Output(raw, directory=True)},
+        external=tuple(f"{block}.{key}" for key in ("images", "captions", "coco_url", "karpathy_url", "rococo_url")),
+        suite=suite,
+        doc=doc,
+        after=(CHECKED,),
+    )
 
 
 def _testset_stage(name: str, axis: str, folder: str, suite: str, doc: str) -> Stage:
@@ -164,18 +193,7 @@ STAGES: list[Stage] = [
         doc="params valid and dvc.yaml current, before any step works (every first step waits for it)",
     ),
     # ------------------------------------------------------------------ data
-    Stage(
-        "download",
-        "vlstress download --dataset {p.dataset.name} --kind {p.dataset.kind}"
-        " --max-images {p.dataset.max_images} --images {p.dataset.images}"
-        " --captions {p.dataset.captions} --image-ids {p.dataset.image_ids}"
-        " --coco-url {p.dataset.coco_url} --karpathy-url {p.dataset.karpathy_url}"
-        " --rococo-url {p.dataset.rococo_url} --out {out.raw}",
-        outputs={"raw": Output(RAW, directory=True)},
-        external=("dataset.images", "dataset.captions", "dataset.coco_url", "dataset.karpathy_url", "dataset.rococo_url"),
-        doc="fetch or copy the raw data of the dataset",
-        after=(CHECKED,),
-    ),
+    _download_stage("download", "dataset", RAW, None, "fetch or copy the raw data of the dataset"),
     Stage(
         "prepare",
         "vlstress prepare --dataset {p.dataset.name} --raw {in.raw} --out {out.manifest}",
@@ -519,6 +537,71 @@ STAGES: list[Stage] = [
         suite="ood",
         doc="in-distribution test set against one OOD set, every score (one record per score)",
     ),
+    # ------------------------------------------------------------------ robust fine-tuning
+    _download_stage("train_download", "finetune.train", TRAIN_RAW, "finetune", "fetch or copy the images and captions of the training data"),
+    Stage(
+        "train_prepare",
+        "vlstress prepare --dataset {p.finetune.train.name} --raw {in.raw} --out {out.manifest}",
+        inputs={"raw": TRAIN_RAW},
+        outputs={"manifest": Output("data/finetune/train_all.json")},
+        suite="finetune",
+        doc="the manifest of the training data",
+    ),
+    Stage(
+        "train_split",
+        "vlstress train-split --train {in.train} --test {in.test} --out {out.manifest}",
+        inputs={"train": "data/finetune/train_all.json", "test": MANIFEST},
+        outputs={"manifest": Output(TRAIN_MANIFEST)},
+        suite="finetune",
+        doc="the training manifest without any test image or test caption",
+    ),
+    Stage(
+        "train_captions",
+        "vlstress text-variants --manifest {in.manifest} --set train --kind {p.finetune.text_kind} --seed {p.finetune.seed}"
+        " --words {p.finetune.words} --strategy random --strategy-seed {p.finetune.seed} --pool {p.text_variants.pool}"
+        " --source generated --nltk-data {in.nltk_data} --out {out.captions}",
+        inputs={"manifest": TRAIN_MANIFEST, "nltk_data": NLTK_DATA},
+        outputs={"captions": Output(TRAIN_CAPTIONS), "meta": Output(f"{TRAIN_CAPTIONS}.json")},
+        suite="finetune",
+        doc="one altered caption (one word replaced) per training caption: the semantic negatives",
+    ),
+    Stage(
+        "base_card",
+        "vlstress model-card --model {p.finetune.base.slug} --arch {p.finetune.base.arch} --pretrained {p.finetune.base.pretrained} "
+        + CARD_FLAGS
+        + " --out {out.card}",
+        outputs={"card": Output(BASE_CARD)},
+        external=("finetune.base.pretrained",),
+        suite="finetune",
+        doc="the model card of the model that is fine-tuned",
+        after=(CHECKED,),
+    ),
+    Stage(
+        "finetune",
+        "vlstress finetune --train {in.train} --train-captions {in.captions} --test {in.test} --model-card {in.card} "
+        + RUN_FLAGS
+        + " --variant {variant} --w-sc {item.w_sc} --w-vc {item.w_vc} --form {p.finetune.form} --margin {p.finetune.margin}"
+        " --steps {p.finetune.steps} --train-batch-size {p.finetune.batch_size} --lr {p.finetune.lr}"
+        " --weight-decay {p.finetune.weight_decay} --warmup {p.finetune.warmup} --accumulate {p.finetune.accumulate}"
+        " --freeze {p.finetune.freeze} --checkpoint-every {p.finetune.checkpoint_every} --train-seed {p.finetune.seed}"
+        " --method {p.finetune.method} --lam {p.finetune.lam} --processes {p.finetune.nproc} --out {out.model} --out-log {out.log}",
+        inputs={"train": TRAIN_MANIFEST, "captions": TRAIN_CAPTIONS, "test": MANIFEST, "card": BASE_CARD},
+        outputs={
+            "model": Output(FINETUNED),
+            "meta": _small(f"{FINETUNED}.json"),
+            "log": _small(
+                "results/finetune/{variant}/log.csv",
+                plot={"x": "step", "y": "total", "template": "linear", "title": "fine-tuning loss per step"},
+                caption="finetune_log",
+                category="Robust fine-tuning",
+            ),
+        },
+        axes=("variant",),
+        suite="finetune",
+        gpu=True,
+        gpus="finetune.nproc",
+        doc="fine-tune the base model with the CLIP loss + w_sc * SC + w_vc * VC (resumes a killed run)",
+    ),
     # ------------------------------------------------------------------ report
     Stage(
         "summarize",
@@ -589,6 +672,21 @@ STAGES.append(
         },
         suite="zeroshot",
         doc="mCE of the corruptions and effective robustness of every shift, from the summary",
+    )
+)
+
+STAGES.append(
+    Stage(
+        "finetune_table",
+        "vlstress finetune-table {params_files} --summary {in.summary} --out-md {out.md} --out-csv {out.csv} --out-tex {out.tex}",
+        inputs={"summary": "results/summary_agg.csv"},
+        outputs={
+            "md": _small("results/finetune/comparison.md", caption="finetune_table", category="Robust fine-tuning"),
+            "csv": _small("results/finetune/comparison.csv"),
+            "tex": _small("results/finetune/comparison.tex"),
+        },
+        suite="finetune",
+        doc="base model against its fine-tuned variants on every metric of the run (RoCOCO's open question)",
     )
 )
 

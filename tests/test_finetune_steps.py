@@ -1,0 +1,167 @@
+"""The fine-tuning steps as a user runs them: the test set kept out of training, the comparison table,
+and `vlstress finetune` itself (a tiny CLIP registered through VLSTRESS_MODEL_CONFIGS): a kill -9
+resumed to the uninterrupted weights, and data-parallel processes under torchrun."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from PIL import Image
+
+from conftest import TINY_CLIP
+from vlstress.errors import VlstressError
+from vlstress.finetune.split import check_disjoint, without_test
+from vlstress.report.finetune_table import Finetuned, comparison
+
+COLOURS = {"red": (220, 30, 30), "green": (30, 200, 40), "blue": (30, 40, 220), "yellow": (230, 220, 30)}
+
+
+def photo(path: Path, colour, seed: int) -> Path:
+    pixels = np.random.default_rng(seed).integers(0, 60, (40, 40, 3), dtype=np.uint8)
+    pixels[10:30, 10:30] = colour
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(pixels).save(path)
+    return path
+
+
+def entry(path: Path, name: str, captions: list[str]) -> dict:
+    return {"image": name, "path": str(path), "image_id": "1", "caption": captions}
+
+
+# ------------------------------------------------------------------ the test set stays out
+
+
+def test_train_split_removes_test_images_and_captions(tmp_path):
+    test = [entry(photo(tmp_path / "test/a.png", (1, 2, 3), 0), "000000022192.jpg", ["A red square on grey."])]
+    same_bytes = tmp_path / "train/copy.png"
+    same_bytes.parent.mkdir()
+    shutil.copyfile(test[0]["path"], same_bytes)
+    train = [
+        entry(same_bytes, "copy.png", ["Another caption."]),  # the test photo under another name
+        entry(photo(tmp_path / "train/b.png", (9, 9, 9), 1), "COCO_train2014_000000022192.jpg", ["x"]),  # the same COCO id
+        entry(photo(tmp_path / "train/c.png", (7, 7, 7), 2), "c.png", ["a red  SQUARE on grey.", "A green dot."]),  # a test caption
+    ]
+    kept, counts = without_test(train, test)
+    assert [e["image"] for e in kept] == ["c.png"] and kept[0]["caption"] == ["A green dot."]
+    assert counts == {"train_images": 3, "kept_images": 1, "test_images_removed": 2, "test_captions_removed": 1}
+    check_disjoint(kept, test)
+    for leaking in train:
+        with pytest.raises(VlstressError, match="leak the test set"):
+            check_disjoint([leaking], test)
+    with pytest.raises(VlstressError, match="no training image left"):
+        without_test(train[:2], test)
+
+
+def test_the_comparison_table_is_base_and_variants_with_their_changes():
+    rows = []
+    for model, r1, false_r1, top1 in (("base", 40.0, 30.0, 20.0), ("base+sc", 42.0, 10.0, 18.0), ("other", 1.0, 1.0, 1.0)):
+        rows += [
+            {"model": model, "task": "retrieval", "dataset": "d", "condition_json": "{}", "metric": "i2t_R@1", "mean": r1},
+            {"model": model, "task": "text-stress", "dataset": "d", "condition_json": '{"set": "danger"}', "metric": "i2t_false_R@1", "mean": false_r1},
+            {"model": model, "task": "zeroshot", "dataset": "objects", "condition_json": "{}", "metric": "top1", "mean": top1},
+        ]
+    agg = pd.DataFrame(rows)
+    values, changes, notes = comparison(agg, "base", [Finetuned("sc", "base+sc", 1.0, 0.0), Finetuned("vc", "base+vc", 0.0, 1.0)])
+    assert list(values.index.get_level_values("model")) == ["base", "base+sc"]  # other models are not part of it
+    assert values.loc[("sc", "base+sc", "1", "0"), "text danger false R@1"] == 10.0
+    assert changes.loc[("sc", "base+sc", "1", "0"), "text danger false R@1"] == -20.0
+    assert changes.loc[("sc", "base+sc", "1", "0"), "zero-shot objects top-1"] == -2.0  # what robustness costs elsewhere
+    assert "image mix R@1" not in values  # no image-stress records: no column
+    assert notes == ["fine-tuned model 'base+vc' (vc) has no records yet"]
+
+
+# ------------------------------------------------------------------ vlstress finetune
+
+
+@pytest.fixture(scope="module")
+def cli_env(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("configs")
+    (folder / "vlstress-tiny.json").write_text(json.dumps(TINY_CLIP))
+    bin_dir = str(Path(sys.executable).parent)
+    return {**os.environ, "VLSTRESS_MODEL_CONFIGS": str(folder), "PATH": bin_dir + os.pathsep + os.environ["PATH"], "PYTHONUNBUFFERED": "1"}
+
+
+def vlstress(*args: str, cwd: Path, env: dict, check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run([sys.executable, "-m", "vlstress", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise AssertionError(f"vlstress {' '.join(args)} failed ({result.returncode}):\n{result.stderr[-3000:]}")
+    return result
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory, cli_env) -> Path:
+    """Training manifest (12 photos, 2 captions each), its caption set (one word replaced), a test manifest, a tiny model card."""
+    root = tmp_path_factory.mktemp("finetune")
+    train, variants = [], []
+    for i, (name, colour) in enumerate(list(COLOURS.items()) * 3):
+        path = photo(root / "train" / f"{i}.png", colour, i)
+        captions = [f"a {name} square", f"a {name} box on grey"]
+        train.append({**entry(path, f"{i}.png", captions), "image_id": str(i)})
+        variants.append({"image": f"{i}.png", "caption": [*captions, "a purple square", f"a {name} cat on grey"]})
+    (root / "train.json").write_text(json.dumps({"dataset": "train", "images": train}))
+    (root / "train_captions.json").write_text(json.dumps(variants))
+    test = [entry(photo(root / "test/t.png", (5, 5, 5), 99), "t.png", ["a black square"])]
+    (root / "test.json").write_text(json.dumps({"dataset": "test", "images": test}))
+    vlstress("model-card", "--model", "tiny", "--arch", "vlstress-tiny", "--pretrained", "None", "--out", "card.json", cwd=root, env=cli_env)
+    return root
+
+
+def finetune_args(out: str, steps: int, *extra: str) -> list[str]:
+    return ["finetune", "--train", "train.json", "--train-captions", "train_captions.json", "--test", "test.json", "--model-card", "card.json",
+            "--device", "cpu", "--threads", "1", "--variant", "sc_vc", "--steps", str(steps), "--train-batch-size", "8", "--lr", "1e-3",
+            "--warmup", "2", "--checkpoint-every", "5", "--out", f"{out}/model.safetensors", "--out-log", f"{out}/log.csv", *extra]  # fmt: skip
+
+
+def test_finetune_refuses_a_training_set_holding_a_test_image(inputs, cli_env, tmp_path):
+    leaky = json.loads((inputs / "train.json").read_text())
+    leaky["images"].append({**leaky["images"][0], "path": str(inputs / "test/t.png"), "image": "t2.png"})
+    (inputs / "leaky.json").write_text(json.dumps(leaky))
+    args = finetune_args(str(tmp_path / "out"), 2)
+    args[args.index("train.json")] = "leaky.json"
+    result = vlstress(*args, cwd=inputs, env=cli_env, check=False)
+    assert result.returncode == 2 and "is a test image" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_a_killed_finetune_resumes_to_the_uninterrupted_weights(inputs, cli_env):
+    steps = 200
+    vlstress(*finetune_args("straight", steps), cwd=inputs, env=cli_env)
+    sidecar = json.loads((inputs / "straight/model.safetensors.json").read_text())
+    assert sidecar["training"]["samples"] == 24 and sidecar["final"]["step"] == steps and sidecar["base"]["slug"] == "tiny"
+    assert not (inputs / "straight/model.safetensors.resume").exists()  # removed once the weights are written
+    resume = inputs / "killed/model.safetensors.resume"
+    run = subprocess.Popen([sys.executable, "-m", "vlstress", *finetune_args("killed", steps)], cwd=inputs, env=cli_env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    end = time.monotonic() + 120
+    while not resume.exists() and run.poll() is None and time.monotonic() < end:
+        time.sleep(0.01)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait()
+    assert resume.exists() and not (inputs / "killed/model.safetensors").exists(), "killed before its first checkpoint or after the end"
+    again = vlstress(*finetune_args("killed", steps), cwd=inputs, env=cli_env)
+    assert "resumed from" in again.stderr
+    assert (inputs / "killed/model.safetensors").read_bytes() == (inputs / "straight/model.safetensors").read_bytes()
+    assert (inputs / "killed/log.csv").read_text() == (inputs / "straight/log.csv").read_text()
+
+
+@pytest.mark.slow
+def test_data_parallel_processes_under_torchrun(inputs, cli_env):
+    vlstress(*finetune_args("ddp", 4, "--processes", "2", "--accumulate", "2"), cwd=inputs, env=cli_env)
+    log = pd.read_csv(inputs / "ddp/log.csv")
+    assert list(log["step"]) == [1, 2, 3, 4] and np.isfinite(log["total"]).all()
+    sidecar = json.loads((inputs / "ddp/model.safetensors.json").read_text())
+    assert sidecar["training"]["nproc"] == 2
+    from safetensors.torch import load_file
+
+    assert all(np.isfinite(t.numpy()).all() for t in load_file(inputs / "ddp/model.safetensors").values())

@@ -1,0 +1,114 @@
+"""The fine-tuning loop on a tiny CLIP: the loss falls, SC and VC widen the margins they target
+(more than training without them), and a run stopped and resumed ends at the uninterrupted weights."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from vlstress.errors import VlstressError
+from vlstress.finetune.data import Sample, TrainingPairs
+from vlstress.finetune.trainer import TrainConfig, lr_factor, train
+from vlstress.images.variants import make_plan
+
+COLOURS = {"red": (220, 30, 30), "green": (30, 200, 40), "blue": (30, 40, 220), "yellow": (230, 220, 30)}
+SHAPES = ("square", "stripe", "dot")
+# the altered captions name colours no image has: only SC ever sees them (as an in-batch caption
+# they would be pushed away by the CLIP loss alone)
+UNSEEN = {"red": "purple", "green": "orange", "blue": "pink", "yellow": "brown"}
+
+
+def draw(path: Path, colour: tuple[int, int, int], shape: str, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    pixels = rng.integers(0, 40, (32, 32, 3), dtype=np.uint8)
+    if shape == "square":
+        pixels[8:24, 8:24] = colour
+    elif shape == "stripe":
+        pixels[:, 12:20] = colour
+    else:
+        pixels[12:20, 12:20] = colour
+    Image.fromarray(pixels).save(path)
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory, tiny_arch):
+    import open_clip
+
+    folder = tmp_path_factory.mktemp("train")
+    paths, samples = [], []
+    for i, (colour, shape) in enumerate((c, s) for c in COLOURS for s in SHAPES):
+        path = folder / f"{i}.png"
+        draw(path, COLOURS[colour], shape, i)
+        paths.append(str(path))
+        samples.append(Sample(i, f"a {colour} {shape}", f"a {UNSEEN[colour]} {shape}"))  # one word replaced
+    _, _, preprocess = open_clip.create_model_and_transforms(tiny_arch)
+    tokenizer = open_clip.get_tokenizer(tiny_arch)
+    plan = make_plan(len(paths), "mix", 0.5, seed=1)
+    return tiny_arch, TrainingPairs(paths, samples, plan, preprocess, tokenizer)
+
+
+def fresh_model(arch: str):
+    import open_clip
+
+    torch.manual_seed(0)
+    return open_clip.create_model(arch)
+
+
+def run(setup, steps: int = 30, **overrides):
+    arch, pairs = setup
+    model = fresh_model(arch)
+    config = TrainConfig(**{"steps": steps, "batch_size": 6, "lr": 1e-3, "warmup": 2, "seed": 0, **overrides})
+    return model, train(model, pairs, config, device="cpu", progress=False)
+
+
+def mean(history, key, rows):
+    return float(np.mean([h[key] for h in history[rows]]))
+
+
+def test_the_loss_falls(setup):
+    torch.set_num_threads(1)
+    _, history = run(setup)
+    assert len(history) == 30 and [h["step"] for h in history] == list(range(1, 31))
+    assert mean(history, "total", slice(-5, None)) < 0.8 * mean(history, "total", slice(0, 5))
+
+
+@pytest.mark.parametrize(("weight", "margin"), [("w_sc", "margin_sc"), ("w_vc", "margin_vc")])
+def test_each_loss_widens_its_margin_more_than_training_without_it(setup, weight, margin):
+    torch.set_num_threads(1)
+    _, with_it = run(setup, **{"w_sc": 0.0, "w_vc": 0.0, weight: 2.0})
+    _, without = run(setup, w_sc=0.0, w_vc=0.0)
+    gain_with = mean(with_it, margin, slice(-5, None)) - mean(with_it, margin, slice(0, 3))
+    gain_without = mean(without, margin, slice(-5, None)) - mean(without, margin, slice(0, 3))
+    assert gain_with > 0 and gain_with > gain_without, (gain_with, gain_without)
+
+
+def test_a_stopped_run_resumes_to_the_uninterrupted_weights(setup, tmp_path):
+    torch.set_num_threads(1)
+    arch, pairs = setup
+    config = TrainConfig(steps=8, batch_size=6, lr=1e-3, warmup=2, accumulate=2, checkpoint_every=3, seed=0)
+    reference = fresh_model(arch)
+    reference_log = train(reference, pairs, config, device="cpu", progress=False)
+    resume = tmp_path / "resume.pt"
+    model = fresh_model(arch)
+    train(model, pairs, config, device="cpu", resume_path=resume, progress=False, stop_after=5)  # "killed" after step 5
+    assert resume.is_file()  # the last checkpoint: step 3
+    again = fresh_model(arch)  # a new process starts from the base weights and finds the checkpoint
+    log = train(again, pairs, config, device="cpu", resume_path=resume, progress=False)
+    assert log == reference_log
+    for (name, a), b in zip(reference.state_dict().items(), again.state_dict().values()):
+        assert torch.equal(a, b), name
+    other = TrainConfig(**{**config.__dict__, "lr": 2e-3})
+    assert train(fresh_model(arch), pairs, other, device="cpu", resume_path=resume, progress=False, stop_after=1)[0]["step"] == 1
+
+
+def test_schedule_and_settings():
+    assert [round(lr_factor(s, 10, 2), 3) for s in (0, 1, 2, 10)] == [0.5, 1.0, 1.0, 0.0]
+    assert lr_factor(6, 10, 2) == pytest.approx(0.5)
+    with pytest.raises(VlstressError, match="not a multiple of accumulate"):
+        TrainConfig(steps=1, batch_size=5, lr=1e-3, accumulate=2).check()
+    with pytest.raises(VlstressError, match="unknown loss form"):
+        TrainConfig(steps=1, batch_size=4, lr=1e-3, form="triplet").check()

@@ -1,0 +1,78 @@
+"""Robust fine-tuning in the workflow (slow: a few minutes): Snakemake fine-tunes a small model on the
+demo's training photos, the fine-tuned checkpoint becomes a model that every suite of the run
+evaluates beside its base, the comparison table holds both, and DVC then has nothing to do."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import copy_repo
+
+pytestmark = pytest.mark.slow
+pytest.importorskip("snakemake")
+pytest.importorskip("dvc")
+
+ENV = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""), "PYTHONUNBUFFERED": "1"}
+BASE, TUNED = "vit-s-32-random", "vit-s-32-random+sc"
+CHECKPOINT = "results/finetune/sc/model.safetensors"
+
+
+def sh(*cmd: str, cwd: Path) -> str:
+    result = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True)
+    assert result.returncode == 0, f"{' '.join(cmd)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+    return result.stdout + result.stderr
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
+    root = copy_repo(tmp_path_factory.mktemp("finetune") / "repo")
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    params["suites"] = {"rococo_text": True, "rococo_image": False, "zeroshot": True, "finetune": True}
+    params["dataset"]["max_images"] = 4
+    params["models"] = {BASE: {"arch": "ViT-S-32", "pretrained": None}, TUNED: {"arch": "ViT-S-32", "pretrained": CHECKPOINT}}
+    sets = params["text_variants"]["sets"]
+    params["text_variants"]["sets"] = {"same_concept": sets["same_concept"]}
+    params["zeroshot"]["testsets"]["objects"]["max_per_class"] = 1
+    params["zeroshot"]["robustness"]["mce_baseline"] = None
+    params["finetune"].update(base={"slug": BASE, "arch": "ViT-S-32", "pretrained": None}, steps=2, batch_size=4, warmup=1,
+                              checkpoint_every=1, variants={"sc": {"w_sc": 1.0, "w_vc": 0.0}})  # fmt: skip
+    params["finetune"]["train"]["max_images"] = 4
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    for top in ("data", "results"):
+        for path in (root / top).rglob("*"):
+            if path.is_file() and path.name != ".gitignore":
+                path.unlink()
+    (root / "dvc.lock").unlink(missing_ok=True)
+    sh("vlstress", "pipeline", "render", cwd=root)
+    sh("git", "init", "-q", cwd=root)
+    sh("git", "add", "-A", cwd=root)
+    sh("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy", cwd=root)
+    sh("snakemake", "--cores", "2", cwd=root)
+    return root
+
+
+def test_the_fine_tuned_checkpoint_is_a_model_evaluated_beside_its_base(run):
+    card = json.loads((run / f"results/models/{TUNED}.json").read_text())["model"]
+    assert card["weights"] == "checkpoint" and card["pretrained"] == CHECKPOINT and len(card["checkpoint_sha256"]) == 64
+    sidecar = json.loads((run / f"{CHECKPOINT}.json").read_text())
+    assert sidecar["base"]["slug"] == BASE and sidecar["training"]["w_sc"] == 1.0 and sidecar["training"]["steps"] == 2
+    assert sidecar["training"]["images"] == 4  # the training photos, none of them a test photo
+    for model in (BASE, TUNED):
+        for record in ("original", "text-same_concept", "zeroshot-objects"):
+            assert (run / f"results/metrics/{model}/{record}.json").is_file(), (model, record)
+    log = (run / "results/finetune/sc/log.csv").read_text().splitlines()
+    assert log[0].startswith("step,lr,clip,sc,vc,total") and len(log) == 3
+
+
+def test_the_comparison_table_and_dvc_has_nothing_to_do(run):
+    table = (run / "results/finetune/comparison.md").read_text()
+    assert f"| base      | {BASE}" in table.replace("  ", " ") or BASE in table
+    assert TUNED in table and "Change against the base" in table and "text same_concept false R@1" in table
+    assert "Data and pipelines are up to date" in sh("dvc", "status", cwd=run)

@@ -90,6 +90,8 @@ def zeroshot_off(params: dict) -> dict:
 
 
 def finetune_off(params: dict) -> dict:
-    """Switch off robust fine-tuning (tests that evaluate other models than its base and variants)."""
+    """Switch off robust fine-tuning and leave out the models of its checkpoints (tests about other things)."""
     params["suites"]["finetune"] = False
+    params["models"] = {slug: entry for slug, entry in params["models"].items()
+                        if not str(entry.get("pretrained") or "").startswith("results/finetune/")}  # fmt: skip
     return params

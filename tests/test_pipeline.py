@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, copy_repo
+from conftest import REPO, copy_repo, finetune_off
 from vlstress import params as params_module
 from vlstress.errors import VlstressError
 from vlstress.pipeline import STAGES, SUITES, active_stages, code_paths, dvc, expand, record_paths
@@ -25,7 +25,9 @@ def demo_params() -> dict:
 
 
 def with_suites(params: dict, **suites: bool) -> dict:
-    return {**params, "suites": suites}
+    """The params with only these suites on (without finetune, the models of its checkpoints are left out too)."""
+    out = {**params, "suites": suites}
+    return out if suites.get("finetune") else finetune_off({**out, "suites": dict(suites)})
 
 
 def sh(*cmd: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
@@ -155,6 +157,7 @@ def test_a_suite_that_is_off_needs_no_params_block():
     for block in ("image_variants", "ei", "text_variants"):
         params.pop(block)
     params["suites"] = {"rococo_text": False}
+    finetune_off(params)
     assert params_module.validate(params) is params
 
 
@@ -172,6 +175,8 @@ def set_params(root: Path, **changes) -> None:
     path = root / "params.yaml"
     params = yaml.safe_load(path.read_text())
     params.update(changes)
+    if not params["suites"].get("finetune"):
+        finetune_off(params)
     path.write_text(yaml.safe_dump(params, sort_keys=False))
 
 
@@ -315,7 +320,7 @@ def test_a_new_perturbation_is_valid_in_params_without_touching_the_schema():
     [
         (lambda p: p.update(models={}), "failed validation"),
         (lambda p: p.update(modles=dict(p["models"])), "unknown key 'modles' at the top level (did you mean 'models'?)"),
-        (lambda p: p.update(suites={"rococo_text": True}), "dvc.yaml is stale"),  # switched without `pipeline render`
+        (lambda p: finetune_off(p.update(suites={"rococo_text": True}) or p), "dvc.yaml is stale"),  # switched without `pipeline render`
     ],
 )
 def test_dvc_repro_checks_params_before_any_step_works(project, edit, needle):

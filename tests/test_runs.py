@@ -134,9 +134,22 @@ def same_as_reference(project: Path, reference: Path) -> None:
     assert not leftovers, f"partial files left: {leftovers}"
 
 
-def step_running(name: str) -> bool:
-    """A `vlstress <name>` process is running (found by its command line)."""
-    return subprocess.run(["pgrep", "-f", f"vlstress {name} "], capture_output=True).returncode == 0
+def step_processes(project: Path, name: str) -> list:
+    """The Python processes running `vlstress <name>` in `project` (never another checkout's: tests may run side by side)."""
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["cmdline", "cwd"]):
+        cmdline = proc.info["cmdline"] or []
+        # the step itself (`python .../vlstress <name> ...`), not the shell line around it
+        if len(cmdline) > 2 and "python" in Path(cmdline[0]).name and cmdline[1].endswith("vlstress") and cmdline[2] == name:
+            if proc.info["cwd"] and Path(proc.info["cwd"]).resolve() == project.resolve():
+                found.append(proc)
+    return found
+
+
+def step_running(project: Path, name: str) -> bool:
+    return bool(step_processes(project, name))
 
 
 @pytest.mark.parametrize("point", ["model_card", "embed_images"])
@@ -145,7 +158,7 @@ def test_after_kill_9_of_snakemake_the_plain_rerun_finishes(project, reference, 
     if point == "model_card":
         wait_for(lambda: (project / "logs" / "model_card").is_dir(), "a job to start")
     else:
-        wait_for(lambda: step_running("embed-images"), "the embedding step to run", timeout=300)
+        wait_for(lambda: step_running(project, "embed-images"), "the embedding step to run", timeout=300)
         time.sleep(2)  # in the middle of it: the model is loaded, batches are being encoded
     os.killpg(run.pid, signal.SIGKILL)  # Snakemake and its running job, at once
     run.wait()
@@ -160,14 +173,15 @@ def test_after_kill_9_of_snakemake_the_plain_rerun_finishes(project, reference, 
 def test_a_step_killed_alone_fails_the_run_loudly_and_the_rerun_finishes(project, reference):
     run = start_snakemake(project)
     try:
-        wait_for(lambda: step_running("embed-images"), "the embedding step to run", timeout=300)
-        subprocess.run(["pkill", "-KILL", "-f", "vlstress embed-images "], check=True)
+        wait_for(lambda: step_running(project, "embed-images"), "the embedding step to run", timeout=300)
+        for proc in step_processes(project, "embed-images"):
+            proc.kill()  # SIGKILL to the step alone: the shell around it and Snakemake live on
         output, _ = run.communicate(timeout=300)
     finally:
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
     assert run.returncode != 0
-    assert "vlstress: step failed (exit" in output and "embed_images" in output  # the console names the step
+    assert "vlstress: step failed (exit 137)" in output and "embed_images" in output  # the console names the step and its log
     assert not (project / TARGET).exists()  # no partial embeddings
     sh("snakemake", "--cores", "1", TARGET, cwd=project)
     same_as_reference(project, reference)
@@ -178,7 +192,7 @@ def test_after_kill_9_of_dvc_repro_the_plain_rerun_finishes(project, reference):
     run = subprocess.Popen(["dvc", "repro", stage], cwd=project, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True, start_new_session=True)  # fmt: skip
     try:
-        wait_for(lambda: step_running("embed-images"), "DVC to run the embedding step", timeout=300)
+        wait_for(lambda: step_running(project, "embed-images"), "DVC to run the embedding step", timeout=300)
         time.sleep(2)
     finally:
         os.killpg(run.pid, signal.SIGKILL)  # dvc and the step it runs

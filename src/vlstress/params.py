@@ -166,7 +166,12 @@ def finetune_problems(params: dict[str, Any]) -> list[str]:
 
     on = {name for name, value in (params.get("suites") or {}).items() if value}
     if "finetune" not in on or "finetune" not in params:
-        return []
+        return [
+            f"models.{slug}: its weights {entry['pretrained']} are made by the finetune suite, which is off: switch "
+            "suites.finetune on, or leave the model out"
+            for slug, entry in params["models"].items()
+            if isinstance(entry.get("pretrained"), str) and Path(entry["pretrained"]).parts[:2] == ("results", "finetune")
+        ]
     ft, models = params["finetune"], params["models"]
     found = []
     train = ft["train"]

@@ -165,3 +165,60 @@ def test_data_parallel_processes_under_torchrun(inputs, cli_env):
     from safetensors.torch import load_file
 
     assert all(np.isfinite(t.numpy()).all() for t in load_file(inputs / "ddp/model.safetensors").values())
+
+
+# ------------------------------------------------------------------ Karpathy train split, fetched
+
+
+def test_karpathy_train_is_fetched_grouped_and_split_from_the_test_photos(tmp_path, monkeypatch):
+    """BLIP's train list (one entry per caption) and the photos from a 127.0.0.1 server; a test photo is then split off."""
+    import functools
+    import http.server
+    import threading
+
+    from vlstress import cli
+
+    www = tmp_path / "www"
+    photos = {"train2014/COCO_train2014_000000000009.jpg": 9, "val2014/COCO_val2014_000000022192.jpg": 22192,
+              "train2014/COCO_train2014_000000000025.jpg": 25}  # fmt: skip
+    listing = []
+    for image, seed in photos.items():
+        photo(www / image, (seed % 255, 10, 10), seed).rename(www / image)
+        listing += [{"image": image, "caption": f"photo {seed} caption {k}", "image_id": f"coco_{seed}"} for k in range(2)]
+    (www / "coco_karpathy_train.json").write_text(json.dumps(listing))
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(www)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    url = f"http://127.0.0.1:{server.server_port}"
+    try:
+        raw = tmp_path / "raw"
+        argv = ["download", "--dataset", "coco-train", "--kind", "karpathy-train", "--out", str(raw), "--karpathy-url",
+                f"{url}/coco_karpathy_train.json", "--coco-url", url, "--cache-dir", str(tmp_path / "cache"), "--retries", "1"]  # fmt: skip
+        assert cli.main(argv) == 0
+    finally:
+        server.shutdown()
+        server.server_close()
+    grouped = json.loads((raw / "captions.json").read_text())
+    assert [e["image"] for e in grouped] == list(photos) and all(len(e["caption"]) == 2 for e in grouped)
+    assert sorted(p.name for p in (raw / "images").iterdir()) == sorted(Path(i).name for i in photos)
+    source = json.loads((raw / "download.json").read_text())["source"]["karpathy_train"]
+    assert source["pinned"] is False and source["sha256"] == hashlib_sha256(www / "coco_karpathy_train.json")
+    assert cli.main(["prepare", "--dataset", "coco-train", "--raw", str(raw), "--out", str(tmp_path / "train.json")]) == 0
+    test_photo = tmp_path / "test" / "000000022192.jpg"  # the same COCO photo in the 2017 naming
+    test_photo.parent.mkdir()
+    shutil.copyfile(www / "val2014/COCO_val2014_000000022192.jpg", test_photo)
+    (tmp_path / "test.json").write_text(json.dumps({"images": [entry(test_photo, test_photo.name, ["a test caption"])]}))
+    assert cli.main(["train-split", "--train", str(tmp_path / "train.json"), "--test", str(tmp_path / "test.json"), "--out", str(tmp_path / "split.json")]) == 0
+    split = json.loads((tmp_path / "split.json").read_text())
+    assert [e["image"] for e in split["images"]] == [i for i in photos if "22192" not in i] and split["split"]["test_images_removed"] == 1
+
+
+def hashlib_sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -18,6 +18,7 @@ KINDS: dict[str, str] = {
     "demo-train": "vlstress.datasets.demo_train",
     "coco-dir": "vlstress.datasets.coco_dir",
     "karpathy": "vlstress.datasets.karpathy",
+    "karpathy-train": "vlstress.datasets.karpathy_train",
 }
 
 

@@ -105,12 +105,18 @@ def test_parse_image_ids_rejects_garbage():
         karpathy.parse_image_ids("1,abc")
 
 
-def test_find_local_image_accepts_both_namings(tmp_path):
-    (tmp_path / "000000000007.jpg").write_bytes(b"x")
-    (tmp_path / "COCO_val2014_000000000008.jpg").write_bytes(b"x")
-    assert karpathy.find_local_image(tmp_path, 7).name == "000000000007.jpg"
-    assert karpathy.find_local_image(tmp_path, 8).name == "COCO_val2014_000000000008.jpg"
-    assert karpathy.find_local_image(tmp_path, 9) is None
+def test_local_images_are_found_under_both_namings(tmp_path):
+    from PIL import Image
+
+    local = tmp_path / "local"
+    local.mkdir()
+    for name in ("000000000007.jpg", "COCO_val2014_000000000008.jpg"):
+        Image.new("RGB", (4, 4)).save(local / name)
+    wanted = [(karpathy.image_file(i), "http://127.0.0.1:9/never", karpathy.local_names(i)) for i in (7, 8)]
+    fetched = karpathy.gather_images(wanted, local, tmp_path / "out", {"retries": 1}, workers=1, desc="t")
+    assert fetched == 0 and sorted(p.name for p in (tmp_path / "out").iterdir()) == [karpathy.image_file(7), karpathy.image_file(8)]
+    with pytest.raises(VlstressError, match="local images folder not found"):
+        karpathy.gather_images(wanted, tmp_path / "nope", tmp_path / "out2", {}, workers=1, desc="t")
 
 
 def test_cli_flags_exist():

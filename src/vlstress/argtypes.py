@@ -29,17 +29,40 @@ def positive_int(value: str) -> int:
     return number
 
 
+def _number(value: str, cast, ok, expected: str):
+    try:
+        number = cast(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {value!r}") from None
+    if not ok(number):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {value!r}")
+    return number
+
+
+def non_negative_int(value: str) -> int:
+    return _number(value, int, lambda n: n >= 0, "an integer >= 0")
+
+
+def non_negative_float(value: str) -> float:
+    return _number(value, float, lambda n: n >= 0, "a number >= 0")
+
+
+def positive_float(value: str) -> float:
+    return _number(value, float, lambda n: n > 0, "a number > 0")
+
+
+def fraction(value: str) -> float:
+    """A number strictly between 0 and 1 (a share of a set)."""
+    return _number(value, float, lambda n: 0 < n < 1, "a number in (0, 1)")
+
+
 def optional_count(value: str) -> int | None:
     """None, or an integer >= 0 (0 is meaningful, e.g. `--workers 0` = no worker processes)."""
-    if value.strip().lower() in NULLS:
-        return None
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0 or None, got {value!r}") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0 or None, got {value!r}")
-    return number
+    return None if value.strip().lower() in NULLS else _number(value, int, lambda n: n >= 0, "an integer >= 0 or None")
+
+
+def optional_float(value: str) -> float | None:
+    return None if value.strip().lower() in NULLS else _number(value, float, lambda n: True, "a number or None")
 
 
 def int_list(value: str) -> list[int]:

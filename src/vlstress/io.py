@@ -26,7 +26,8 @@ def _current_umask() -> int:
 _UMASK = _current_umask()
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process `pid` exists (it may belong to another user)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -48,7 +49,7 @@ def clear_stale_temps(path: Path) -> None:
 
     for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
         pid = stale.name[len(path.name) + 2 :].split(".", 1)[0]
-        if pid.isdigit() and _alive(int(pid)):
+        if pid.isdigit() and process_alive(int(pid)):
             continue
         if stale.is_dir() and not stale.is_symlink():
             shutil.rmtree(stale, ignore_errors=True)

@@ -27,7 +27,6 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
 from typing import Any, Mapping
 
 from .errors import VlstressError

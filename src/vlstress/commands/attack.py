@@ -12,7 +12,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from ..argtypes import add_model_arguments, model_params, model_spec, optional_int, optional_str, seed_int
+from ..argtypes import add_model_arguments, model_params, model_spec, optional_float, optional_int, optional_str, seed_int
 
 log = logging.getLogger(__name__)
 
@@ -26,16 +26,6 @@ def eps_list(value: str) -> list[float]:
     if not items or any(item < 0 for item in items):
         raise argparse.ArgumentTypeError(f"eps must be numbers >= 0, got {value!r}")
     return items
-
-
-def optional_float(value: str) -> float | None:
-    text = optional_str(value)
-    if text is None:
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number or None, got {value!r}") from None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

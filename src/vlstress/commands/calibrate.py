@@ -15,19 +15,9 @@ import argparse
 import logging
 from pathlib import Path
 
-from ..argtypes import positive_int, seed_int
+from ..argtypes import fraction, positive_int, seed_int
 
 log = logging.getLogger(__name__)
-
-
-def fraction(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {value!r}") from None
-    if not 0.0 < number < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {value!r}")
-    return number
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

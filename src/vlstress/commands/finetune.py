@@ -25,29 +25,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..argtypes import add_model_arguments, model_params, model_spec, optional_str, positive_int, seed_int
+from ..argtypes import (
+    add_model_arguments, model_params, model_spec, non_negative_float, non_negative_int, optional_str, positive_int, seed_int,
+)  # fmt: skip
 
 log = logging.getLogger(__name__)
-
-
-def non_negative_float(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value!r}") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value!r}")
-    return number
-
-
-def non_negative_int(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value!r}") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value!r}")
-    return number
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -12,6 +12,8 @@ import argparse
 import logging
 from pathlib import Path
 
+from ..argtypes import positive_float
+
 log = logging.getLogger(__name__)
 
 
@@ -23,16 +25,6 @@ def score_list(value: str) -> list[str]:
     if not names or unknown:
         raise argparse.ArgumentTypeError(f"scores must be comma-separated names among {', '.join(SCORES)}, got {value!r}")
     return list(dict.fromkeys(names))
-
-
-def positive_float(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {value!r}") from None
-    if not number > 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {value!r}")
-    return number
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -107,11 +107,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=positive_int, default=8, help="karpathy: parallel image downloads")
 
 
-def find_local_image(folder: Path, image_id: int) -> Path | None:
-    for name in (image_file(image_id), f"{image_id:012d}.jpg"):
-        if (folder / name).is_file():
-            return folder / name
-    return None
+def local_names(image_id: int) -> list[str]:
+    """Names a local copy of a val2014 photo may have: COCO 2014's or the 12 digits of COCO 2017."""
+    return [image_file(image_id), f"{image_id:012d}.jpg"]
 
 
 def read_list(path: Path, what: str) -> list[dict[str, Any]]:
@@ -141,13 +139,55 @@ def select(entries: list[dict[str, Any]], ids: list[int] | None, max_images: int
     return entries
 
 
+def gather_images(wanted: list[tuple[str, str, list[str]]], local_dir: Path | None, image_dir: Path, opts: dict[str, Any],
+                  workers: int, desc: str) -> int:  # fmt: skip
+    """Put each wanted image into `image_dir`: (file name, URL, names to look for in `local_dir`).
+
+    A copy from the local folder when it holds the image (checked to decode), else a download
+    (parallel, resumable, checked); the first failure stops the rest. Returns how many were fetched.
+    """
+    from tqdm import tqdm
+
+    if local_dir is not None and not local_dir.is_dir():
+        raise VlstressError(f"local images folder not found: {local_dir} (--images)")
+    image_dir.mkdir(parents=True, exist_ok=True)
+    remote: list[tuple[str, str]] = []
+    bar = tqdm(total=len(wanted), unit="img", desc=desc)
+    lock = threading.Lock()
+    try:
+        for name, url, local_names in wanted:
+            local = next((local_dir / n for n in local_names if (local_dir / n).is_file()), None) if local_dir is not None else None
+            if local is None:
+                remote.append((name, url))
+                continue
+            image_checks.check_image(local)
+            shutil.copyfile(local, image_dir / name)
+            bar.update(1)
+
+        def fetch_one(name: str, url: str) -> None:
+            download.fetch(url, image_dir / name, check=image_checks.check_image, progress=False, **opts)
+            with lock:
+                bar.update(1)
+
+        if remote:
+            with ThreadPoolExecutor(max_workers=min(workers, len(remote))) as pool:
+                futures = [pool.submit(fetch_one, name, url) for name, url in remote]
+                _, pending = wait(futures, return_when=FIRST_EXCEPTION)
+                for future in pending:
+                    future.cancel()
+                errors = [f.exception() for f in futures if f.done() and not f.cancelled() and f.exception()]
+                if errors:
+                    raise errors[0]
+    finally:
+        bar.close()
+    return len(remote)
+
+
 def fetch_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"cache_dir": args.cache_dir, "retries": args.retries, "timeout": args.timeout}
 
 
 def materialize(args: argparse.Namespace, out: Path) -> dict[str, Any]:
-    from tqdm import tqdm
-
     src = sources()
     opts = fetch_options(args)
     files: dict[str, str] = {}
@@ -183,43 +223,10 @@ def materialize(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     # 3. the images: local folder first, then the image server
     coco_base = args.coco_url or src["coco_images"]["url"]
     local_dir = Path(args.images) if getattr(args, "images", None) else None
-    if local_dir is not None and not local_dir.is_dir():
-        raise VlstressError(f"local images folder not found: {local_dir} (--images / dataset.images)")
     image_dir = out / "images"
-    image_dir.mkdir(parents=True, exist_ok=True)
     ids = [int(KARPATHY_IMAGE.match(img).group(1)) for img in kept_images]
-    remote: list[int] = []
-    bar = tqdm(total=len(ids), unit="img", desc="COCO val2014 images")
-    lock = threading.Lock()
-    try:
-        for image_id in ids:
-            local = find_local_image(local_dir, image_id) if local_dir is not None else None
-            if local is None:
-                remote.append(image_id)
-                continue
-            image_checks.check_image(local)
-            shutil.copyfile(local, image_dir / image_file(image_id))
-            bar.update(1)
-
-        def fetch_one(image_id: int) -> None:
-            name = image_file(image_id)
-            download.fetch(
-                download.join_url(coco_base, name), image_dir / name, check=image_checks.check_image, progress=False, **opts
-            )
-            with lock:
-                bar.update(1)
-
-        if remote:
-            with ThreadPoolExecutor(max_workers=min(args.workers, len(remote))) as pool:
-                futures = [pool.submit(fetch_one, image_id) for image_id in remote]
-                done, pending = wait(futures, return_when=FIRST_EXCEPTION)
-                for future in pending:
-                    future.cancel()
-                errors = [f.exception() for f in futures if f.done() and not f.cancelled() and f.exception()]
-                if errors:
-                    raise errors[0]
-    finally:
-        bar.close()
+    wanted = [(image_file(i), download.join_url(coco_base, image_file(i)), local_names(i)) for i in ids]
+    remote = gather_images(wanted, local_dir, image_dir, opts, args.workers, "COCO val2014 images")
     for image_id in ids:
         name = image_file(image_id)
         files[f"images/{name}"] = sha256_file(image_dir / name)
@@ -230,7 +237,7 @@ def materialize(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         "source": {
             "karpathy_test": {"url": karpathy_url, "sha256": spec["sha256"], "n_images_split": len(entries)},
             "rococo": rococo_record,
-            "coco_images": {"url": coco_base, "local_folder": str(local_dir) if local_dir else None, "n_fetched": len(remote)},
+            "coco_images": {"url": coco_base, "local_folder": str(local_dir) if local_dir else None, "n_fetched": remote},
             "image_ids": ids if not whole_split else "all",
             "n_images": len(ids),
         },

@@ -18,17 +18,13 @@ from __future__ import annotations
 
 import argparse
 import re
-import shutil
-import threading
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
 from .. import download
 from ..errors import VlstressError
 from ..io import sha256_file
-from . import images as image_checks
-from .karpathy import fetch_options, parse_image_ids, read_list
+from .karpathy import fetch_options, gather_images, parse_image_ids, read_list
 
 TRAIN_LIST = {
     "file": "coco_karpathy_train.json",
@@ -53,17 +49,7 @@ def group(entries: list[dict[str, Any]], source: str) -> list[dict[str, Any]]:
     return list(photos.values())
 
 
-def _local(folder: Path, image: str) -> Path | None:
-    name = Path(image).name
-    for candidate in (name, f"{int(IMAGE.match(image).group(2)):012d}.jpg"):
-        if (folder / candidate).is_file():
-            return folder / candidate
-    return None
-
-
 def materialize(args: argparse.Namespace, out: Path) -> dict[str, Any]:
-    from tqdm import tqdm
-
     opts = fetch_options(args)
     url = args.karpathy_url or TRAIN_LIST["url"]
     list_path = download.fetch(url, desc=TRAIN_LIST["file"], **opts)
@@ -80,45 +66,17 @@ def materialize(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         photos = photos[: args.max_images]
     base = args.coco_url or COCO_ROOT
     local_dir = Path(args.images) if getattr(args, "images", None) else None
-    if local_dir is not None and not local_dir.is_dir():
-        raise VlstressError(f"local images folder not found: {local_dir} (--images / finetune.train.images)")
+    wanted = [(Path(p["image"]).name, download.join_url(base, p["image"]),
+               [Path(p["image"]).name, f"{int(IMAGE.match(p['image']).group(2)):012d}.jpg"]) for p in photos]  # fmt: skip
     image_dir = out / "images"
-    image_dir.mkdir(parents=True, exist_ok=True)
-    remote, lock = [], threading.Lock()
-    bar = tqdm(total=len(photos), unit="img", desc="COCO train images")
-    try:
-        for photo in photos:
-            local = _local(local_dir, photo["image"]) if local_dir is not None else None
-            if local is None:
-                remote.append(photo["image"])
-                continue
-            image_checks.check_image(local)
-            shutil.copyfile(local, image_dir / Path(photo["image"]).name)
-            bar.update(1)
-
-        def fetch_one(image: str) -> None:
-            download.fetch(download.join_url(base, image), image_dir / Path(image).name, check=image_checks.check_image, progress=False, **opts)
-            with lock:
-                bar.update(1)
-
-        if remote:
-            with ThreadPoolExecutor(max_workers=min(args.workers, len(remote))) as pool:
-                futures = [pool.submit(fetch_one, image) for image in remote]
-                _, pending = wait(futures, return_when=FIRST_EXCEPTION)
-                for future in pending:
-                    future.cancel()
-                errors = [f.exception() for f in futures if f.done() and not f.cancelled() and f.exception()]
-                if errors:
-                    raise errors[0]
-    finally:
-        bar.close()
+    fetched = gather_images(wanted, local_dir, image_dir, opts, args.workers, "COCO train images")
     files = {f"images/{Path(p['image']).name}": sha256_file(image_dir / Path(p["image"]).name) for p in photos}
     return {
         "captions": photos,
         "files": files,
         "source": {
             "karpathy_train": {"url": url, "sha256": sha256_file(list_path), "pinned": False, "n_images_split": n_split},
-            "coco_images": {"url": base, "local_folder": str(local_dir) if local_dir else None, "n_fetched": len(remote)},
+            "coco_images": {"url": base, "local_folder": str(local_dir) if local_dir else None, "n_fetched": fetched},
             "n_images": len(photos),
         },
     }

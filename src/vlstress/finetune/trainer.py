@@ -215,7 +215,6 @@ def train(
         _set_rng_state(state["rng"])
         history, start = state["history"], state["step"]
         log.info("resumed from %s at step %d of %d", resume_path, start, config.steps)
-    micro = config.batch_size // config.accumulate
     bar = tqdm(range(start, config.steps), initial=start, total=config.steps, desc="fine-tune", unit="step",
                disable=not (progress and dist.main))  # fmt: skip
     for step in bar:

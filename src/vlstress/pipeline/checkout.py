@@ -18,20 +18,11 @@ import shutil
 from pathlib import Path
 
 from ..errors import VlstressError
+from ..io import process_alive
 
 DVC_LOCK = Path(".dvc/tmp/lock")
 DVC_RWLOCK = Path(".dvc/tmp/rwlock")
 SNAKEMAKE_LOCKS = Path(".snakemake/locks")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _holder(path: Path) -> str:
@@ -54,7 +45,7 @@ def dvc_stage_pids(rwlock: Path = DVC_RWLOCK) -> list[int]:
             for info in entry if isinstance(entry, list) else [entry]:
                 if isinstance(info, dict) and isinstance(info.get("pid"), int):
                     pids.add(info["pid"])
-    return sorted(pid for pid in pids if pid != os.getpid() and _alive(pid))
+    return sorted(pid for pid in pids if pid != os.getpid() and process_alive(pid))
 
 
 class CheckoutLock:

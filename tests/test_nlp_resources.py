@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +31,12 @@ def test_lexnames_table_is_wordnets():
     assert lines[44] == "44\tadj.ppl\t3"
 
 
+def test_sources_inside_the_environment_or_checkout_are_named_the_same_on_every_machine():
+    assert nlp.portable(Path(sys.prefix) / "nltk_data" / "corpora" / "wordnet") == "<python prefix>/nltk_data/corpora/wordnet"
+    assert nlp.portable(nlp.CHECKOUT_NLTK_DATA / "corpora") == "<checkout>/data/nltk_data/corpora"
+    assert nlp.portable(Path("/usr/share/wordnet")) == "/usr/share/wordnet"
+
+
 def test_install_copies_an_existing_install_and_is_idempotent(tmp_path, monkeypatch):
     import nltk
 
@@ -38,7 +46,7 @@ def test_install_copies_an_existing_install_and_is_idempotent(tmp_path, monkeypa
     out = tmp_path / "nltk_data"
     record = nlp.install_wordnet(out, ("copy",))
     folder = nlp.wordnet_folder(out)
-    assert record["source"] == f"copy:{tmp_path / 'usr-share-wordnet'}"
+    assert record["source"] == f"copy:{tmp_path / 'usr-share-wordnet'}"  # outside the environment: as it is
     assert nlp.is_complete(folder)
     assert (folder / "lexnames").read_text() == nlp.lexnames_text()
     assert json.loads((folder / nlp.SOURCE_FILE).read_text())["source"] == record["source"]

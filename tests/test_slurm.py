@@ -340,6 +340,7 @@ def test_jobs_are_routed_by_resources(slurm_run):
         "embed_images", "embed_texts", "embed_image_variants", "embed_text_variants", "ei_scores",
         "zeroshot_classifier", "embed_testset", "embed_corrupted", "embed_typographic",  # the zero-shot suites (off in this run)
         "attack", "embed_ood",  # adversarial and OOD suites (off in this run)
+        "finetune",  # robust fine-tuning (off in this run)
     }  # fmt: skip
     ran = {call["rule"] for call in slurm_run.calls}
     assert ran & gpu and ran - gpu

@@ -13,6 +13,7 @@ import importlib
 import logging
 import sys
 
+from . import cpu_kernels
 from .errors import VlstressError
 
 # subcommand -> (module, one-line help). Adding a step is one entry here.
@@ -68,6 +69,7 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    cpu_kernels.cap()  # before any command module loads numpy or torch: they read it once, at load
     argv = sys.argv[1:] if argv is None else argv
     selected = next((arg for arg in argv if arg in COMMANDS), None)
     args = build_parser(selected).parse_args(argv)

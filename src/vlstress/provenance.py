@@ -2,7 +2,7 @@
 
 No timestamps or host names: the block must be identical for identical runs so
 that artifacts stay byte-identical. It records what decides the numbers:
-params, seed, model and weights source, package versions, device.
+params, seed, model and weights source, package versions, CPU kernel caps, device.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 from importlib import metadata
 from typing import Any
 
-from . import __version__
+from . import __version__, cpu_kernels
 
 PACKAGES = ("torch", "torchvision", "open_clip_torch", "numpy", "pillow", "nltk", "scikit-image", "pandas")
 
@@ -44,6 +44,7 @@ def build(
         "seed": seed,
         "packages": package_versions(packages),
         "platform": f"{platform.system()}-{platform.machine()}",
+        "cpu_kernels": cpu_kernels.in_effect(),  # the instruction-set caps the float bits depend on
         "command": " ".join(["vlstress", *sys.argv[1:]]),
     }
     if model is not None:

@@ -30,6 +30,7 @@ import logging
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import warnings
 from pathlib import Path
@@ -52,7 +53,8 @@ OPTIONAL_FILES = ("cntlist.rev", "index.sense", "LICENSE", "README", "citation.b
 SOURCE_FILE = "vlstress-source.json"
 DEBIAN_PACKAGE = "wordnet-base"
 DEBIAN_DIR = Path("/usr/share/wordnet")
-CHECKOUT_NLTK_DATA = Path(__file__).resolve().parents[3] / DEFAULT_NLTK_DATA  # src/vlstress/text/nlp.py -> repo
+CHECKOUT = Path(__file__).resolve().parents[3]  # src/vlstress/text/nlp.py -> repo
+CHECKOUT_NLTK_DATA = CHECKOUT / DEFAULT_NLTK_DATA
 
 # lexnames(5WN): number, name, syntactic category (1 noun, 2 verb, 3 adj, 4 adv).
 LEXNAMES = (
@@ -176,8 +178,19 @@ def _copy_from_existing(dest: Path) -> str | None:
         names = set(os.listdir(folder)) if folder.is_dir() else set()
         if {n for n in REQUIRED_FILES if n != "lexnames"} <= names:
             _copy_files(folder, dest)
-            return f"copy:{folder}"
+            return f"copy:{portable(folder)}"
     return None
+
+
+def portable(folder: Path) -> str:
+    """The folder as the same on every machine: inside the Python environment or the checkout it is
+    named relative to them (an absolute path would change the bytes, and dvc.lock, per checkout)."""
+    for root, name in ((Path(sys.prefix), "<python prefix>"), (CHECKOUT, "<checkout>")):
+        try:
+            return f"{name}/{folder.resolve().relative_to(root.resolve()).as_posix()}"
+        except ValueError:
+            continue
+    return str(folder)
 
 
 def _from_nltk(dest: Path) -> str | None:

@@ -1,0 +1,96 @@
+"""The same embedding bytes on another x86-64 CPU: the steps cap the math libraries at AVX2.
+
+The other CPU is qemu's user-mode emulator (`qemu-x86_64 -cpu max`: an x86-64 with AVX2 and no
+AVX-512), running the same `vlstress` steps on the same files. Installed with apt-get when missing
+and running as root (Debian's `qemu-user`), otherwise skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from vlstress import cpu_kernels, provenance
+
+QEMU = "qemu-x86_64"
+MODEL = "ViT-S-32"  # small, yet wide enough that the vectorised kernels differ between instruction sets
+
+
+def test_cap_sets_what_is_unset_and_keeps_what_the_user_set(monkeypatch):
+    for name in cpu_kernels.CAPS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "avx512")
+    effective = cpu_kernels.cap()
+    assert effective["ATEN_CPU_CAPABILITY"] == "avx512"  # the user's choice wins
+    assert effective["MKL_CBWR"] == "AVX2" and os.environ["OPENBLAS_CORETYPE"] == "Haswell"
+    assert provenance.build("step", {})["cpu_kernels"] == effective
+
+
+def test_the_cli_caps_before_torch_loads():
+    """A step's torch runs the AVX2 kernels even where the CPU has AVX-512 (the cap is read at load)."""
+    env = {name: value for name, value in os.environ.items() if name not in cpu_kernels.CAPS}
+    script = (
+        "import contextlib, io\n"
+        "from vlstress.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main(['models', '--help'])\n"
+        "import torch\n"
+        "print(torch.backends.cpu.get_cpu_capability())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["AVX2" if "avx2" in Path("/proc/cpuinfo").read_text() else "DEFAULT"], out.stdout
+
+
+def qemu() -> str:
+    found = shutil.which(QEMU)
+    if found:
+        return found
+    if sys.platform != "linux" or os.uname().machine != "x86_64":
+        pytest.skip("qemu user-mode emulation of x86-64 needs an x86-64 Linux host")
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        pytest.skip(f"{QEMU} missing; install qemu-user (needs root and apt-get)")
+    for cmd in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "--no-install-recommends", "qemu-user"]):
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            pytest.skip(f"could not install qemu-user: {done.stderr[-500:]}")
+    return shutil.which(QEMU) or pytest.skip("qemu-user installed without qemu-x86_64")
+
+
+def has_avx512() -> bool:
+    return "avx512f" in Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else False
+
+
+def steps(workdir: Path, prefix: list[str], env: dict[str, str], tag: str) -> dict[str, str]:
+    """Image and caption embeddings of the prepared photos; sha256 of each .npy."""
+    found = {}
+    for command, source in (("embed-images", "--manifest"), ("embed-texts", "--captions")):
+        out = workdir / tag / f"{command}.npy"
+        # workers 0: qemu-user cannot run DataLoader worker processes (the serial path gives the same bytes)
+        args = [command, source, "manifest.json", "--model-card", "card.json", "--device", "cpu", "--threads", "1", "--workers", "0"]
+        args += ["--out", str(out)]
+        done = subprocess.run([*prefix, "-m", "vlstress", *args], cwd=workdir, env=env, capture_output=True, text=True, timeout=1200)
+        assert done.returncode == 0, done.stderr[-3000:]
+        found[command] = hashlib.sha256(out.read_bytes()).hexdigest()
+    return found
+
+
+@pytest.mark.slow
+def test_an_avx2_cpu_writes_the_same_embeddings(tmp_path):
+    emulator = qemu()
+    run_cli("download", "--dataset", "demo", "--kind", "demo", "--max-images", "2", "--out", "raw", cwd=tmp_path)
+    run_cli("prepare", "--dataset", "demo", "--raw", "raw", "--out", "manifest.json", cwd=tmp_path)
+    run_cli("model-card", "--model", "s32", "--arch", MODEL, "--pretrained", "None", "--seed", "0", "--out", "card.json", cwd=tmp_path)
+    env = {name: value for name, value in os.environ.items() if name not in cpu_kernels.CAPS}  # the steps' own caps
+    here = steps(tmp_path, [sys.executable], env, "here")
+    emulated = steps(tmp_path, [emulator, "-cpu", "max", sys.executable], env, "qemu")
+    assert here == emulated
+    if has_avx512():  # the test can fail: without the caps, this CPU writes other bytes
+        uncapped = {**env, "ATEN_CPU_CAPABILITY": "avx512", "MKL_CBWR": "AUTO", "DNNL_MAX_CPU_ISA": "ALL"}
+        assert steps(tmp_path, [sys.executable], uncapped, "uncapped") != emulated

@@ -33,6 +33,7 @@ def test_cap_sets_what_is_unset_and_keeps_what_the_user_set(monkeypatch):
     assert provenance.build("step", {})["cpu_kernels"] == effective
 
 
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the caps are for x86-64 CPUs")
 def test_the_cli_caps_before_torch_loads():
     """A step's torch runs the AVX2 kernels even where the CPU has AVX-512 (the cap is read at load)."""
     env = {name: value for name, value in os.environ.items() if name not in cpu_kernels.CAPS}

@@ -13,8 +13,8 @@ from PIL import Image
 from conftest import REPO, copy_repo, finetune_off, run_cli
 from report_fixtures import record_flags, write_records
 from vlstress import figures
+from vlstress.pipeline import stages
 from vlstress.report import records
-from vlstress.pipeline.stages import FIGURES as FIGURE_SUITES
 
 SUMMARIZE_FLAGS = ("--out-csv", "summary.csv", "--out-agg", "summary_agg.csv", "--out-md", "summary.md", "--out-json", "metrics.json", "--out-plot", "plots/stress.csv")  # fmt: skip
 
@@ -75,8 +75,6 @@ def test_figures_are_deterministic(full_summary, tmp_path):
 
 def test_registry_matches_the_workflow():
     """The stage table lists the figure outputs (both front ends build from it); dvc.yaml declares them too."""
-    from vlstress.pipeline import stages
-
     assert list(stages.FIGURES) == list(figures.FIGURES)
     dvc = (REPO / "dvc.yaml").read_text()
     for name in figures.FIGURES:
@@ -205,7 +203,7 @@ def test_snakemake_report_collects_figures_and_tables(tmp_path):
     assert summary == root / "results" / "summary.csv"
     run_cli("figures", "--summary", "results/summary.csv", "--out-dir", "results/figures", cwd=root)
     run_cli("tables", "--summary", "results/summary.csv", "--out-md", "results/tables/stress.md", "--out-tex", "results/tables/stress.tex", cwd=root)
-    drawn = [name for name, suites in FIGURE_SUITES.items() if not suites or any(params["suites"][s] for s in suites)]
+    drawn = [name for name, suites in stages.FIGURES.items() if not suites or any(params["suites"][s] for s in suites)]
     assert "calibration_ece" not in drawn and "recall_bars" in drawn  # the figures rule follows the suite switches
     targets = [*(f"results/figures/{n}.png" for n in drawn), "results/tables/stress.md", "results/summary_agg.csv"]
     result = subprocess.run(  # only these targets: other steps' report items are not built here

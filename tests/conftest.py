@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,25 @@ def copy_repo(dest: Path) -> Path:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, target)
     return dest
+
+
+def committed_copy(dest: Path, edit: Callable[[dict], dict]) -> Path:
+    """A copy of the repository with edited params and dvc.yaml rendered for them, no results,
+    committed as a fresh clone would be (the tracked results of the full demo are not this run's)."""
+    import yaml
+
+    root = copy_repo(dest)
+    params_path = root / "params.yaml"
+    params_path.write_text(yaml.safe_dump(edit(yaml.safe_load(params_path.read_text())), sort_keys=False))
+    run_cli("pipeline", "render", cwd=root)
+    for top in ("data", "results"):
+        for path in (root / top).rglob("*"):
+            if path.is_file() and path.name != ".gitignore":
+                path.unlink()
+    (root / "dvc.lock").unlink(missing_ok=True)
+    for cmd in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"]):
+        subprocess.run(["git", *cmd], cwd=root, capture_output=True, check=True)
+    return root
 
 
 def zeroshot_off(params: dict) -> dict:

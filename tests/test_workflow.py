@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import copy_repo, finetune_off, zeroshot_off
+from conftest import committed_copy, finetune_off, zeroshot_off
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("snakemake")
@@ -80,19 +80,7 @@ def ran_stages(log: str) -> set[str]:
 
 def fresh_project(dest: Path, zeroshot: bool = True) -> Path:
     """A copy of the repository with the small params, no results, committed as a fresh clone would be."""
-    root = copy_repo(dest)
-    params_path = root / "params.yaml"
-    params_path.write_text(yaml.safe_dump(shrink(yaml.safe_load(params_path.read_text()), zeroshot), sort_keys=False))
-    sh("vlstress", "pipeline", "render", cwd=root)  # suites switched off (fine-tuning always)
-    for top in OUTPUT_ROOTS:  # tracked results of the full demo are not this run's
-        for path in (root / top).rglob("*"):
-            if path.is_file() and path.name != ".gitignore":
-                path.unlink()
-    (root / "dvc.lock").unlink(missing_ok=True)
-    sh("git", "init", "-q", cwd=root)
-    sh("git", "add", "-A", cwd=root)
-    sh("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy", cwd=root)
-    return root
+    return committed_copy(dest, lambda params: shrink(params, zeroshot))
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
-from conftest import copy_repo
+from conftest import committed_copy
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("snakemake")
@@ -30,10 +29,8 @@ def sh(*cmd: str, cwd: Path) -> str:
     return result.stdout + result.stderr
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory) -> Path:
-    root = copy_repo(tmp_path_factory.mktemp("finetune") / "repo")
-    params = yaml.safe_load((root / "params.yaml").read_text())
+def small_finetune(params: dict) -> dict:
+    """The text stress-test and zero-shot on 4 photos, a base model and its SC variant (2 steps)."""
     params["suites"] = {"rococo_text": True, "rococo_image": False, "zeroshot": True, "finetune": True}
     params["dataset"]["max_images"] = 4
     params["models"] = {BASE: {"arch": "ViT-S-32", "pretrained": None}, TUNED: {"arch": "ViT-S-32", "pretrained": CHECKPOINT}}
@@ -44,16 +41,12 @@ def run(tmp_path_factory) -> Path:
     params["finetune"].update(base={"slug": BASE, "arch": "ViT-S-32", "pretrained": None}, steps=2, batch_size=4, warmup=1,
                               checkpoint_every=1, variants={"sc": {"w_sc": 1.0, "w_vc": 0.0}})  # fmt: skip
     params["finetune"]["train"]["max_images"] = 4
-    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    for top in ("data", "results"):
-        for path in (root / top).rglob("*"):
-            if path.is_file() and path.name != ".gitignore":
-                path.unlink()
-    (root / "dvc.lock").unlink(missing_ok=True)
-    sh("vlstress", "pipeline", "render", cwd=root)
-    sh("git", "init", "-q", cwd=root)
-    sh("git", "add", "-A", cwd=root)
-    sh("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy", cwd=root)
+    return params
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
+    root = committed_copy(tmp_path_factory.mktemp("finetune") / "repo", small_finetune)
     sh("snakemake", "--cores", "2", cwd=root)
     return root
 

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from conftest import TINY_CLIP
+from conftest import REPO, TINY_CLIP, run_cli
 from vlstress.errors import VlstressError
 from vlstress.finetune.split import check_disjoint, without_test
 from vlstress.report.finetune_table import Finetuned, comparison
@@ -60,6 +60,29 @@ def test_train_split_removes_test_images_and_captions(tmp_path):
             check_disjoint([leaking], test)
     with pytest.raises(VlstressError, match="no training image left"):
         without_test(train[:2], test)
+
+
+def test_coco_mini_trains_on_its_photos_that_are_not_karpathy_test_photos(shared_data, tmp_path):
+    """Offline training data: every coco-mini photo of a COCO captions file, less the Karpathy test
+    photos of the coco-mini recipe (the workflow's train_download, train_prepare, train_split)."""
+    import yaml
+
+    recipe = yaml.safe_load((REPO / "params.coco-mini.yaml").read_text())["dataset"]
+    test_ids = {int(i) for i in recipe["image_ids"].split(",")}
+    images, rococo = shared_data / "coco-mini" / "images", shared_data / "rococo"
+    run_cli("download", "--dataset", "test", "--kind", "karpathy", "--images", str(images), "--image-ids", recipe["image_ids"],
+            "--karpathy-url", str(rococo / "coco_karpathy_test.json"), "--rococo-url", str(rococo), "--out", "raw-test", cwd=tmp_path)  # fmt: skip
+    run_cli("prepare", "--dataset", "test", "--raw", "raw-test", "--out", "test.json", cwd=tmp_path)
+    for split in ("train2017", "val2017"):
+        captions = shared_data / "coco-mini" / "annotations" / f"captions_{split}.json"
+        listed = {image["id"] for image in json.loads(captions.read_text())["images"]}
+        run_cli("download", "--dataset", split, "--kind", "coco-dir", "--images", str(images), "--captions", str(captions),
+                "--out", f"raw-{split}", cwd=tmp_path)  # fmt: skip
+        run_cli("prepare", "--dataset", split, "--raw", f"raw-{split}", "--out", f"all-{split}.json", cwd=tmp_path)
+        run_cli("train-split", "--train", f"all-{split}.json", "--test", "test.json", "--out", f"train-{split}.json", cwd=tmp_path)
+        kept = {int(entry["image_id"]) for entry in json.loads((tmp_path / f"train-{split}.json").read_text())["images"]}
+        assert listed & test_ids  # the captions file holds test photos: the split has something to remove
+        assert kept == listed - test_ids
 
 
 def test_the_comparison_table_is_base_and_variants_with_their_changes():

@@ -236,7 +236,8 @@ def main(argv=None) -> int:
     stages = stage_table(run)
     cards = [job["s"] for job in run["jobs"] if job["stage"] in ("model_card", "scorer_card")]
     fixed = round(statistics.median(cards), 2)
-    model_jobs = [job for job in run["jobs"] if any(e["model"] and e["stage"] == job["stage"] for e in stages)]
+    model_stages = {e["stage"] for e in stages if e["model"]}
+    model_jobs = [job for job in run["jobs"] if job["stage"] in model_stages]
     fixed_share = fixed * len(model_jobs) / max(sum(job["s"] for job in model_jobs), 1e-9)
     result = {
         "benchmark": "bench_workflow", "model": args.model, "images": args.images, "captions": args.images * synthetic.CAPTIONS_PER_IMAGE,

@@ -99,7 +99,11 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--seed", type=seed_int, default=0, help="seed of the random init")
     group.add_argument("--cache-dir", default=None, type=optional_str, help="where hub weights are cached")
     group.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
-    group.add_argument("--batch-size", type=positive_int, default=64)
+    group.add_argument("--batch-size", type=positive_int, default=64, help="items per forward on the CPU (and on CUDA without --cuda-batch-size)")
+    group.add_argument(
+        "--cuda-batch-size", type=optional_int, default=None,
+        help="items per forward on CUDA (None = --batch-size): a GPU wants far larger batches than a CPU",
+    )  # fmt: skip
     group.add_argument(
         "--threads", type=optional_int, default=None,
         help="torch CPU threads (fixed so that results do not depend on who runs the step; None = torch's default)",
@@ -137,6 +141,17 @@ def model_spec(args: argparse.Namespace):
     return ModelSpec(slug=args.model, arch=args.arch, pretrained=args.pretrained, seed=args.seed, cache_dir=args.cache_dir)
 
 
+def batch_size(args: argparse.Namespace, device: str) -> int:
+    """The batch size of a model step on the resolved `device` (--cuda-batch-size on CUDA, if given)."""
+    from .errors import VlstressError
+
+    if device.startswith("cuda") and args.cuda_batch_size is not None:
+        if args.cuda_batch_size < 1:
+            raise VlstressError(f"--cuda-batch-size must be >= 1, got {args.cuda_batch_size}")
+        return args.cuda_batch_size
+    return args.batch_size
+
+
 def model_params(args: argparse.Namespace, spec) -> dict:
     """The run-time flags of a model step, recorded in provenance."""
     import torch
@@ -145,7 +160,7 @@ def model_params(args: argparse.Namespace, spec) -> dict:
     from .precision import describe
 
     params = {
-        "batch_size": args.batch_size,
+        "batch_size": batch_size(args, resolve_device(args.device)),  # what ran on this device
         "device": args.device,
         "cache_dir": spec.cache_dir,
         "threads": torch.get_num_threads(),  # what ran, after --threads

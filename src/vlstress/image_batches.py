@@ -9,10 +9,14 @@ bytes whatever the number of workers.
 A VlstressError of one image (missing, corrupt) travels back from the worker as data and is
 raised here with its own message; DataLoader would otherwise re-raise it with the worker's
 whole traceback as the message.
+
+On CUDA, open_clip's preprocess is split (vlstress.device_preprocess): the workers only decode,
+and the resize, crop and normalisation run on the GPU, with the same bits as on the CPU.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 from dataclasses import dataclass
@@ -21,7 +25,10 @@ from typing import Callable, Iterator, Sequence
 import torch
 from torch.utils.data import DataLoader, Dataset, default_collate
 
+from .device_preprocess import to_uint8
 from .errors import VlstressError
+
+log = logging.getLogger(__name__)
 
 # Default cap: more processes than this mostly cost start-up time and shared memory. Raise it
 # with --workers where one GPU eats images faster than 8 cores decode them.
@@ -88,6 +95,14 @@ def collate(items: list):
     return default_collate(items)  # torch.stack, in a worker straight into shared memory
 
 
+def collate_list(items: list):
+    """The decoded images as a list (their sizes differ), or the batch's first LoadFailure."""
+    for item in items:
+        if isinstance(item, LoadFailure):
+            return item
+    return items
+
+
 def one_torch_thread(worker_id: int) -> None:
     """Worker init: one torch thread per worker, so N workers plus the model's threads do not
     oversubscribe the cores (current torch does this in its worker loop too; this keeps it so)."""
@@ -106,19 +121,34 @@ def image_batches(
     """Batches of preprocessed images on `device`, in input order (see the module docstring)."""
     n_workers = resolve_workers(workers, math.ceil(len(items) / batch_size), device)
     cuda = device.startswith("cuda")
+    on_device = split_on_device(preprocess) if cuda else None
     options = {}
     if n_workers:
         options = {"worker_init_fn": one_torch_thread, "prefetch_factor": CUDA_PREFETCH_BATCHES if cuda else 2}
     loader = DataLoader(
-        PreprocessedImages(items, preprocess, load),
+        PreprocessedImages(items, preprocess if on_device is None else to_uint8, load),
         batch_size=batch_size,
         shuffle=False,
         num_workers=n_workers,
-        collate_fn=collate,
+        collate_fn=collate if on_device is None else collate_list,
         pin_memory=cuda,
         **options,
     )
     for batch in loader:
         if isinstance(batch, LoadFailure):
             raise VlstressError(batch.message)
-        yield batch.to(device, non_blocking=cuda)
+        if on_device is None:
+            yield batch.to(device, non_blocking=cuda)
+        else:
+            yield on_device([image.to(device, non_blocking=True) for image in batch])
+
+
+def split_on_device(preprocess: Callable):
+    """The GPU half of `preprocess` (vlstress.device_preprocess; same bits as the CPU), or None:
+    then the workers run all of it, and the log says why."""
+    from .device_preprocess import split
+
+    on_device, why = split(preprocess)
+    if on_device is None:
+        log.info("image preprocessing stays in the decoding workers: %s", why)
+    return on_device

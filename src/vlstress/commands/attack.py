@@ -12,7 +12,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from ..argtypes import add_model_arguments, model_params, model_spec, optional_float, optional_int, optional_str, seed_int
+from ..argtypes import add_model_arguments, model_params, model_spec, optional_float, optional_int, optional_str, seed_int, batch_size
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> None:
     pixels = torch.stack([to_pixels(load_rgb(path)) for path in tqdm(paths, desc="images", unit="img")])
     module = adversarial.pixel_zero_shot(model, weights, mean, std, scale, device, args.precision)
     clean, results = adversarial.run_attack(
-        module, spec_attack, pixels, labels, n_classes=len(testset.classes), seed=args.attack_seed, batch_size=args.batch_size
+        module, spec_attack, pixels, labels, n_classes=len(testset.classes), seed=args.attack_seed, batch_size=batch_size(args, device)
     )
     attack_params = {
         "attack": args.attack, "kind": args.kind, "norm": args.norm, "eps": args.eps, "steps": args.steps, "alpha": args.alpha,

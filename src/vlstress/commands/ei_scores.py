@@ -18,7 +18,7 @@ from pathlib import Path
 from .. import models, provenance
 from ..io import sha256_file, write_json
 from ..manifest import load_manifest
-from ..argtypes import add_model_arguments, positive_int
+from ..argtypes import add_model_arguments, positive_int, batch_size
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> None:
     spec = model_spec(args)
     device = models.resolve_device(args.device)
     model, _, tokenizer = models.load(spec, device, threads=args.threads)
-    encode = partial(encode_texts, model, tokenizer, batch_size=args.batch_size, device=device, precision=args.precision, progress=False)
+    encode = partial(encode_texts, model, tokenizer, batch_size=batch_size(args, device), device=device, precision=args.precision, progress=False)
     with tqdm(total=len(captions), desc=f"EI ({spec.slug})", unit="caption") as bar:
         records = ei_scores(captions, encode, block_size=args.block_size, progress=bar.update)
     params = {**model_params(args, spec), "block_size": args.block_size}

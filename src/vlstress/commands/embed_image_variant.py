@@ -16,7 +16,7 @@ from .. import models, provenance
 from ..errors import VlstressError
 from ..io import sha256_file, sidecar, write_json, write_npy
 from ..manifest import load_manifest
-from ..argtypes import add_model_arguments, model_params, model_spec
+from ..argtypes import add_model_arguments, model_params, model_spec, batch_size
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> None:
     device = models.resolve_device(args.device)
     model, preprocess, _ = models.load(spec, device, threads=args.threads)
     desc = f"{spec.slug} {manifest['variant'].get('name', args.variant.name)}"
-    run_options = {"batch_size": args.batch_size, "device": device, "workers": args.workers, "precision": args.precision, "desc": desc}
+    run_options = {"batch_size": batch_size(args, device), "device": device, "workers": args.workers, "precision": args.precision, "desc": desc}
     if mode == "faithful":
         embeddings = encode_images(model, preprocess, [e["path"] for e in entries], **run_options)
     elif mode == "clean":

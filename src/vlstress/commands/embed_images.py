@@ -8,7 +8,7 @@ from pathlib import Path
 from .. import models, provenance
 from ..io import sha256_file, sidecar, write_json, write_npy
 from ..manifest import load_manifest
-from ..argtypes import add_model_arguments, model_params, model_spec
+from ..argtypes import add_model_arguments, model_params, model_spec, batch_size
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> None:
     device = models.resolve_device(args.device)
     model, preprocess, _ = models.load(spec, device, threads=args.threads)
     entries = manifest["images"]
-    embeddings = encode_images(model, preprocess, [e["path"] for e in entries], batch_size=args.batch_size, device=device, workers=args.workers, precision=args.precision, desc=f"{spec.slug} images")
+    embeddings = encode_images(model, preprocess, [e["path"] for e in entries], batch_size=batch_size(args, device), device=device, workers=args.workers, precision=args.precision, desc=f"{spec.slug} images")
     write_npy(args.out, embeddings)
     write_json(
         sidecar(args.out),

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from .. import models, provenance
-from ..argtypes import add_model_arguments, model_params, model_spec
+from ..argtypes import add_model_arguments, model_params, model_spec, batch_size
 from ..classification import manifest as testsets
 from ..io import sha256_file, sidecar, write_json, write_npy
 
@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> None:
     device = models.resolve_device(args.device)
     model, preprocess, _ = models.load(spec, device, threads=args.threads)
     paths = testset.image_paths()
-    embeddings = encode_images(model, preprocess, paths, batch_size=args.batch_size, device=device, workers=args.workers, precision=args.precision, desc=f"{spec.slug} {testset.dataset}")
+    embeddings = encode_images(model, preprocess, paths, batch_size=batch_size(args, device), device=device, workers=args.workers, precision=args.precision, desc=f"{spec.slug} {testset.dataset}")
     write_npy(args.out, embeddings)
     manifest_file = testsets.manifest_path(args.testset)
     write_json(

@@ -12,7 +12,7 @@ from pathlib import Path
 from .. import models, provenance
 from ..io import sha256_file, sidecar, write_json, write_npy
 from ..manifest import caption_table, load_caption_entries
-from ..argtypes import add_model_arguments, model_params, model_spec
+from ..argtypes import add_model_arguments, model_params, model_spec, batch_size
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> None:
     table = caption_table(load_caption_entries(captions))
     resolved = models.resolve_device(args.device)
     model, _, tokenizer = models.load(spec, resolved, threads=args.threads)
-    embeddings = encode_texts(model, tokenizer, table.captions, batch_size=args.batch_size, device=resolved, precision=args.precision, desc=f"{spec.slug} {captions.stem}")
+    embeddings = encode_texts(model, tokenizer, table.captions, batch_size=batch_size(args, resolved), device=resolved, precision=args.precision, desc=f"{spec.slug} {captions.stem}")
     out = args.out
     write_npy(out, embeddings)
     write_json(

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> None:
     from ..manifest import load_manifest, validate_entries
     from ..text import stats, variants
     from ..text.nlp import word_classes
-    from ..argtypes import model_params, model_spec
+    from ..argtypes import batch_size, model_params, model_spec
 
     manifest = load_manifest(args.manifest)
     names = None
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> None:
     device = models.resolve_device(args.device)
     model, _, tokenizer = models.load(spec, device, threads=args.threads)
     unique = sorted({c for by_source in sets.values() for entries in by_source.values() for e in entries for c in e["caption"]})
-    emb = encode_texts(model, tokenizer, unique, batch_size=args.batch_size, device=device, precision=args.precision, desc=f"{spec.slug} set captions")
+    emb = encode_texts(model, tokenizer, unique, batch_size=batch_size(args, device), device=device, precision=args.precision, desc=f"{spec.slug} set captions")
     row_of = {c: i for i, c in enumerate(unique)}
 
     def cosine(originals: list[str], altered: list[str]) -> np.ndarray:

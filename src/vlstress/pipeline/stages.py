@@ -111,7 +111,7 @@ CORRUPTED = "data/corruptions/{corruption}/s{severity}"
 CORRUPTION_SOURCE = "data/testsets/{p.corruptions.testset}"
 TYPOGRAPHIC = "data/typographic/{p.typographic.testset}"
 RUN_FLAGS = (
-    "--device {p.embed.device} --batch-size {p.embed.batch_size} --threads {p.embed.threads}"
+    "--device {p.embed.device} --batch-size {p.embed.batch_size} --cuda-batch-size {p.embed.cuda_batch_size} --threads {p.embed.threads}"
     " --workers {p.embed.workers} --precision {p.embed.precision}"
 )
 TESTSET_FLAGS = (

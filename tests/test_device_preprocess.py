@@ -43,20 +43,30 @@ def test_resize_is_pillows_bit_for_bit(size_in, size_out, resample):
     image = photo(*size_in, seed=sum(size_in))
     expected = np.asarray(image.resize(size_out[::-1], resample))
     batch = dp.to_uint8(image).permute(2, 0, 1)[None]
-    ours = dp.pil_resize(batch, size_out, resample, dp.pass_order_rule())[0].permute(1, 2, 0).numpy()
+    order = dp.pass_order(size_in, size_out, resample)
+    assert order is not None
+    ours = dp.pil_resize(batch, size_out, resample, order)[0].permute(1, 2, 0).numpy()
     assert ours.min() >= 0 and ours.max() <= 255 and np.array_equal(ours, np.floor(ours))
     assert np.array_equal(ours.astype(np.uint8), expected)
 
 
-def test_the_pass_order_matters_and_the_probe_finds_pillows():
-    """Where Pillow >= 11 runs the vertical pass first, the other order gives other bytes."""
-    assert dp.pass_order_rule() in ("height-2x", "horizontal")
+def test_the_pass_order_matters_and_is_read_off_pillow():
+    """The passes round in between: the two orders give other bytes, and the probe picks Pillow's."""
     image = photo(1000, 333, seed=1)
     batch = dp.to_uint8(image).permute(2, 0, 1)[None]
-    both = [dp.pil_resize(batch, (672, 224), BICUBIC, rule) for rule in ("height-2x", "horizontal")]
+    both = [dp.pil_resize(batch, (672, 224), BICUBIC, vertical_first) for vertical_first in (False, True)]
     assert not torch.equal(*both)
-    assert dp.vertical_first((1000, 333), (672, 224), "height-2x") and not dp.vertical_first((480, 640), (224, 298), "height-2x")
-    assert not dp.vertical_first((1000, 333), (672, 224), "horizontal")
+    order = dp.pass_order((1000, 333), (672, 224), BICUBIC)
+    assert np.array_equal(both[order][0].permute(1, 2, 0).numpy().astype(np.uint8), np.asarray(image.resize((224, 672), BICUBIC)))
+
+
+def test_an_order_pillow_does_not_use_is_resized_on_the_cpu(preprocess, monkeypatch, caplog):
+    on_device, _ = dp.split(preprocess)
+    monkeypatch.setattr(dp, "pass_order", lambda *args: None)
+    images = [photo(480, 640, seed=3), photo(480, 640, seed=4)]
+    with caplog.at_level("WARNING"):
+        ours = on_device([dp.to_uint8(image) for image in images])
+    assert "on the CPU" in caplog.text and torch.equal(ours, torch.stack([preprocess(image) for image in images]))
 
 
 def test_split_preprocess_equals_the_whole_one(preprocess):
@@ -103,3 +113,18 @@ def test_cuda_batches_equal_the_cpu_preprocess(preprocess, tmp_path):
     for workers in (0, 2):
         got = torch.cat(list(image_batches(paths, preprocess, batch_size=3, workers=workers, device="cuda", load=load_rgb)))
         assert got.is_cuda and torch.equal(got.cpu(), expected)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_batch_of_decoded_images_crosses_as_one_buffer(workers):
+    """collate_flat + unflatten give back every image of the batch, in order; a failure stays a failure."""
+    from torch.utils.data import DataLoader
+
+    from vlstress.image_batches import LoadFailure, collate_flat, unflatten
+
+    images = [dp.to_uint8(photo(h, w, seed=i)) for i, ((h, w), _) in enumerate(RESIZES[:5])]
+    loader = DataLoader(images, batch_size=3, num_workers=workers, collate_fn=collate_flat)
+    got = [image for flat, shapes in loader for image in unflatten(flat, shapes)]
+    assert len(got) == len(images) and all(torch.equal(a, b) for a, b in zip(got, images))
+    failure = LoadFailure("image not found: x.jpg")
+    assert collate_flat([images[0], failure]) is failure

@@ -22,13 +22,16 @@ CPU path whole (`split` says why). Tests check every step against Pillow and tor
 
 from __future__ import annotations
 
+import logging
 from functools import lru_cache
 
 import numpy as np
+import PIL
 import torch
 from PIL import Image
 
 PRECISION_BITS = 32 - 8 - 2  # Pillow's fixed point for 8-bit images
+log = logging.getLogger(__name__)
 
 
 def _bicubic(x: float) -> float:
@@ -85,31 +88,27 @@ def _pass(pixels: torch.Tensor, coefficients: torch.Tensor) -> torch.Tensor:
     return torch.floor(summed / float(1 << PRECISION_BITS)).clamp_(0, 255)
 
 
-def vertical_first(in_size: tuple[int, int], out_size: tuple[int, int], rule: str) -> bool:
-    """Whether Pillow runs the vertical pass first (the passes round in between, so order matters).
+def pass_order(in_size: tuple[int, int], out_size: tuple[int, int], resample: int) -> bool | None:
+    """Whether the installed Pillow runs the vertical pass first for this resize (None: neither order
+    gives Pillow's bytes). The passes round in between, so the order matters, and Pillow's choice
+    changed between versions (13.0: vertical first when the height shrinks by more than twice what
+    the width does); so it is read off Pillow itself, on a random image of this shape."""
+    return _pass_order(tuple(in_size), tuple(out_size), int(resample))
 
-    "height-2x" (Pillow >= 11): when the height shrinks by more than twice what the width
-    shrinks by; "horizontal" (older Pillow): never."""
-    (in_h, in_w), (out_h, out_w) = in_size, out_size
-    return rule == "height-2x" and (in_h - out_h) > 0 and (in_h - out_h) > (in_w - out_w) * 2
 
-
-@lru_cache(maxsize=1)
-def pass_order_rule() -> str | None:
-    """The pass-order rule of the installed Pillow, found by resizing a probe both ways; None if neither."""
-    probe = np.random.default_rng(0).integers(0, 256, (1, 3, 60, 20), dtype=np.uint8)
-    image = Image.fromarray(probe[0].transpose(1, 2, 0))
-    for rule in ("height-2x", "horizontal"):
-        for size in ((30, 15), (50, 10)):  # height shrinks more than twice what the width does / less
-            ours = pil_resize(torch.from_numpy(probe), size, Image.Resampling.BICUBIC, rule)[0].permute(1, 2, 0).numpy()
-            if not np.array_equal(ours.astype(np.uint8), np.asarray(image.resize(size[::-1], Image.Resampling.BICUBIC))):
-                break
-        else:
-            return rule
+@lru_cache(maxsize=1024)
+def _pass_order(in_size: tuple[int, int], out_size: tuple[int, int], resample: int) -> bool | None:
+    probe = np.random.default_rng(0).integers(0, 256, (*in_size, 3), dtype=np.uint8)
+    expected = np.asarray(Image.fromarray(probe).resize(out_size[::-1], resample))
+    batch = torch.from_numpy(probe).permute(2, 0, 1)[None]
+    for vertical_first in (False, True):
+        ours = pil_resize(batch, out_size, resample, vertical_first)[0].permute(1, 2, 0).numpy().astype(np.uint8)
+        if np.array_equal(ours, expected):
+            return vertical_first
     return None
 
 
-def pil_resize(images: torch.Tensor, size: tuple[int, int], resample: int, rule: str) -> torch.Tensor:
+def pil_resize(images: torch.Tensor, size: tuple[int, int], resample: int, vertical_first: bool) -> torch.Tensor:
     """Image.resize((width, height), resample) of uint8 (N, C, H, W) images, as float64 integers."""
     height, width = size
     pixels = images.to(torch.float64)
@@ -118,7 +117,7 @@ def pil_resize(images: torch.Tensor, size: tuple[int, int], resample: int, rule:
     horizontal = lambda x: _pass(x, coeffs(in_w, width))  # noqa: E731
     vertical = lambda x: _pass(x.transpose(-1, -2), coeffs(in_h, height)).transpose(-1, -2)  # noqa: E731
     passes = [(vertical, in_h != height), (horizontal, in_w != width)]  # Pillow skips a pass whose size does not change
-    if not vertical_first((in_h, in_w), size, rule):
+    if not vertical_first:
         passes.reverse()
     for run, needed in passes:
         if needed:
@@ -129,7 +128,7 @@ def pil_resize(images: torch.Tensor, size: tuple[int, int], resample: int, rule:
 class DevicePreprocess:
     """The GPU half of a split open_clip preprocess: uint8 images in, the model's input batch out."""
 
-    def __init__(self, resize, crop, normalize, rule: str):
+    def __init__(self, resize, crop, normalize):
         from torchvision.transforms import InterpolationMode
         from torchvision.transforms.functional import pil_modes_mapping
 
@@ -138,13 +137,16 @@ class DevicePreprocess:
         self.resample = pil_modes_mapping[InterpolationMode(resize.interpolation)]
         self.crop = tuple(crop.size)
         self.normalize = normalize
-        self.rule = rule
 
     def output_size(self, height: int, width: int) -> tuple[int, int]:
         from torchvision.transforms.functional import _compute_resized_output_size
 
         size = [self.size] if isinstance(self.size, int) else list(self.size)
         return tuple(_compute_resized_output_size((height, width), size, self.max_size))
+
+    def cpu_resize(self, image: torch.Tensor, size: tuple[int, int]) -> torch.Tensor:
+        pil = Image.fromarray(image.permute(1, 2, 0).cpu().numpy()).resize(size[::-1], self.resample)
+        return torch.from_numpy(np.asarray(pil, dtype=np.float64).copy()).permute(2, 0, 1)
 
     def __call__(self, images: list[torch.Tensor]) -> torch.Tensor:
         """uint8 (H, W, C) images, all on one device -> float32 (N, C, crop_h, crop_w), in order."""
@@ -155,7 +157,16 @@ class DevicePreprocess:
         for (height, width, _), members in groups.items():
             batch = torch.stack([images[i] for i in members]).permute(0, 3, 1, 2)
             resized = self.output_size(height, width)
-            pixels = batch.to(torch.float64) if resized == (height, width) else pil_resize(batch, resized, self.resample, self.rule)
+            if resized == (height, width):
+                pixels = batch.to(torch.float64)
+            else:
+                order = pass_order((height, width), resized, self.resample)
+                if order is None:  # not seen with any Pillow so far; exact all the same, on the CPU
+                    log.warning("Pillow %s resizes %dx%d -> %dx%d in a way not reproduced on the GPU: resizing those "
+                                "images on the CPU", PIL.__version__, width, height, resized[1], resized[0])  # fmt: skip
+                    pixels = torch.stack([self.cpu_resize(image, resized) for image in batch]).to(batch.device)
+                else:
+                    pixels = pil_resize(batch, resized, self.resample, order)
             crop_h, crop_w = self.crop
             if crop_h > resized[0] or crop_w > resized[1]:  # torchvision would pad; the split refuses such layouts
                 raise ValueError(f"center crop {self.crop} larger than the resized image {resized}")
@@ -190,9 +201,4 @@ def split(preprocess) -> tuple[DevicePreprocess | None, str]:
     smallest = [size[0], size[0]] if len(size) == 1 else size  # resized height, width are at least this
     if resize.max_size is not None or crop.size[0] > smallest[0] or crop.size[1] > smallest[1]:
         return None, f"center crop {tuple(crop.size)} may exceed the resize {size} (max_size {resize.max_size}): torchvision would pad"
-    rule = pass_order_rule()
-    if rule is None:
-        import PIL
-
-        return None, f"Pillow {PIL.__version__} resamples in an order not reproduced here"
-    return DevicePreprocess(resize, crop, steps[4], rule), ""
+    return DevicePreprocess(resize, crop, steps[4]), ""

@@ -129,14 +129,28 @@ def write_manifest(path, photos):
 def test_the_step_records_workers_and_precision(tiny_arch, photos, tmp_path):
     manifest = write_manifest(tmp_path / "manifest.json", photos)
     common = ["embed-images", "--manifest", str(manifest), "--model", "tiny", "--arch", tiny_arch, "--device", "cpu", "--batch-size", "3"]
-    assert cli.main([*common, "--workers", "2", "--out", str(tmp_path / "w2.npy")]) == 0
+    assert cli.main([*common, "--workers", "2", "--cuda-batch-size", "7", "--out", str(tmp_path / "w2.npy")]) == 0
     assert cli.main([*common, "--workers", "None", "--precision", "fp32", "--out", str(tmp_path / "auto.npy")]) == 0
     assert np.array_equal(np.load(tmp_path / "w2.npy"), np.load(tmp_path / "auto.npy"))
     params = json.loads((tmp_path / "w2.npy.json").read_text())["provenance"]["params"]
-    assert params["workers"] == 2 and params["precision"] == "fp32"
+    assert params["workers"] == 2 and params["precision"] == "fp32" and params["batch_size"] == 3  # on the CPU
     assert json.loads((tmp_path / "auto.npy.json").read_text())["provenance"]["params"]["workers"] is None
     assert cli.main([*common, "--precision", "amp", "--out", str(tmp_path / "amp.npy")]) == 2
     assert not (tmp_path / "amp.npy").exists()
+
+
+def test_the_batch_size_follows_the_device():
+    """--cuda-batch-size on CUDA (when given), --batch-size elsewhere; the step records the one that ran."""
+    from argparse import Namespace
+
+    from vlstress.argtypes import batch_size
+
+    assert batch_size(Namespace(batch_size=32, cuda_batch_size=256), "cuda") == 256
+    assert batch_size(Namespace(batch_size=32, cuda_batch_size=256), "cuda:1") == 256
+    assert batch_size(Namespace(batch_size=32, cuda_batch_size=256), "cpu") == 32
+    assert batch_size(Namespace(batch_size=32, cuda_batch_size=None), "cuda") == 32
+    with pytest.raises(VlstressError, match="cuda-batch-size"):
+        batch_size(Namespace(batch_size=32, cuda_batch_size=0), "cuda")
 
 
 # ----------------------------------------------------------------------------- params
@@ -157,7 +171,8 @@ def test_the_demo_params_decode_on_the_jobs_cores_in_fp32():
 @pytest.mark.parametrize(
     ("key", "value", "valid"),
     [("workers", 0, True), ("workers", 3, True), ("workers", -1, False), ("workers", "all", False),
-     ("precision", "amp", True), ("precision", "fp16", False)],
+     ("precision", "amp", True), ("precision", "fp16", False),
+     ("cuda_batch_size", None, True), ("cuda_batch_size", 512, True), ("cuda_batch_size", 0, False)],
 )  # fmt: skip
 def test_embed_workers_and_precision_are_validated(key, value, valid):
     params = demo_params()
@@ -169,7 +184,7 @@ def test_embed_workers_and_precision_are_validated(key, value, valid):
         params_module.validate(params)
 
 
-@pytest.mark.parametrize("key", ["workers", "precision"])
+@pytest.mark.parametrize("key", ["workers", "precision", "cuda_batch_size"])
 def test_embed_workers_and_precision_are_required(key):
     params = demo_params()
     params["embed"].pop(key)

@@ -167,9 +167,7 @@ class DevicePreprocess:
                     pixels = torch.stack([self.cpu_resize(image, resized) for image in batch]).to(batch.device)
                 else:
                     pixels = pil_resize(batch, resized, self.resample, order)
-            crop_h, crop_w = self.crop
-            if crop_h > resized[0] or crop_w > resized[1]:  # torchvision would pad; the split refuses such layouts
-                raise ValueError(f"center crop {self.crop} larger than the resized image {resized}")
+            crop_h, crop_w = self.crop  # never larger than the resized image: split refuses such layouts
             top, left = int(round((resized[0] - crop_h) / 2.0)), int(round((resized[1] - crop_w) / 2.0))
             pixels = pixels[..., top : top + crop_h, left : left + crop_w].to(torch.float32)
             pixels = pixels / torch.tensor(255.0, device=pixels.device)  # ToTensor, as a true division

@@ -1,10 +1,12 @@
-"""Editing image_variants lams/seeds in params.yaml reruns only image stages under DVC (slow: minutes).
+"""Editing image_variants lams/seeds in params.yaml reruns only what it must under DVC (slow: minutes).
 
 In a fresh copy of the repository (4 demo photos, one small random-init model, one image
-variant), `dvc repro evaluate_image` builds the image branch and everything it needs
-(download, prepare, embed_images, embed_texts). Then adding a lam, and adding a seed,
-must only create/run image_variants, embed_image_variants and evaluate_image stages of the
-new (method, lam, seed) combinations: the existing variant and everything upstream stay.
+variant, the text stress-test off), `dvc repro evaluate_image` builds the image branch and
+everything it needs (download, prepare, the model card, the model's one embedding job).
+Then adding a lam, and adding a seed, must create/run the image_variants and evaluate_image
+stages of the new (method, lam, seed) combinations and the model's embedding job, which
+embeds the new variant only and reuses every unchanged set byte for byte; everything
+upstream stays, and the records of the existing variant do not change.
 """
 
 from __future__ import annotations
@@ -28,9 +30,10 @@ pytest.importorskip("dvc")
 BIN = str(Path(sys.executable).parent)
 ENV = {**os.environ, "PATH": BIN + os.pathsep + os.environ.get("PATH", ""), "PYTHONUNBUFFERED": "1"}
 MODEL = "vit-s-32-random"
-IMAGE_STAGES = ("image_variants", "embed_image_variants", "evaluate_image")
 GATE = "check_params"  # rechecks every params edit; reruns nothing downstream by itself
-UPSTREAM = {GATE, "download", "prepare", f"model_card@{MODEL}", f"embed_images@{MODEL}", f"embed_texts@{MODEL}"}
+UPSTREAM = {GATE, "download", "prepare", f"model_card@{MODEL}"}
+EMBED = f"embed_retrieval@{MODEL}"  # every set of the model in one job: reruns when a set is added
+RECORD = f"results/metrics/{MODEL}/image-mix-lam0.9-seed1.json"
 
 
 def sh(*cmd: str, cwd: Path) -> str:
@@ -51,7 +54,6 @@ def ran(log: str) -> set[str]:
 def image_stages(model: str, method: str, lam: str, seed: int) -> set[str]:
     return {
         f"image_variants@{method}-{lam}-{seed}",
-        f"embed_image_variants@{model}-{method}-{lam}-{seed}",
         f"evaluate_image@{model}-{method}-{lam}-{seed}",
     }
 
@@ -72,6 +74,7 @@ def project(tmp_path_factory) -> Path:
     params["models"] = {MODEL: {"arch": "ViT-S-32", "pretrained": None}}
     finetune_off(params)
     zeroshot_off(params)  # not what this test is about
+    params["suites"]["rococo_text"] = False
     params["image_variants"].update(methods=["mix"], lams=[0.9], seeds=[1])
     params_path.write_text(yaml.safe_dump(params, sort_keys=False))
     sh("vlstress", "pipeline", "render", cwd=root)  # the zero-shot suites are off
@@ -82,23 +85,32 @@ def project(tmp_path_factory) -> Path:
     sh("git", "add", "-A", cwd=root)
     sh("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy", cwd=root)
     log = sh("dvc", "repro", "evaluate_image", cwd=root)
-    assert ran(log) == UPSTREAM | image_stages(MODEL, "mix", "0.9", 1), log
+    assert ran(log) == UPSTREAM | {EMBED} | image_stages(MODEL, "mix", "0.9", 1), log
+    assert "0 reused" in log
     return root
 
 
-def test_adding_a_lam_reruns_only_the_new_image_stages(project):
+def test_adding_a_lam_embeds_only_the_new_variant(project):
     before = changed(project)
-    assert not before & (UPSTREAM | image_stages(MODEL, "mix", "0.9", 1)), before
+    assert not before & (UPSTREAM | {EMBED} | image_stages(MODEL, "mix", "0.9", 1)), before
+    record = (project / RECORD).read_bytes()
+    embeddings = project / f"results/embeddings/{MODEL}/retrieval"
+    kept = {name: (embeddings / name).read_bytes() for name in ("images.npy", "texts.npy", "image_variants/mix_lam0.9_seed1.npy")}
     edit_params(project, lams=[0.9, 0.5])
     after = changed(project) - {GATE}
     new = image_stages(MODEL, "mix", "0.5", 1)
-    assert after - before == new, after - before
-    assert not after & (UPSTREAM | image_stages(MODEL, "mix", "0.9", 1)), after
+    assert after - before == new | {EMBED}, after - before
+    assert not after & UPSTREAM, after
     log = sh("dvc", "repro", "evaluate_image", cwd=project)
-    assert ran(log) == new | {GATE}, log
-    record = json.loads((project / f"results/metrics/{MODEL}/image-mix-lam0.5-seed1.json").read_text())
-    assert record["task"] == "image-stress" and record["condition"] == {"perturbation": "mix", "lam": 0.5, "seed": 1}
+    # the old variant's evaluation reads the model's embeddings folder, which gained a file: it runs again
+    assert ran(log) == new | {GATE, EMBED, f"evaluate_image@{MODEL}-mix-0.9-1"}, log
+    assert f"{MODEL}: 1 set(s) embedded, 3 reused" in log, log
+    assert {name: (embeddings / name).read_bytes() for name in kept} == kept
+    assert (project / RECORD).read_bytes() == record
+    new_record = json.loads((project / f"results/metrics/{MODEL}/image-mix-lam0.5-seed1.json").read_text())
+    assert new_record["task"] == "image-stress" and new_record["condition"] == {"perturbation": "mix", "lam": 0.5, "seed": 1}
     assert (project / "data/image_variants/mix_lam0.5_seed1/images").is_dir()
+    assert "up to date" in sh("dvc", "status", "evaluate_image", cwd=project)
 
 
 def test_adding_a_seed_would_run_only_the_new_image_stages(project):
@@ -106,7 +118,7 @@ def test_adding_a_seed_would_run_only_the_new_image_stages(project):
     edit_params(project, lams=[0.9, 0.5], seeds=[1, 7])
     after = changed(project) - {GATE}
     new = image_stages(MODEL, "mix", "0.9", 7) | image_stages(MODEL, "mix", "0.5", 7)
-    assert after - before == new, after - before
+    assert after - before == new | {EMBED}, after - before
     assert not after & UPSTREAM, after
     # a dry run stops at the first stage whose input a real run would create, so dry-run
     # the first image stage only; `dvc status` above covers the embedding and evaluation

@@ -3,8 +3,9 @@
 A throwaway sshd (Debian openssh-server) listens on 127.0.0.1 at a free port with
 its own host key and one client key (ed25519, no passphrase). A fresh copy of the
 repository (the shrunk demo of test_workflow) builds the front of the pipeline with
-`dvc repro embed_images` (download, prepare, model card, image embeddings): a
-directory output (data/raw/demo), a json manifest and .npy arrays in the DVC cache.
+`dvc repro embed_retrieval` (download, prepare, model card, the caption sets and image
+variants, and the model's embeddings of them): directory outputs (data/raw/demo, the
+embeddings folder), a json manifest and .npy arrays in the DVC cache.
 The remote is configured as the README shows: URL in the committed .dvc/config, user
 and key in each person's .dvc/config.local. `dvc push` over dvc-ssh, a `git clone`,
 the same local settings there, `dvc pull`: every file of every DVC output is byte
@@ -44,7 +45,7 @@ MODEL = "vit-s-32-random"  # the model of test_workflow.shrink
 UP_TO_DATE = "Data and pipelines are up to date"
 # Only the front of the pipeline is built, so push/pull/status name it; after a whole run
 # (the README's case) plain `dvc push` / `dvc pull` do the same for every stage.
-BUILT = ("--with-deps", "embed_images")
+BUILT = ("--with-deps", "embed_retrieval")
 
 
 def sh(*cmd: str, cwd: Path, env: dict | None = None, timeout: float = 600) -> str:
@@ -198,7 +199,7 @@ def configure_local(root: Path, user: str, key: Path) -> None:
 def test_dvc_push_over_ssh_then_pull_in_a_fresh_clone(project, sshd, tmp_path):
     port, user, key, log = sshd
     outs = lock_outs(project)
-    assert {"data/raw/demo", "data/prepared/manifest.json", f"results/embeddings/{MODEL}/images.npy"} <= set(outs), outs
+    assert {"data/raw/demo", "data/prepared/manifest.json", f"results/embeddings/{MODEL}/retrieval"} <= set(outs), outs
     assert (project / "data/raw/demo").is_dir()
     before = output_digests(project, outs)
     assert any(name.startswith("data/raw/demo/") for name in before) and any(name.endswith(".npy") for name in before)
@@ -224,7 +225,7 @@ def test_dvc_push_over_ssh_then_pull_in_a_fresh_clone(project, sshd, tmp_path):
     clone = tmp_path / "clone"
     sh("git", "clone", "-q", str(project), str(clone), cwd=tmp_path)
     assert url in (clone / ".dvc/config").read_text() and not (clone / ".dvc/config.local").exists()
-    assert not (clone / "data/raw/demo").exists() and not (clone / f"results/embeddings/{MODEL}/images.npy").exists()
+    assert not (clone / "data/raw/demo").exists() and not (clone / f"results/embeddings/{MODEL}/retrieval").exists()
     configure_local(clone, user, key)
     sh("dvc", "pull", *BUILT, cwd=clone, env=remote_env, timeout=300)
     assert output_digests(clone, outs) == before

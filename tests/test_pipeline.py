@@ -80,7 +80,7 @@ def test_suites_off_remove_their_stages_and_outputs():
     none = {s.name for s in active_stages(with_suites(params))}
     assert {"evaluate_image", "image_variants"} <= everything - only_text
     assert {"evaluate_text", "ei_scores", "text_stats"} <= only_text - none
-    assert none == {"check_params", "download", "prepare", "model_card", "embed_images", "embed_texts", "evaluate", "summarize", "figures", "tables"}
+    assert none == {"check_params", "download", "prepare", "model_card", "embed_retrieval", "evaluate", "summarize", "figures", "tables"}
     figures = next(s for s in active_stages(with_suites(params)) if s.name == "figures")
     assert [name for name in figures.outputs if name.endswith("_png")] == ["recall_bars_png"]
 
@@ -214,11 +214,11 @@ def test_both_front_ends_run_the_same_commands(project):
     assert set(smk) == set(dvc_cmds) == {s.name for s in active_stages(demo_params())}
     for name in smk:
         assert sorted(smk[name]) == sorted(dvc_cmds[name]), name
-    # retrieval: 64 steps of two models + their two model cards + the scorer card + the gate;
+    # retrieval: 42 steps of two models (one embedding job per model) + their two model cards + the scorer card + the gate;
     # zero-shot: test set, 2 x (classifier, embeddings, record), 4 corrupted sets x (1 + 2 x 2), typographic 1 + 2 x 2, robustness;
     # 2 models x 2 attacks, 2 calibrations, OOD: the set + 2 x (embeddings, detection);
     # fine-tuning: training data (download, prepare, split, captions), base card, one variant, the comparison table
-    assert sum(map(len, smk.values())) == 68 + 1 + 6 + 4 * 5 + 5 + 1 + 2 * 2 + 2 + 1 + 2 * 2 + 4 + 1 + 1 + 1
+    assert sum(map(len, smk.values())) == 46 + 1 + 6 + 4 * 5 + 5 + 1 + 2 * 2 + 2 + 1 + 2 * 2 + 4 + 1 + 1 + 1
 
 
 @pytest.mark.parametrize(
@@ -245,11 +245,11 @@ def test_a_suite_switched_off_has_no_job_in_either_front_end(project, suites, pr
 
 
 def test_the_default_profile_is_picked_up(project):
-    target = "results/embeddings/vit-b-32-random/images.npy"  # a DVC-cached output: never in a fresh copy
+    target = "results/embeddings/vit-b-32-random/retrieval"  # a DVC-cached output: never in a fresh copy
     result = sh("snakemake", "-n", target, cwd=project)
     with_profile = result.stdout + result.stderr
     assert "workflow/profiles/default" in with_profile
-    assert "Shell command: vlstress embed-images" in with_profile  # printshellcmds comes from the profile
+    assert "Shell command: vlstress embed-retrieval" in with_profile  # printshellcmds comes from the profile
     result = sh("snakemake", "-n", "--workflow-profile", "none", "--cores", "1", target, cwd=project)
     assert "Shell command" not in result.stdout + result.stderr
 
@@ -275,7 +275,7 @@ def test_the_slurm_profile_routes_gpu_stages_by_resources():
     assert any(p.get("max_gpu", 0) > 0 for p in partitions.values())
     assert any(p.get("max_gpu", 0) == 0 for p in partitions.values())
     gpu = {s.name for s in STAGES if s.gpu}
-    assert {"embed_images", "embed_texts", "embed_image_variants", "embed_text_variants", "ei_scores"} <= gpu
+    assert {"embed_retrieval", "ei_scores"} <= gpu
 
 
 def test_pipeline_use_merges_a_params_file_like_snakemake_configfile(tmp_path):

@@ -28,7 +28,7 @@ pytest.importorskip("dvc")
 
 ENV = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
 MODEL = "vit-s-32-random"
-TARGET = f"results/embeddings/{MODEL}/images.npy"
+TARGET = f"results/embeddings/{MODEL}/retrieval"  # every retrieval set of the model (a folder)
 
 
 def sh(*cmd: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
@@ -47,6 +47,7 @@ def project(tmp_path) -> Path:
     params["models"] = {MODEL: {"arch": "ViT-S-32", "pretrained": None}}
     finetune_off(params)
     zeroshot_off(params)  # not what this test is about
+    params["suites"].update(rococo_text=False, rococo_image=False)  # the model step embeds the originals only
     params_path.write_text(yaml.safe_dump(params, sort_keys=False))
     sh("vlstress", "pipeline", "render", cwd=root)
     (root / "dvc.lock").unlink(missing_ok=True)
@@ -100,12 +101,12 @@ def test_dvc_refuses_while_snakemake_runs_and_touches_nothing(project):
     finally:
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
-    assert (project / TARGET).is_file()
+    assert (project / TARGET / "images.npy").is_file()
     assert "Data and pipelines are up to date" not in sh("dvc", "status", cwd=project).stdout  # DVC runs the rest later
-    assert sh("dvc", "repro", "embed_images", cwd=project).returncode == 0
+    assert sh("dvc", "repro", "embed_retrieval", cwd=project).returncode == 0
 
 
-CHECKED = ("data/prepared/manifest.json", f"results/models/{MODEL}.json", TARGET, TARGET + ".json")
+CHECKED = ("data/prepared/manifest.json", f"results/models/{MODEL}.json", *(f"{TARGET}/{name}" for name in ("images.npy", "images.npy.json", "texts.npy", "texts.npy.json")))
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +119,7 @@ def reference(tmp_path_factory) -> Path:
     params["models"] = {MODEL: {"arch": "ViT-S-32", "pretrained": None}}
     finetune_off(params)
     zeroshot_off(params)
+    params["suites"].update(rococo_text=False, rococo_image=False)
     params_path.write_text(yaml.safe_dump(params, sort_keys=False))
     sh("vlstress", "pipeline", "render", cwd=root)
     (root / "dvc.lock").unlink(missing_ok=True)
@@ -152,13 +154,13 @@ def step_running(project: Path, name: str) -> bool:
     return bool(step_processes(project, name))
 
 
-@pytest.mark.parametrize("point", ["model_card", "embed_images"])
+@pytest.mark.parametrize("point", ["model_card", "embed_retrieval"])
 def test_after_kill_9_of_snakemake_the_plain_rerun_finishes(project, reference, point):
     run = start_snakemake(project)
     if point == "model_card":
         wait_for(lambda: (project / "logs" / "model_card").is_dir(), "a job to start")
     else:
-        wait_for(lambda: step_running(project, "embed-images"), "the embedding step to run", timeout=300)
+        wait_for(lambda: step_running(project, "embed-retrieval"), "the embedding step to run", timeout=300)
         time.sleep(2)  # in the middle of it: the model is loaded, batches are being encoded
     os.killpg(run.pid, signal.SIGKILL)  # Snakemake and its running job, at once
     run.wait()
@@ -173,26 +175,26 @@ def test_after_kill_9_of_snakemake_the_plain_rerun_finishes(project, reference, 
 def test_a_step_killed_alone_fails_the_run_loudly_and_the_rerun_finishes(project, reference):
     run = start_snakemake(project)
     try:
-        wait_for(lambda: step_running(project, "embed-images"), "the embedding step to run", timeout=300)
-        for proc in step_processes(project, "embed-images"):
+        wait_for(lambda: step_running(project, "embed-retrieval"), "the embedding step to run", timeout=300)
+        for proc in step_processes(project, "embed-retrieval"):
             proc.kill()  # SIGKILL to the step alone: the shell around it and Snakemake live on
         output, _ = run.communicate(timeout=300)
     finally:
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
     assert run.returncode != 0
-    assert "vlstress: step failed (exit 137)" in output and "embed_images" in output  # the console names the step and its log
+    assert "vlstress: step failed (exit 137)" in output and "embed_retrieval" in output  # the console names the step and its log
     assert not (project / TARGET).exists()  # no partial embeddings
     sh("snakemake", "--cores", "1", TARGET, cwd=project)
     same_as_reference(project, reference)
 
 
 def test_after_kill_9_of_dvc_repro_the_plain_rerun_finishes(project, reference):
-    stage = f"embed_images@{MODEL}"
+    stage = f"embed_retrieval@{MODEL}"
     run = subprocess.Popen(["dvc", "repro", stage], cwd=project, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True, start_new_session=True)  # fmt: skip
     try:
-        wait_for(lambda: step_running(project, "embed-images"), "DVC to run the embedding step", timeout=300)
+        wait_for(lambda: step_running(project, "embed-retrieval"), "DVC to run the embedding step", timeout=300)
         time.sleep(2)
     finally:
         os.killpg(run.pid, signal.SIGKILL)  # dvc and the step it runs

@@ -337,7 +337,7 @@ def test_every_job_ran_through_slurm(slurm_run):
 def test_jobs_are_routed_by_resources(slurm_run):
     gpu = gpu_rules()
     assert gpu == {
-        "embed_images", "embed_texts", "embed_image_variants", "embed_text_variants", "ei_scores",
+        "embed_retrieval", "ei_scores",
         "zeroshot_classifier", "embed_testset", "embed_corrupted", "embed_typographic",  # the zero-shot suites (off in this run)
         "attack", "embed_ood",  # adversarial and OOD suites (off in this run)
         "finetune",  # robust fine-tuning (off in this run)

@@ -114,7 +114,7 @@ def test_outputs_carry_provenance(project):
     assert prov["model"]["arch"] == "ViT-S-32" and prov["device"] == "cpu"
     assert prov["packages"]["open_clip_torch"] and prov["packages"]["torch"]
     assert prov["params"]["ks"] == [1, 5, 10] and prov["params"]["ties"] == "optimistic"
-    embedding = json.loads((project / "results/embeddings/vit-s-32-random/images.npy.json").read_text())
+    embedding = json.loads((project / "results/embeddings/vit-s-32-random/retrieval/images.npy.json").read_text())
     assert embedding["provenance"]["params"]["threads"] == 2  # fixed by params, recorded
 
 

@@ -23,6 +23,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "model-card": ("vlstress.commands.model_card", "check one model of the registry and write its card (architecture, weights, seed)"),
     "embed-images": ("vlstress.commands.embed_images", "image embeddings of a manifest with one model"),
     "embed-texts": ("vlstress.commands.embed_texts", "caption embeddings of a manifest or caption set with one model"),
+    "embed-retrieval": (
+        "vlstress.commands.embed_retrieval",
+        "every retrieval set of one model in one process (images, captions, image variants, caption sets), unchanged sets reused",
+    ),
     "evaluate": ("vlstress.commands.evaluate", "retrieval metrics (Recall@K) from embeddings"),
     "ei-scores": ("vlstress.commands.ei_scores", "embedding influence of every caption word (1 - cos with the word deleted)"),
     "evaluate-text": ("vlstress.commands.evaluate_text", "image-to-text metrics against original + altered captions"),

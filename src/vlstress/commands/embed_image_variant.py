@@ -12,11 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .. import models, provenance
-from ..errors import VlstressError
-from ..io import sha256_file, sidecar, write_json, write_npy
-from ..manifest import load_manifest
-from ..argtypes import add_model_arguments, model_params, model_spec, batch_size
+from ..argtypes import add_model_arguments, model_params, model_spec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,41 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from ..encoders import encode_images
-    from ..images import variants
+    from .. import embedding_sets
 
-    manifest_path = args.variant / "manifest.json"
-    manifest = load_manifest(manifest_path)
-    plan = variants.plan_from_manifest(manifest)
-    mode = manifest["variant"].get("mode", "faithful")
-    entries = manifest["images"]
+    item = embedding_sets.image_variant(args.variant)
     spec = model_spec(args)
-    device = models.resolve_device(args.device)
-    model, preprocess, _ = models.load(spec, device, threads=args.threads)
-    desc = f"{spec.slug} {manifest['variant'].get('name', args.variant.name)}"
-    run_options = {"batch_size": batch_size(args, device), "device": device, "workers": args.workers, "precision": args.precision, "desc": desc}
-    if mode == "faithful":
-        embeddings = encode_images(model, preprocess, [e["path"] for e in entries], **run_options)
-    elif mode == "clean":
-        mixer = variants.CleanMixer([e["source_path"] for e in entries], plan, preprocess)
-        embeddings = encode_images(model, mixer, list(range(len(entries))), load=None, **run_options)
-    else:
-        raise VlstressError(f"variant {args.variant}: unknown mode {mode!r} (known: {', '.join(variants.MODES)})")
-    write_npy(args.out, embeddings)
-    write_json(
-        sidecar(args.out),
-        {
-            "kind": "image-variant-embeddings",
-            "shape": list(embeddings.shape),
-            "images": [e["image"] for e in entries],
-            "variant": manifest["variant"],
-            "provenance": provenance.build(
-                "embed-image-variant",
-                {**model_params(args, spec), "mode": mode},
-                seed=spec.seed,
-                model=models.describe(spec, model),
-                device=device,
-                inputs={str(manifest_path): sha256_file(manifest_path)},
-            ),
-        },
-    )
+    loaded = embedding_sets.load(spec, args, lambda: model_params(args, spec))
+    embedding_sets.write(item, loaded, "embed-image-variant", args.out)

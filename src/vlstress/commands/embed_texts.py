@@ -9,10 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .. import models, provenance
-from ..io import sha256_file, sidecar, write_json, write_npy
-from ..manifest import caption_table, load_caption_entries
-from ..argtypes import add_model_arguments, model_params, model_spec, batch_size
+from ..argtypes import add_model_arguments, model_params, model_spec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,29 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from ..encoders import encode_texts
+    from .. import embedding_sets
 
+    item = embedding_sets.captions(args.captions)
     spec = model_spec(args)
-    captions = args.captions
-    table = caption_table(load_caption_entries(captions))
-    resolved = models.resolve_device(args.device)
-    model, _, tokenizer = models.load(spec, resolved, threads=args.threads)
-    embeddings = encode_texts(model, tokenizer, table.captions, batch_size=batch_size(args, resolved), device=resolved, precision=args.precision, desc=f"{spec.slug} {captions.stem}")
-    out = args.out
-    write_npy(out, embeddings)
-    write_json(
-        sidecar(out),
-        {
-            "kind": "text-embeddings",
-            "shape": list(embeddings.shape),
-            "captions_per_image": [len(group) for group in table.captions_per_image],
-            "provenance": provenance.build(
-                "embed-texts",
-                model_params(args, spec),
-                seed=spec.seed,
-                model=models.describe(spec, model),
-                device=resolved,
-                inputs={str(captions): sha256_file(captions)},
-            ),
-        },
-    )
+    loaded = embedding_sets.load(spec, args, lambda: model_params(args, spec))
+    embedding_sets.write(item, loaded, "embed-texts", args.out)

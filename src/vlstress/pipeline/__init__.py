@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator
 
 from .code_deps import dependencies
 from .spec import PLACEHOLDER, Output, Stage, lookup, render_value
-from .stages import AXES, STAGES, SUITES, evaluation_folders, evaluation_params, zeroshot_evaluations
+from .stages import AXES, STAGES, SUITES, TEXT_SET, VARIANT_DIR, evaluation_folders, evaluation_params, zeroshot_evaluations
 
 __all__ = ["AXES", "STAGES", "SUITES", "Output", "Stage", "active_stages", "axis_values", "code_paths", "expand", "record_paths"]
 
@@ -145,12 +145,22 @@ def _zeroshot_paths(params: dict[str, Any]) -> list[str]:
     return [path for evaluation in zeroshot_evaluations(params) for path in evaluation.paths()]
 
 
+def _when(suite: str, value: Callable[[dict[str, Any]], list[str]]) -> Callable[[dict[str, Any]], list[str]]:
+    """`value(params)` while `suite` is on, else nothing (its params block may be absent)."""
+    return lambda params: value(params) if suite in suites_on(params) else []
+
+
 LISTS = {
     "records": PathList(lambda params: [str(p) for p in record_paths(params)], lambda params: ["results/metrics"], record_params),
     "text_sets": PathList(
-        lambda params: expand("data/text_variants/{set}.json", params),
-        lambda params: ["data/text_variants"],
-        lambda params: ["text_variants.sets"],
+        _when("rococo_text", lambda params: expand(TEXT_SET, params)),
+        _when("rococo_text", lambda params: ["data/text_variants"]),
+        _when("rococo_text", lambda params: [AXES["set"].param]),
+    ),
+    "image_variant_sets": PathList(
+        _when("rococo_image", lambda params: expand(VARIANT_DIR, params)),
+        _when("rococo_image", lambda params: ["data/image_variants"]),
+        _when("rococo_image", lambda params: [AXES[axis].param for axis in ("method", "lam", "seed")]),
     ),
     "zeroshot_sets": PathList(_zeroshot_paths, evaluation_folders, evaluation_params),
 }

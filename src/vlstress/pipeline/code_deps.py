@@ -98,3 +98,14 @@ def dependencies(module: str, root: Path | None = None) -> list[Path]:
         seen.update(data)
         todo.extend(modules - names)
     return sorted(seen)
+
+
+def digest(module: str) -> str:
+    """sha256 of every source and data file `module` reaches (paths and bytes)."""
+    import hashlib
+
+    root = package_root()
+    found = hashlib.sha256()
+    for path in dependencies(module, root):
+        found.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return found.hexdigest()

@@ -93,9 +93,11 @@ MANIFEST = "data/prepared/manifest.json"
 EMB = "results/embeddings/{model}"
 VARIANT = "{method}_lam{lam}_seed{seed}"
 VARIANT_DIR = f"data/image_variants/{VARIANT}"
-VARIANT_EMB = f"{EMB}/image_variants/{VARIANT}.npy"
+# every retrieval set of a model, one folder written by one job (embed_retrieval); files inside it:
+RETRIEVAL_EMB = f"{EMB}/retrieval"
+VARIANT_EMB = f"image_variants/{VARIANT}.npy"
 TEXT_SET = "data/text_variants/{set}.json"
-TEXT_SET_EMB = f"{EMB}/text_{{set}}.npy"
+TEXT_SET_EMB = "text_variants/{set}.npy"
 EI_SCORES = "results/text/ei_scores.json"
 NLTK_DATA = "{p.text_variants.nltk_data}"
 SUMMARY = "results/summary.csv"
@@ -212,27 +214,23 @@ STAGES: list[Stage] = [
         after=(CHECKED,),
     ),
     Stage(
-        "embed_images",
-        "vlstress embed-images --manifest {in.manifest} --model-card {in.card} " + RUN_FLAGS + " --out {out.emb}",
+        "embed_retrieval",
+        "vlstress embed-retrieval --manifest {in.manifest} {params_files} --model-card {in.card} " + RUN_FLAGS
+        + " --reuse-dir {p.embed.cache_dir}/embeddings --out {out.emb}",
         inputs={"manifest": MANIFEST, "card": CARD},
-        outputs=_embedding(f"{EMB}/images.npy"),
+        input_lists={"image_variants": "image_variant_sets", "caption_sets": "text_sets"},
+        outputs={"emb": Output(RETRIEVAL_EMB, directory=True)},
         axes=("model",),
         gpu=True,
-    ),
-    Stage(
-        "embed_texts",
-        "vlstress embed-texts --captions {in.captions} --model-card {in.card} " + RUN_FLAGS + " --out {out.emb}",
-        inputs={"captions": MANIFEST, "card": CARD},
-        outputs=_embedding(f"{EMB}/texts.npy"),
-        axes=("model",),
-        gpu=True,
+        doc="every retrieval set of a model in one job (originals, image variants, caption sets): the start-up"
+        " is paid once per model, and sets unchanged since an earlier run are reused",
     ),
     Stage(
         "evaluate",
-        "vlstress evaluate --manifest {in.manifest} --image-emb {in.image_emb} --text-emb {in.text_emb} "
+        "vlstress evaluate --manifest {in.manifest} --image-emb {in.emb}/images.npy --text-emb {in.emb}/texts.npy "
         + EVALUATE_FLAGS
         + " --out {out.record}",
-        inputs={"manifest": MANIFEST, "image_emb": f"{EMB}/images.npy", "text_emb": f"{EMB}/texts.npy"},
+        inputs={"manifest": MANIFEST, "emb": RETRIEVAL_EMB},
         outputs={"record": _small("results/metrics/{model}/original.json", record=True)},
         axes=("model",),
     ),
@@ -248,25 +246,10 @@ STAGES: list[Stage] = [
         suite="rococo_image",
     ),
     Stage(
-        "embed_image_variants",
-        "vlstress embed-image-variant --variant {in.variant} --model-card {in.card} " + RUN_FLAGS + " --out {out.emb}",
-        inputs={"variant": VARIANT_DIR, "card": CARD},
-        outputs=_embedding(VARIANT_EMB),
-        axes=("model", "method", "lam", "seed"),
-        suite="rococo_image",
-        gpu=True,
-    ),
-    Stage(
         "evaluate_image",
-        "vlstress evaluate-image --manifest {in.manifest} --image-emb {in.image_emb} --text-emb {in.text_emb}"
-        " --variant {in.variant} --variant-emb {in.variant_emb} " + EVALUATE_FLAGS + " --out {out.record}",
-        inputs={
-            "manifest": MANIFEST,
-            "image_emb": f"{EMB}/images.npy",
-            "text_emb": f"{EMB}/texts.npy",
-            "variant": VARIANT_DIR,
-            "variant_emb": VARIANT_EMB,
-        },
+        "vlstress evaluate-image --manifest {in.manifest} --image-emb {in.emb}/images.npy --text-emb {in.emb}/texts.npy"
+        " --variant {in.variant} --variant-emb {in.emb}/" + VARIANT_EMB + " " + EVALUATE_FLAGS + " --out {out.record}",
+        inputs={"manifest": MANIFEST, "emb": RETRIEVAL_EMB, "variant": VARIANT_DIR},
         outputs={"record": _small("results/metrics/{model}/image-{method}-lam{lam}-seed{seed}.json", record=True)},
         axes=("model", "method", "lam", "seed"),
         suite="rococo_image",
@@ -313,26 +296,11 @@ STAGES: list[Stage] = [
         suite="rococo_text",
     ),
     Stage(
-        "embed_text_variants",
-        "vlstress embed-texts --captions {in.captions} --model-card {in.card} " + RUN_FLAGS + " --out {out.emb}",
-        inputs={"captions": TEXT_SET, "card": CARD},
-        outputs=_embedding(TEXT_SET_EMB),
-        axes=("model", "set"),
-        suite="rococo_text",
-        gpu=True,
-    ),
-    Stage(
         "evaluate_text",
-        "vlstress evaluate-text --manifest {in.manifest} --image-emb {in.image_emb}"
-        " --original-emb {in.original_emb} --variant-captions {in.variant_captions}"
-        " --variant-emb {in.variant_emb} --set {set} " + EVALUATE_FLAGS + " --out {out.record}",
-        inputs={
-            "manifest": MANIFEST,
-            "image_emb": f"{EMB}/images.npy",
-            "original_emb": f"{EMB}/texts.npy",
-            "variant_captions": TEXT_SET,
-            "variant_emb": TEXT_SET_EMB,
-        },
+        "vlstress evaluate-text --manifest {in.manifest} --image-emb {in.emb}/images.npy"
+        " --original-emb {in.emb}/texts.npy --variant-captions {in.variant_captions}"
+        " --variant-emb {in.emb}/" + TEXT_SET_EMB + " --set {set} " + EVALUATE_FLAGS + " --out {out.record}",
+        inputs={"manifest": MANIFEST, "emb": RETRIEVAL_EMB, "variant_captions": TEXT_SET},
         outputs={"record": _small("results/metrics/{model}/text-{set}.json", record=True)},
         axes=("model", "set"),
         suite="rococo_text",

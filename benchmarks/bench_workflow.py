@@ -8,10 +8,13 @@ seeded random-init model (speed does not depend on the weights). Suites other th
 RoCOCO ones are off. Then, from the rules' own `benchmark:` files and the arrays they wrote:
 
 - wall time per stage (sum over its jobs, jobs, slowest job);
-- images/s and captions/s of the model stages, end to end per job and without the per-job
-  fixed cost (start-up: imports, model creation; estimated as the median model-card job,
-  which does exactly that and nothing else);
+- items/s of the model's one embedding job (`embed_retrieval`), end to end and without the
+  per-job fixed cost (start-up: imports, model creation; estimated as the median model-card
+  job, which does exactly that and nothing else), and images/s and captions/s of its
+  encoding passes, from the per-set times in its log;
 - the share of that fixed cost in the model stages' time (the issue's 10% threshold);
+- with `--add-seed`: one more image-variant seed and the plain rerun (wall time, jobs, sets
+  embedded and reused by the model's one embedding job);
 - with `--baseline`: the same workflow with `embed.workers: 0` (decoding on the step's main
   thread, as before the workers existed) in the same process, and the ratio;
 - on CUDA: mean GPU utilisation during the run (nvidia-smi / torch.cuda.utilization);
@@ -114,6 +117,32 @@ def run_workflow(workdir: Path, images: Path, captions: Path, args: argparse.Nam
             "repo": str(repo)}  # fmt: skip
 
 
+COUNTS = re.compile(r"(?P<embedded>\d+) set\(s\) embedded, (?P<reused>\d+) reused")
+
+
+def add_a_seed(repo: Path, args: argparse.Namespace) -> dict:
+    """After a full run: one more image-variant seed in params.yaml, and the plain rerun.
+
+    Wall time, the jobs that ran, and what the model's embedding job embedded and reused: the
+    incremental rerun that one job per model must keep cheap."""
+    params_path = repo / "params.yaml"
+    params = yaml.safe_load(params_path.read_text())
+    seed = max(params["image_variants"]["seeds"]) + 1
+    params["image_variants"]["seeds"].append(seed)
+    params_path.write_text(yaml.safe_dump(params, sort_keys=False))
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+    start = time.perf_counter()
+    done = subprocess.run(["snakemake", "--cores", str(args.cores)], cwd=repo, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"rerun after adding seed {seed} failed in {repo}:\n{done.stderr[-5000:]}")
+    ran = re.findall(r"^(?:local)?rule (\w+):", done.stdout + done.stderr, flags=re.M)
+    counts = [m.groupdict() for log in sorted((repo / "logs" / EMBED_STAGE).rglob("*.log")) for m in COUNTS.finditer(log.read_text())]
+    return {"edit": f"image_variants.seeds + [{seed}]", "wall_s": round(wall, 2), "jobs": len(ran),
+            "jobs_per_stage": {name: ran.count(name) for name in sorted(set(ran))},
+            "embedded": sum(int(c["embedded"]) for c in counts), "reused": sum(int(c["reused"]) for c in counts)}  # fmt: skip
+
+
 def stage_table(run: dict) -> list[dict]:
     from vlstress.pipeline.stages import STAGES
 
@@ -205,6 +234,9 @@ def markdown(result: dict) -> str:
               f"share of the model stages' time: {result['fixed_share']:.0%}", "",
               "| stage | items | jobs | items/s | items/s without start-up |", "|---|---:|---:|---:|---:|"]  # fmt: skip
     lines += [f"| {t['stage']} | {t['items']} {t['unit']} | {t['jobs']} | {t['per_s']} | {t['per_s_without_startup']} |" for t in result["throughput"]]
+    if "add_a_seed" in result:
+        a = result["add_a_seed"]
+        lines += ["", f"rerun after `{a['edit']}`: wall {a['wall_s']} s, {a['jobs']} jobs; the embedding job embedded {a['embedded']} set(s), reused {a['reused']}"]
     if "baseline" in result:
         b = result["baseline"]
         lines += ["", f"baseline (embed.workers 0): wall {b['wall_s']} s; workers {result['workers']}: {result['run']['wall_s']} s "
@@ -227,6 +259,7 @@ def main(argv=None) -> int:
     parser.add_argument("--precision", default="fp32", choices=["fp32", "amp"])
     parser.add_argument("--baseline", action="store_true", help="also run with embed.workers 0 and compare")
     parser.add_argument("--seed", type=int, default=0, help="synthetic data seed")
+    parser.add_argument("--add-seed", action="store_true", help="then add an image-variant seed and time the incremental rerun")
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "vlstress-bench-data", help="synthetic data cache")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "vlstress-bench-workflow", help="where the runs happen")
     parser.add_argument("--cost-models", default="1,10,84", help="model counts of the cost model")
@@ -266,6 +299,8 @@ def main(argv=None) -> int:
         "provenance": provenance.build("bench-workflow", {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
                                        seed=args.seed, device=device, packages=("snakemake",)),  # fmt: skip
     }  # fmt: skip
+    if args.add_seed:
+        result["add_a_seed"] = add_a_seed(Path(run["repo"]), args)
     if args.baseline:
         base = run_workflow(args.workdir / "baseline", images, captions, args, 0, synthetic.GpuSampler(device))
         result["baseline"] = {"wall_s": base["wall_s"], "stages": stage_table(base), "gpu_util_mean": base["gpu_util_mean"]}

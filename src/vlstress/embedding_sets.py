@@ -74,13 +74,14 @@ class EmbeddingSet:
     extra_params: dict[str, Any] = field(default_factory=dict)  # provenance params beyond the run flags
 
 
-def load(spec: models.ModelSpec, args, step_params: Callable[[], dict[str, Any]]) -> Loaded:
+def load(spec: models.ModelSpec, args) -> Loaded:
     """Load the model of `spec` once, with the run options of the model flags (`argtypes.add_model_arguments`)."""
-    from .argtypes import batch_size
+    from .argtypes import batch_size, model_params
 
     device = models.resolve_device(args.device)
     model, preprocess, tokenizer = models.load(spec, device, threads=args.threads)
-    return Loaded(spec, model, preprocess, tokenizer, device, batch_size(args, device), args.workers, args.precision, step_params())
+    # the recorded flags are read after loading: `threads` is what torch runs with
+    return Loaded(spec, model, preprocess, tokenizer, device, batch_size(args, device), args.workers, args.precision, model_params(args, spec))
 
 
 def original_images(manifest_path: Path) -> EmbeddingSet:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..argtypes import add_model_arguments, model_params, model_spec
+from ..argtypes import add_model_arguments, model_spec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,5 +26,5 @@ def run(args: argparse.Namespace) -> None:
 
     item = embedding_sets.image_variant(args.variant)
     spec = model_spec(args)
-    loaded = embedding_sets.load(spec, args, lambda: model_params(args, spec))
+    loaded = embedding_sets.load(spec, args)
     embedding_sets.write(item, loaded, "embed-image-variant", args.out)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..argtypes import add_model_arguments, model_params, model_spec
+from ..argtypes import add_model_arguments, model_spec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -14,12 +14,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, type=Path, help=".npy to write (sidecar: <out>.json)")
 
 
-
-
 def run(args: argparse.Namespace) -> None:
     from .. import embedding_sets
 
     item = embedding_sets.original_images(args.manifest)
     spec = model_spec(args)
-    loaded = embedding_sets.load(spec, args, lambda: model_params(args, spec))
+    loaded = embedding_sets.load(spec, args)
     embedding_sets.write(item, loaded, "embed-images", args.out)

@@ -15,7 +15,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from ..argtypes import add_model_arguments, model_params, model_spec, optional_path
+from ..argtypes import add_model_arguments, model_spec, optional_path
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> None:
     plan += [(f"text_variants/{path.stem}.npy", embedding_sets.captions(path)) for path in caption_sets]
     embedding_sets.require_files([item for _, item in plan])
     spec = model_spec(args)
-    loaded = embedding_sets.load(spec, args, lambda: model_params(args, spec))
+    loaded = embedding_sets.load(spec, args)
     reuse = None
     if args.reuse_dir is not None:
         from ..pipeline.code_deps import digest

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..argtypes import add_model_arguments, model_params, model_spec
+from ..argtypes import add_model_arguments, model_spec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,5 +23,5 @@ def run(args: argparse.Namespace) -> None:
 
     item = embedding_sets.captions(args.captions)
     spec = model_spec(args)
-    loaded = embedding_sets.load(spec, args, lambda: model_params(args, spec))
+    loaded = embedding_sets.load(spec, args)
     embedding_sets.write(item, loaded, "embed-texts", args.out)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,14 @@ VARIANT = "mix_lam0.5_seed1"
 
 
 def run(*args) -> int:
-    return cli.main([str(a) for a in args])
+    """The command as the workflow runs it: provenance records sys.argv, so it is part of the reuse key."""
+    argv = [str(a) for a in args]
+    saved = sys.argv
+    sys.argv = ["vlstress", *argv]
+    try:
+        return cli.main(argv)
+    finally:
+        sys.argv = saved
 
 
 @pytest.fixture()
@@ -46,13 +54,14 @@ def inputs(tmp_path: Path) -> dict[str, Path]:
     return {"manifest": manifest, "variant": variant, "captions": caption_set}
 
 
-def model_flags(arch: str, batch_size: int = 2) -> list[str]:
-    return ["--model", "t", "--arch", arch, "--pretrained", "None", "--seed", "3", "--device", "cpu", "--batch-size", str(batch_size), "--threads", "1", "--workers", "0"]
+def model_flags(arch: str, batch_size: int = 2, seed: int = 3) -> list[str]:
+    return ["--model", "t", "--arch", arch, "--pretrained", "None", "--seed", str(seed), "--device", "cpu", "--batch-size", str(batch_size),
+            "--threads", "1", "--workers", "0"]  # fmt: skip
 
 
-def embed_all(inputs, out: Path, arch: str, reuse: Path | None, batch_size: int = 2) -> None:
+def embed_all(inputs, out: Path, arch: str, reuse: Path | None, batch_size: int = 2, seed: int = 3) -> None:
     argv = ["embed-retrieval", "--manifest", inputs["manifest"], "--image-variant", inputs["variant"], "--caption-set", inputs["captions"]]
-    argv += [*model_flags(arch, batch_size), "--out", out]
+    argv += [*model_flags(arch, batch_size, seed), "--out", out]
     if reuse is not None:
         argv += ["--reuse-dir", reuse]
     assert run(*argv) == 0
@@ -93,26 +102,42 @@ def test_one_job_writes_what_the_single_set_commands_write(inputs, tmp_path, tin
 
 def test_unchanged_sets_are_reused_byte_for_byte_and_only_they(inputs, tmp_path, tiny_arch, caplog):
     caplog.set_level(logging.INFO)
-    reuse = tmp_path / "reuse"
-    first, second, third = tmp_path / "first", tmp_path / "second", tmp_path / "third"
-    embed_all(inputs, first, tiny_arch, reuse)
+    reuse, out = tmp_path / "reuse", tmp_path / "retrieval"  # the workflow reruns the same command line
+    embed_all(inputs, out, tiny_arch, reuse)
     assert counts(caplog).endswith("4 set(s) embedded, 0 reused")
-    embed_all(inputs, second, tiny_arch, reuse)
+    first = files_of(out)
+    embed_all(inputs, out, tiny_arch, reuse)
     assert counts(caplog).endswith("0 set(s) embedded, 4 reused")
-    assert files_of(second) == files_of(first)  # what a fresh run writes, sidecars included
+    assert files_of(out) == first  # what a fresh run writes, sidecars included
 
-    # one image of the variant changes: that set alone is embedded again, and its rows change
-    image = inputs["variant"] / "images" / "img2.jpg"
-    Image.fromarray(np.zeros((384, 384, 3), dtype=np.uint8)).save(image)
-    embed_all(inputs, third, tiny_arch, reuse)
+    # one image of the variant changes: that set alone is embedded again, and only that image's row changes
+    before = np.load(out / FILES[2])
+    Image.fromarray(np.zeros((384, 384, 3), dtype=np.uint8)).save(inputs["variant"] / "images" / "img2.jpg")
+    embed_all(inputs, out, tiny_arch, reuse)
     assert counts(caplog).endswith("1 set(s) embedded, 3 reused")
-    before, after = files_of(first), files_of(third)
-    assert [name for name in before if before[name] != after[name]] == [FILES[2]]
-    changed_rows = np.flatnonzero(np.any(np.load(first / FILES[2]) != np.load(third / FILES[2]), axis=1))
-    assert changed_rows.tolist() == [2]
+    after = files_of(out)
+    assert [name for name in first if first[name] != after[name]] == [FILES[2]]
+    assert np.flatnonzero(np.any(before != np.load(out / FILES[2]), axis=1)).tolist() == [2]
 
-    # a setting recorded in provenance (the batch size) is part of the key: nothing is reused
-    embed_all(inputs, tmp_path / "fourth", tiny_arch, reuse, batch_size=3)
+
+@pytest.mark.parametrize("change", ["batch size", "model seed", "embedding code", "command line"])
+def test_what_the_bytes_depend_on_is_in_the_key(inputs, tmp_path, tiny_arch, caplog, monkeypatch, change):
+    caplog.set_level(logging.INFO)
+    reuse, out = tmp_path / "reuse", tmp_path / "retrieval"
+    embed_all(inputs, out, tiny_arch, reuse)
+    options = {"batch_size": 2, "seed": 3}
+    if change == "batch size":
+        options["batch_size"] = 3
+    elif change == "model seed":
+        options["seed"] = 4
+    elif change == "embedding code":
+        from vlstress.pipeline import code_deps
+
+        real = code_deps.digest
+        monkeypatch.setattr(code_deps, "digest", lambda module: real(module)[::-1])
+    else:
+        out = tmp_path / "elsewhere"  # the sidecar records the command line
+    embed_all(inputs, out, tiny_arch, reuse, **options)
     assert counts(caplog).endswith("4 set(s) embedded, 0 reused")
 
 
@@ -123,25 +148,60 @@ def test_rewriting_an_output_leaves_the_reuse_entry_intact(inputs, tmp_path, tin
     expected = files_of(out)
     embed_all(inputs, out, tiny_arch, reuse)  # replaces the folder that shares files with the entries
     (out / FILES[0]).unlink()
-    embed_all(inputs, tmp_path / "again", tiny_arch, reuse)
+    for entry in reuse.rglob("*.npy*"):
+        entry.chmod(0o444)  # read-only, as DVC protects its cache; a hard link shares the mode
+    embed_all(inputs, out, tiny_arch, reuse)
     assert counts(caplog).endswith("0 set(s) embedded, 4 reused")
-    assert files_of(tmp_path / "again") == expected
+    assert files_of(out) == expected
+    assert {oct(entry.stat().st_mode & 0o777) for entry in reuse.rglob("*.npy*")} == {"0o444"}  # placing never chmods
 
 
-def test_a_damaged_reuse_entry_is_reported_and_embedded_again(inputs, tmp_path, tiny_arch, caplog):
+@pytest.mark.parametrize("damage", ["cut short", "one bit flipped", "sidecar edited"])
+def test_a_damaged_reuse_entry_is_reported_and_embedded_again(inputs, tmp_path, tiny_arch, caplog, damage):
     caplog.set_level(logging.INFO)
-    reuse = tmp_path / "reuse"
-    embed_all(inputs, tmp_path / "first", tiny_arch, reuse)
+    reuse, out = tmp_path / "reuse", tmp_path / "out"
+    embed_all(inputs, out, tiny_arch, reuse)
+    expected = files_of(out)
     entries = sorted(reuse.rglob("*.npy"))
     assert len(entries) == 4
-    for entry in entries:  # cut every entry short, in place (a crash or a full disk)
-        data = entry.read_bytes()
-        entry.unlink()
-        entry.write_bytes(data[: len(data) // 2])
-    embed_all(inputs, tmp_path / "second", tiny_arch, reuse)
+    for entry in entries:  # damaged in place: the outputs that were hard links to them must not be used either
+        target = entry if damage != "sidecar edited" else Path(f"{entry}.json")
+        data = bytearray(target.read_bytes())
+        target.unlink()
+        if damage == "cut short":
+            data = data[: len(data) // 2]
+        elif damage == "one bit flipped":
+            data[-3] ^= 1  # inside the last float: the shape still reads right
+        else:
+            data = data.replace(b'"kind"', b'"kind "')
+        target.write_bytes(bytes(data))
+    embed_all(inputs, out, tiny_arch, reuse)
     assert counts(caplog).endswith("4 set(s) embedded, 0 reused")
-    assert sum("is damaged" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING) == 4
-    assert files_of(tmp_path / "second") == files_of(tmp_path / "first")
+    assert sum("cannot be used" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING) == 4
+    assert files_of(out) == expected
+    embed_all(inputs, out, tiny_arch, reuse)  # the entries were written again, intact
+    assert counts(caplog).endswith("0 set(s) embedded, 4 reused")
+
+
+def test_a_reuse_folder_that_cannot_be_written_costs_reuse_not_the_run(inputs, tmp_path, tiny_arch, caplog):
+    caplog.set_level(logging.INFO)
+    reuse = tmp_path / "reuse"
+    reuse.write_text("a file where the folder should be")
+    embed_all(inputs, tmp_path / "out", tiny_arch, reuse)
+    assert counts(caplog).endswith("4 set(s) embedded, 0 reused")
+    assert sum("could not keep" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING) == 4
+    embed_all(inputs, tmp_path / "plain", tiny_arch, None)
+    arrays = [{name: data for name, data in files_of(tmp_path / folder).items() if name.endswith(".npy")} for folder in ("out", "plain")]
+    assert arrays[0] == arrays[1] and len(arrays[0]) == 4
+
+
+def test_two_sets_with_one_name_are_refused(inputs, tmp_path, tiny_arch, capsys):
+    other = tmp_path / "other" / "swapped.json"
+    other.parent.mkdir()
+    other.write_bytes(inputs["captions"].read_bytes())
+    argv = ["embed-retrieval", "--manifest", inputs["manifest"], "--caption-set", inputs["captions"], "--caption-set", other]
+    assert run(*argv, *model_flags(tiny_arch), "--out", tmp_path / "out") == 2
+    assert "text_variants/swapped.npy" in capsys.readouterr().err and not (tmp_path / "out").exists()
 
 
 def test_a_missing_image_is_named_before_any_model_work_and_leaves_no_output(inputs, tmp_path, tiny_arch, capsys):

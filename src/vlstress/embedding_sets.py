@@ -7,18 +7,20 @@ original images and captions, each image variant and each caption set. The singl
 commands (`embed-images`, `embed-texts`, `embed-image-variant`) use the same functions.
 
 Reuse: a set whose inputs, model and settings have not changed since an earlier run is
-copied from the reuse folder instead of being embedded again, so adding a seed embeds only
+placed from the reuse folder instead of being embedded again, so adding a seed embeds only
 that seed's images. The key is a digest of everything the bytes depend on: the sidecar's
-provenance (params, model, device, package versions, CPU kernel caps, the command line),
-the bytes of every file the set reads, and the package's source files this module reaches
-(`Reuse.code`, from `pipeline.code_deps`). A reused set is therefore the very file a fresh run
-would write on this machine.
+provenance (params, model, device, package versions, CPU kernel caps, the command line), the
+bytes of every file the set reads, the package's source files this module reaches
+(`Reuse.code`, from `pipeline.code_deps`) and, on CUDA, the GPU and its library versions. A
+reused set is therefore the very file a fresh run would write. An entry is hard links to the
+files a run wrote plus, written last, the sha256 of both; one that fails that check is
+reported and the set embedded again. Entries are never removed: the folder grows with every
+change of code or settings, and deleting it costs only time.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import shutil
@@ -32,7 +34,7 @@ import numpy as np
 
 from . import models, provenance
 from .errors import VlstressError
-from .io import atomic_path, dumps_json, sha256_file, sidecar, write_json, write_npy
+from .io import dumps_json, sha256_file, sidecar, write_json, write_npy
 from .manifest import caption_table, load_caption_entries, load_manifest
 
 log = logging.getLogger(__name__)
@@ -51,6 +53,8 @@ class Loaded:
     workers: int | None
     precision: str
     params: dict[str, Any]  # the run-time flags recorded in provenance (argtypes.model_params)
+    described: dict[str, Any]  # models.describe: architecture, weights (a checkpoint hashed once per run)
+    hardware: dict[str, Any]  # what decides the bits beyond provenance (the GPU and its libraries): reuse keys only
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,29 @@ def load(spec: models.ModelSpec, args) -> Loaded:
     device = models.resolve_device(args.device)
     model, preprocess, tokenizer = models.load(spec, device, threads=args.threads)
     # the recorded flags are read after loading: `threads` is what torch runs with
-    return Loaded(spec, model, preprocess, tokenizer, device, batch_size(args, device), args.workers, args.precision, model_params(args, spec))
+    return Loaded(
+        spec, model, preprocess, tokenizer, device, batch_size(args, device), args.workers, args.precision,
+        model_params(args, spec), models.describe(spec, model), hardware(device),
+    )  # fmt: skip
+
+
+def hardware(device: str) -> dict[str, Any]:
+    """On CUDA, the GPU and the library versions its kernels come from: a reuse folder on a shared file
+    system must not hand one GPU type's results to another. On the CPU the kernel caps in provenance
+    already pin the bits (vlstress.cpu_kernels)."""
+    if not device.startswith("cuda"):
+        return {}
+    import torch
+
+    index = torch.device(device).index or 0
+    return {
+        "gpu": torch.cuda.get_device_name(index),
+        "capability": list(torch.cuda.get_device_capability(index)),
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version(),
+        "tf32": [torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32],
+        "env": {name: os.environ.get(name) for name in ("NVIDIA_TF32_OVERRIDE", "CUBLAS_WORKSPACE_CONFIG")},
+    }
 
 
 def original_images(manifest_path: Path) -> EmbeddingSet:
@@ -165,13 +191,13 @@ def write(item: EmbeddingSet, run: Loaded, step: str, out: Path, reuse: Reuse | 
         step,
         {**run.params, **item.extra_params},
         seed=run.spec.seed,
-        model=models.describe(run.spec, run.model),
+        model=run.described,
         device=run.device,
         inputs={str(item.source): sha256_file(item.source)},
     )
     key = None
     if reuse is not None:
-        key = reuse_key(item, block, reuse.code)
+        key = reuse_key(item, block, reuse.code, run.hardware)
         if _fetch(reuse.folder, key, out):
             log.info("%s: reused from %s (inputs, model and settings unchanged)", item.name, reuse.folder)
             return True
@@ -186,7 +212,7 @@ def write(item: EmbeddingSet, run: Loaded, step: str, out: Path, reuse: Reuse | 
     return False
 
 
-def reuse_key(item: EmbeddingSet, block: dict[str, Any], code: str) -> str:
+def reuse_key(item: EmbeddingSet, block: dict[str, Any], code: str, device: dict[str, Any]) -> str:
     """A digest of everything the set's bytes depend on (see the module docstring)."""
     content = {
         "kind": item.kind,
@@ -194,6 +220,7 @@ def reuse_key(item: EmbeddingSet, block: dict[str, Any], code: str) -> str:
         "provenance": block,
         "files": file_digests(item.files),
         "code": code,
+        "hardware": device,
     }
     return hashlib.sha256(dumps_json(content).encode()).hexdigest()
 
@@ -208,34 +235,54 @@ def _entry(reuse: Path, key: str) -> Path:
     return reuse / key[:2] / f"{key}.npy"
 
 
+def _seal(entry: Path) -> Path:
+    """The file that completes an entry: sha256 of its array and of its sidecar, written last."""
+    return entry.with_suffix(".sha256")
+
+
+def _digests(entry: Path) -> str:
+    return f"{sha256_file(entry)} {sha256_file(sidecar(entry))}\n"
+
+
 def _fetch(reuse: Path, key: str, out: Path) -> bool:
+    """Place the entry of `key` at `out` (+ sidecar) if there is a complete, intact one."""
     entry = _entry(reuse, key)
-    if not (entry.is_file() and sidecar(entry).is_file()):
+    if not _seal(entry).is_file():
+        return False  # none, or one whose writing was cut short
+    try:  # a damaged or unreadable entry is reported and the set embedded again, never used
+        if _seal(entry).read_text(encoding="utf-8") != _digests(entry):
+            raise ValueError("its files do not match the digests stored with them")
+        _place(entry, out)
+        _place(sidecar(entry), sidecar(out))
+    except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, the set is embedded again
+        log.warning("reuse entry %s cannot be used (%s): embedding the set again", entry, exc)
         return False
-    try:  # a damaged entry is reported and embedded again, never used
-        meta = json.loads(sidecar(entry).read_text(encoding="utf-8"))
-        shape = list(np.load(entry, mmap_mode="r", allow_pickle=False).shape)
-        if meta.get("shape") != shape:
-            raise ValueError(f"shape {shape} but its sidecar says {meta.get('shape')}")
-    except (OSError, ValueError) as exc:
-        log.warning("reuse entry %s is damaged (%s): embedding again", entry, exc)
-        return False
-    _place(entry, out)
-    _place(sidecar(entry), sidecar(out))
     return True
 
 
 def _store(reuse: Path, key: str, out: Path) -> None:
+    """Keep `out` (+ sidecar) under `key`; a folder that cannot be written costs reuse, not the run."""
     entry = _entry(reuse, key)
-    _place(out, entry)
-    _place(sidecar(out), sidecar(entry))
+    try:
+        _place(out, entry)
+        _place(sidecar(out), sidecar(entry))
+        seal = _seal(entry).with_name(f".{_seal(entry).name}.{os.getpid()}.tmp")
+        seal.write_text(_digests(entry), encoding="utf-8")
+        os.replace(seal, _seal(entry))
+    except OSError as exc:
+        log.warning("could not keep %s for reuse in %s (%s)", out.name, reuse, exc)
 
 
 def _place(source: Path, dest: Path) -> None:
-    """`dest` becomes a hard link to `source` (a copy across file systems), atomically."""
-    with atomic_path(dest) as tmp:
-        tmp.unlink()
+    """`dest` becomes a hard link to `source` (a copy across file systems), by rename: never a write
+    into an existing file, nor a chmod of one (a link shares the file with the entry or the output)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
         try:
             os.link(source, tmp)
         except OSError:
             shutil.copyfile(source, tmp)
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -38,6 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from .. import embedding_sets
+    from ..errors import VlstressError
     from ..io import atomic_dir
 
     variants, caption_sets = list(args.image_variant), list(args.caption_set)
@@ -51,6 +52,10 @@ def run(args: argparse.Namespace) -> None:
     plan = [("images.npy", embedding_sets.original_images(args.manifest)), ("texts.npy", embedding_sets.captions(args.manifest, "texts"))]
     plan += [(f"image_variants/{folder.name}.npy", embedding_sets.image_variant(folder)) for folder in variants]
     plan += [(f"text_variants/{path.stem}.npy", embedding_sets.captions(path)) for path in caption_sets]
+    names = [name for name, _ in plan]
+    clashes = sorted({name for name in names if names.count(name) > 1})
+    if clashes:
+        raise VlstressError(f"two sets would write the same file: {', '.join(clashes)} (image variant folders and caption sets need distinct names)")
     embedding_sets.require_files([item for _, item in plan])
     spec = model_spec(args)
     loaded = embedding_sets.load(spec, args)

@@ -91,13 +91,18 @@ def bench_params(params: dict, images: Path, captions: Path, args: argparse.Name
     return params
 
 
+def workflow_env() -> dict[str, str]:
+    """The environment of the workflow commands: this interpreter's `vlstress`, `snakemake` first on PATH."""
+    return {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+
+
 def run_workflow(workdir: Path, images: Path, captions: Path, args: argparse.Namespace, workers, sampler) -> dict:
     """One full Snakemake run in a fresh copy; its per-job benchmark rows and output shapes."""
     shutil.rmtree(workdir, ignore_errors=True)
     repo = copy_checkout(workdir)
     params = bench_params(yaml.safe_load((repo / "params.yaml").read_text()), images, captions, args, workers)
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+    env = workflow_env()
     subprocess.run(["vlstress", "pipeline", "render"], cwd=repo, env=env, check=True, capture_output=True)
     start = time.perf_counter()
     with sampler:
@@ -130,7 +135,7 @@ def add_a_seed(repo: Path, args: argparse.Namespace) -> dict:
     seed = max(params["image_variants"]["seeds"]) + 1
     params["image_variants"]["seeds"].append(seed)
     params_path.write_text(yaml.safe_dump(params, sort_keys=False))
-    env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+    env = workflow_env()
     start = time.perf_counter()
     done = subprocess.run(["snakemake", "--cores", str(args.cores)], cwd=repo, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start

@@ -63,10 +63,10 @@ def project(tmp_path, monkeypatch):
     near[::4] = weights[(np.array(labels[::4]) + 1) % 4] + 0.1  # every 4th image sits on a wrong class
     write_set(tmp_path, "data/testsets/objects", "objects", classes, labels)
     write_set(tmp_path, "data/testsets/noisy", "noisy", classes, labels)
-    write_embeddings(tmp_path / "results/embeddings/m/testset_objects.npy", near)
-    write_embeddings(tmp_path / "results/embeddings/m/testset_noisy.npy", weights[labels] + 1.5 * rng.normal(size=(40, DIM)))
+    write_embeddings(tmp_path / "results/embeddings/m/zeroshot/testsets/objects.npy", near)
+    write_embeddings(tmp_path / "results/embeddings/m/zeroshot/testsets/noisy.npy", weights[labels] + 1.5 * rng.normal(size=(40, DIM)))
     for name in ("objects", "noisy"):
-        write_classifier(tmp_path / f"results/classifiers/m/{name}.npy", classes, weights)
+        write_classifier(tmp_path / f"results/embeddings/m/classifiers/{name}.npy", classes, weights)
     params = yaml.safe_load((REPO / "params.yaml").read_text())
     params["suites"] = {"zeroshot": True, "calibration": True}
     entry = params["zeroshot"]["testsets"]["objects"]
@@ -101,19 +101,19 @@ def test_calibrate_names_a_missing_in_distribution_set(project, capsys):
                      "--out", "cal.json", "--out-fig", "rel.png")  # fmt: skip
     assert code == 2 and "in-distribution set 'nope' is not a zero-shot test set" in err
     assert not (project / "cal.json").exists()
-    (project / "results/embeddings/m/testset_noisy.npy").unlink()
+    (project / "results/embeddings/m/zeroshot/testsets/noisy.npy").unlink()
     code, err = call(capsys, "calibrate", "--params", "params.yaml", "--model", "m", "--in-distribution", "objects",
                      "--out", "cal.json", "--out-fig", "rel.png")  # fmt: skip
-    assert code == 2 and "embeddings not found: results/embeddings/m/testset_noisy.npy" in err
+    assert code == 2 and "embeddings not found: results/embeddings/m/zeroshot/testsets/noisy.npy" in err
     assert not (project / "cal.json").exists()
 
 
 def test_ood_detect_separates_far_images_and_refuses_shared_classes(project, capsys):
     rng = np.random.default_rng(1)
     write_set(project, "data/ood/far", "far", ["x", "y"], [0, 1] * 10)
-    write_embeddings(project / "results/embeddings/m/ood_far.npy", np.eye(DIM)[[6, 7] * 10] + 0.05 * rng.normal(size=(20, DIM)))
-    flags = ["--testset", "data/testsets/objects", "--image-emb", "results/embeddings/m/testset_objects.npy",
-             "--classifier", "results/classifiers/m/objects.npy", "--ood-emb", "results/embeddings/m/ood_far.npy"]  # fmt: skip
+    write_embeddings(project / "results/embeddings/m/zeroshot/ood/far.npy", np.eye(DIM)[[6, 7] * 10] + 0.05 * rng.normal(size=(20, DIM)))
+    flags = ["--testset", "data/testsets/objects", "--image-emb", "results/embeddings/m/zeroshot/testsets/objects.npy",
+             "--classifier", "results/embeddings/m/classifiers/objects.npy", "--ood-emb", "results/embeddings/m/zeroshot/ood/far.npy"]  # fmt: skip
     code, err = call(capsys, "ood-detect", *flags, "--ood-testset", "data/ood/far", "--out", "ood.json", "--out-fig", "roc.png")
     assert code == 0, err
     records = read_records(project / "ood.json")

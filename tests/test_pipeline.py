@@ -215,10 +215,11 @@ def test_both_front_ends_run_the_same_commands(project):
     for name in smk:
         assert sorted(smk[name]) == sorted(dvc_cmds[name]), name
     # retrieval: 42 steps of two models (one embedding job per model) + their two model cards + the scorer card + the gate;
-    # zero-shot: test set, 2 x (classifier, embeddings, record), 4 corrupted sets x (1 + 2 x 2), typographic 1 + 2 x 2, robustness;
-    # 2 models x 2 attacks, 2 calibrations, OOD: the set + 2 x (embeddings, detection);
-    # fine-tuning: training data (download, prepare, split, captions), base card, one variant, the comparison table
-    assert sum(map(len, smk.values())) == 46 + 1 + 6 + 4 * 5 + 5 + 1 + 2 * 2 + 2 + 1 + 2 * 2 + 4 + 1 + 1 + 1
+    # zero-shot: test set, 2 x (classifiers job, image-sets job, record), 4 corrupted sets x (1 + 2 evaluations),
+    # typographic 1 + 2 evaluations, robustness; 2 models x 2 attacks, 2 calibrations, OOD: the set + 2 detections
+    # (its images are in the image-sets job); fine-tuning: training data (download, prepare, split, captions), base
+    # card, one variant, the comparison table
+    assert sum(map(len, smk.values())) == 46 + 1 + 2 * 3 + 4 * 3 + 3 + 1 + 2 * 2 + 2 + 1 + 2 + 4 + 1 + 1 + 1
 
 
 @pytest.mark.parametrize(

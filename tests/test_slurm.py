@@ -338,8 +338,8 @@ def test_jobs_are_routed_by_resources(slurm_run):
     gpu = gpu_rules()
     assert gpu == {
         "embed_retrieval", "ei_scores",
-        "zeroshot_classifier", "embed_testset", "embed_corrupted", "embed_typographic",  # the zero-shot suites (off in this run)
-        "attack", "embed_ood",  # adversarial and OOD suites (off in this run)
+        "zeroshot_classifiers", "embed_zeroshot",  # the zero-shot suites (off in this run)
+        "attack",  # adversarial suite (off in this run)
         "finetune",  # robust fine-tuning (off in this run)
     }  # fmt: skip
     ran = {call["rule"] for call in slurm_run.calls}

@@ -204,6 +204,29 @@ def test_param_edit_reruns_only_dependent_stages(project):
     assert "Data and pipelines are up to date" in sh("dvc", "status", cwd=project)
 
 
+def test_an_added_corruption_severity_embeds_one_set_and_reruns_no_classifier_or_attack(project):
+    """One job per model embeds every zero-shot image set: the new severity is the only set it embeds.
+    The classifiers are another job's folder, so neither they nor the attacks that read them rerun."""
+    model = "vit-s-32-random"
+    kept = {name: (project / name).read_bytes() for name in (
+        f"results/metrics/{model}/corruption-gaussian_noise-s3.json", f"results/metrics/{model}/adversarial-fgsm.json",
+        f"results/embeddings/{model}/zeroshot/corrupted/gaussian_noise_s3.npy", f"results/embeddings/{model}/classifiers/objects.npy",
+    )}  # fmt: skip
+    params_path = project / "params.yaml"
+    params = yaml.safe_load(params_path.read_text())
+    params["corruptions"]["severities"] = [3, 1]
+    params_path.write_text(yaml.safe_dump(params, sort_keys=False))
+    log = sh("dvc", "repro", cwd=project)
+    ran = {stage.split("@")[0] for stage in ran_stages(log)}
+    assert {"corrupt", "embed_zeroshot", "evaluate_corruption", "calibrate", "summarize"} <= ran, ran
+    assert not ran & {"zeroshot_classifiers", "attack", "embed_retrieval", "testset", "typographic", "ood_testset"}, ran
+    assert f"{model}: 1 set(s) embedded, 3 reused" in log, log[-3000:]
+    assert {name: (project / name).read_bytes() for name in kept} == kept
+    new = json.loads((project / f"results/metrics/{model}/corruption-gaussian_noise-s1.json").read_text())
+    assert new["condition"] == {"corruption": "gaussian_noise", "severity": 1}, new["condition"]
+    assert "Data and pipelines are up to date" in sh("dvc", "status", cwd=project)
+
+
 def edit_lams(root: Path, lams: list[float]) -> None:
     params_path = root / "params.yaml"
     params = yaml.safe_load(params_path.read_text())

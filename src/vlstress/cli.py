@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "testset": ("vlstress.commands.testset", "the labelled manifest of a classification test set (ImageNet family, CIFAR, COCO objects, folders)"),
     "zeroshot-classifier": ("vlstress.commands.zeroshot_classifier", "zero-shot classifier weights of one model for a test set's class names"),
     "embed-testset": ("vlstress.commands.embed_testset", "image embeddings of a classification test set"),
+    "embed-zeroshot": ("vlstress.commands.embed_zeroshot", "the zero-shot classifiers, or every zero-shot image set (test sets, corrupted, typographic, OOD), of one model in one job"),
     "evaluate-zeroshot": ("vlstress.commands.evaluate_zeroshot", "zero-shot accuracy of one model on a clean, corrupted or typographic test set"),
     "corrupt": ("vlstress.commands.corrupt", "ImageNet-C style corruptions of a test set (seeded, parallel)"),
     "typographic": ("vlstress.commands.typographic", "typographic attack: a wrong class name written on each image (seeded)"),

@@ -2,9 +2,12 @@
 
 A model step pays a fixed start-up (importing torch and open_clip, CUDA, building the model)
 that on a GPU costs more than embedding a 5,000-image set (docs/throughput.md). So the
-workflow embeds every retrieval set of a model in one job (`vlstress embed-retrieval`): the
-original images and captions, each image variant and each caption set. The single-set
-commands (`embed-images`, `embed-texts`, `embed-image-variant`) use the same functions.
+workflow embeds every retrieval set of a model in one job (`vlstress embed-retrieval`: the
+original images and captions, each image variant and each caption set) and every zero-shot
+set in another (`vlstress embed-zeroshot`: the classifier of each test set, the images of
+each test set, corrupted copy, typographic copy and OOD set). The single-set commands
+(`embed-images`, `embed-texts`, `embed-image-variant`, `embed-testset`, `zeroshot-classifier`)
+use the same functions.
 
 Reuse: a set whose inputs, model and settings have not changed since an earlier run is
 placed from the reuse folder instead of being embedded again, so adding a seed embeds only
@@ -76,6 +79,8 @@ class EmbeddingSet:
     fields: dict[str, Any]  # sidecar fields after `shape` (images, variant, captions_per_image)
     embed: Callable[[Loaded], np.ndarray]
     extra_params: dict[str, Any] = field(default_factory=dict)  # provenance params beyond the run flags
+    # sidecar fields read from the loaded model (a classifier's logit scale): decided by the model, which the key holds
+    model_fields: Callable[[Loaded], dict[str, Any]] | None = None
 
 
 def load(spec: models.ModelSpec, args) -> Loaded:
@@ -172,6 +177,52 @@ def captions(path: Path, name: str | None = None) -> EmbeddingSet:
     return EmbeddingSet(name or path.stem, path, [str(path)], "text-embeddings", fields, embed)
 
 
+def testset_images(folder: Path, name: str | None = None) -> EmbeddingSet:
+    """The images of a classification test set (`vlstress testset`, or a corrupted, typographic or
+    OOD copy of one), in manifest order. `name` (logs and progress bars) defaults to the set's dataset
+    name, which the severities of one corruption share."""
+    from .classification import manifest as testsets
+
+    testset = testsets.load(folder)
+    manifest_file = testsets.manifest_path(folder)
+    paths = [str(path) for path in testset.image_paths()]
+    name = name or testset.dataset
+
+    def embed(run: Loaded) -> np.ndarray:
+        from .encoders import encode_images
+
+        return encode_images(run.model, run.preprocess, paths, desc=f"{run.spec.slug} {name}", **_image_options(run))
+
+    return EmbeddingSet(name, manifest_file, [str(manifest_file), *paths], "image-embeddings", {"dataset": testset.dataset}, embed)
+
+
+def classifier(folder: Path, templates: str) -> EmbeddingSet:
+    """The zero-shot classifier of a test set's class names: one weight row per class from the prompt
+    templates (a named set or a file, `vlstress.zeroshot.templates`)."""
+    from .classification import manifest as testsets
+    from .zeroshot import templates as template_sets
+
+    testset = testsets.load(folder)
+    manifest_file = testsets.manifest_path(folder)
+    prompts, description = template_sets.resolve(templates)
+
+    def embed(run: Loaded) -> np.ndarray:
+        from .zeroshot.classifier import build
+
+        return build(run.model, run.tokenizer, testset.classes, prompts, device=run.device, precision=run.precision)
+
+    def logit_scale(run: Loaded) -> dict[str, Any]:
+        from .zeroshot.classifier import model_logit_scale
+
+        return model_logit_scale(run.model)
+
+    fields = {"dataset": testset.dataset, "classes": testset.classes, "templates": prompts, "templates_source": templates}
+    return EmbeddingSet(
+        f"{testset.dataset} classifier", manifest_file, [str(manifest_file)], "zeroshot-classifier", fields, embed,
+        {"templates": templates, "templates_description": description}, logit_scale,
+    )  # fmt: skip
+
+
 def require_files(items: list[EmbeddingSet]) -> None:
     """Fail before any model work when a set reads a file that is not there, naming the set and the file."""
     for item in items:
@@ -206,7 +257,8 @@ def write(item: EmbeddingSet, run: Loaded, step: str, out: Path, reuse: Reuse | 
     # the job log's account of where the time went (benchmarks/bench_workflow.py reads it)
     log.info("%s (%s): %d rows embedded in %.2f s", item.name, item.kind, len(embeddings), time.perf_counter() - start)
     write_npy(out, embeddings)
-    write_json(sidecar(out), {"kind": item.kind, "shape": list(embeddings.shape), **item.fields, "provenance": block})
+    late = item.model_fields(run) if item.model_fields else {}
+    write_json(sidecar(out), {"kind": item.kind, "shape": list(embeddings.shape), **item.fields, **late, "provenance": block})
     if key is not None:
         _store(reuse.folder, key, out)
     return False

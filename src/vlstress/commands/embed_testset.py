@@ -1,14 +1,13 @@
-"""`vlstress embed-testset`: image embeddings of a classification test set (clean or attacked)."""
+"""`vlstress embed-testset`: image embeddings of one classification test set (clean, corrupted, typographic
+or OOD). The workflow embeds every zero-shot set of a model in one job (`vlstress embed-zeroshot`);
+this command writes the same file for one set."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from .. import models, provenance
-from ..argtypes import add_model_arguments, model_params, model_spec, batch_size
-from ..classification import manifest as testsets
-from ..io import sha256_file, sidecar, write_json, write_npy
+from ..argtypes import add_model_arguments, model_spec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,29 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from ..encoders import encode_images
+    from .. import embedding_sets
 
-    testset = testsets.load(args.testset)
-    spec = model_spec(args)
-    device = models.resolve_device(args.device)
-    model, preprocess, _ = models.load(spec, device, threads=args.threads)
-    paths = testset.image_paths()
-    embeddings = encode_images(model, preprocess, paths, batch_size=batch_size(args, device), device=device, workers=args.workers, precision=args.precision, desc=f"{spec.slug} {testset.dataset}")
-    write_npy(args.out, embeddings)
-    manifest_file = testsets.manifest_path(args.testset)
-    write_json(
-        sidecar(args.out),
-        {
-            "kind": "image-embeddings",
-            "shape": list(embeddings.shape),
-            "dataset": testset.dataset,
-            "provenance": provenance.build(
-                "embed-testset",
-                model_params(args, spec),
-                seed=spec.seed,
-                model=models.describe(spec, model),
-                device=device,
-                inputs={str(manifest_file): sha256_file(manifest_file)},
-            ),
-        },
-    )
+    item = embedding_sets.testset_images(args.testset)
+    embedding_sets.require_files([item])
+    embedding_sets.write(item, embedding_sets.load(model_spec(args), args), "embed-testset", args.out)

@@ -1,7 +1,9 @@
 """`vlstress zeroshot-classifier`: the zero-shot classifier of one model for one test set's class names.
 
 An artifact per (model, class names, templates): `.npy` (classes x dim) + sidecar with the
-class names, the templates and provenance (vlstress.zeroshot.classifier).
+class names, the templates, the model's logit scale and provenance (vlstress.zeroshot.classifier).
+The workflow builds every classifier of a model in its one zero-shot job (`vlstress embed-zeroshot`);
+this command writes the same file for one test set.
 """
 
 from __future__ import annotations
@@ -9,10 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .. import models, provenance
-from ..argtypes import add_model_arguments, model_params, model_spec
-from ..classification import manifest as testsets
-from ..io import sha256_file, sidecar, write_json, write_npy
+from ..argtypes import add_model_arguments, model_spec
 from ..zeroshot import templates as template_sets
 
 
@@ -28,33 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from ..zeroshot.classifier import build, model_logit_scale
+    from .. import embedding_sets
 
-    testset = testsets.load(args.testset)
-    templates, description = template_sets.resolve(args.templates)
-    spec = model_spec(args)
-    device = models.resolve_device(args.device)
-    model, _, tokenizer = models.load(spec, device, threads=args.threads)
-    weights = build(model, tokenizer, testset.classes, templates, device=device, precision=args.precision)
-    write_npy(args.out, weights)
-    manifest_file = testsets.manifest_path(args.testset)
-    write_json(
-        sidecar(args.out),
-        {
-            "kind": "zeroshot-classifier",
-            "shape": list(weights.shape),
-            "dataset": testset.dataset,
-            "classes": testset.classes,
-            "templates": templates,
-            "templates_source": args.templates,
-            **model_logit_scale(model),
-            "provenance": provenance.build(
-                "zeroshot-classifier",
-                {**model_params(args, spec), "templates": args.templates, "templates_description": description},
-                seed=spec.seed,
-                model=models.describe(spec, model),
-                device=device,
-                inputs={str(manifest_file): sha256_file(manifest_file)},
-            ),
-        },
-    )
+    item = embedding_sets.classifier(args.testset, args.templates)
+    embedding_sets.write(item, embedding_sets.load(model_spec(args), args), "zeroshot-classifier", args.out)

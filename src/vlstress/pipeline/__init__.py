@@ -17,7 +17,10 @@ from typing import Any, Callable, Iterator
 
 from .code_deps import dependencies
 from .spec import PLACEHOLDER, Output, Stage, lookup, render_value
-from .stages import AXES, STAGES, SUITES, TEXT_SET, VARIANT_DIR, evaluation_folders, evaluation_params, zeroshot_evaluations
+from .stages import (
+    AXES, STAGES, SUITES, TESTSET, TEXT_SET, VARIANT_DIR, CLASSIFIERS, ZEROSHOT_EMB,
+    evaluation_folders, evaluation_params, zeroshot_embedding_sets, zeroshot_evaluations,
+)  # fmt: skip
 
 __all__ = ["AXES", "STAGES", "SUITES", "Output", "Stage", "active_stages", "axis_values", "code_paths", "expand", "record_paths"]
 
@@ -142,7 +145,23 @@ class PathList:
 
 
 def _zeroshot_paths(params: dict[str, Any]) -> list[str]:
-    return [path for evaluation in zeroshot_evaluations(params) for path in evaluation.paths()]
+    """The test-set folders of every zero-shot evaluation and the model's folders holding their
+    embeddings and classifiers (a file inside a folder output is no Snakemake input)."""
+    evaluations = zeroshot_evaluations(params)
+    return list(dict.fromkeys([e.testset for e in evaluations] + [ZEROSHOT_EMB, CLASSIFIERS] * bool(evaluations)))
+
+
+def _zeroshot_data(params: dict[str, Any]) -> list[str]:
+    return list(dict.fromkeys(folder for _, folder in zeroshot_embedding_sets(params, "images")))
+
+
+def _zeroshot_data_folders(params: dict[str, Any]) -> list[str]:
+    folders = [folder for folder in evaluation_folders(params) if not folder.startswith("results/")]
+    return folders + ["data/ood"] * ("ood" in suites_on(params))
+
+
+def _zeroshot_data_params(params: dict[str, Any]) -> list[str]:
+    return evaluation_params(params) + [AXES["oodset"].param] * ("ood" in suites_on(params))
 
 
 def _when(suite: str, value: Callable[[dict[str, Any]], list[str]]) -> Callable[[dict[str, Any]], list[str]]:
@@ -163,6 +182,12 @@ LISTS = {
         _when("rococo_image", lambda params: [AXES[axis].param for axis in ("method", "lam", "seed")]),
     ),
     "zeroshot_sets": PathList(_zeroshot_paths, evaluation_folders, evaluation_params),
+    "zeroshot_testsets": PathList(
+        _when("zeroshot", lambda params: expand(TESTSET, params)),
+        _when("zeroshot", lambda params: ["data/testsets"]),
+        _when("zeroshot", lambda params: [AXES["testset"].param]),
+    ),
+    "zeroshot_data": PathList(_zeroshot_data, _zeroshot_data_folders, _zeroshot_data_params),
 }
 
 

@@ -107,7 +107,16 @@ CARD = "results/models/{model}.json"
 SCORER_CARD = "results/text/scorer.json"
 CARD_FLAGS = "--seed {p.seed} --cache-dir {p.embed.cache_dir}"
 TESTSET = "data/testsets/{testset}"
-CLASSIFIER = "results/classifiers/{model}/{testset}.npy"
+# the zero-shot classifiers of a model (one job, zeroshot_classifiers) and every zero-shot image set
+# of it (one job, embed_zeroshot): two folders, so the attacks, which read only a classifier, do not
+# rerun when an image set is added; files inside them:
+CLASSIFIERS = f"{EMB}/classifiers"
+ZEROSHOT_EMB = f"{EMB}/zeroshot"
+CLASSIFIER = "{testset}.npy"
+TESTSET_EMB = "testsets/{testset}.npy"
+CORRUPTED_EMB = "corrupted/{corruption}_s{severity}.npy"
+TYPOGRAPHIC_EMB = "typographic.npy"
+OOD_EMB = "ood/{oodset}.npy"
 ZEROSHOT_RECORD = "results/metrics/{model}/zeroshot-{testset}.json"
 CORRUPTED = "data/corruptions/{corruption}/s{severity}"
 CORRUPTION_SOURCE = "data/testsets/{p.corruptions.testset}"
@@ -327,32 +336,36 @@ STAGES: list[Stage] = [
     _testset_stage("testset", "testset", TESTSET, "zeroshot",
                    "the labelled manifest of a classification test set (materialised crops / CIFAR images included)"),  # fmt: skip
     Stage(
-        "zeroshot_classifier",
-        "vlstress zeroshot-classifier --testset {in.testset} --templates {p.zeroshot.templates} --model-card {in.card} "
-        + RUN_FLAGS
-        + " --out {out.emb}",
-        inputs={"testset": TESTSET, "card": CARD},
-        outputs=_embedding(CLASSIFIER),
-        axes=("model", "testset"),
+        "zeroshot_classifiers",
+        "vlstress embed-zeroshot {params_files} --sets classifiers --templates {p.zeroshot.templates} --model-card {in.card} "
+        + RUN_FLAGS + " --reuse-dir {p.embed.cache_dir}/embeddings --out {out.classifiers}",
+        inputs={"card": CARD},
+        input_lists={"testsets": "zeroshot_testsets"},
+        outputs={"classifiers": Output(CLASSIFIERS, directory=True)},
+        axes=("model",),
         external=("zeroshot.templates",),
         suite="zeroshot",
         gpu=True,
-        doc="class weights from the prompt templates (one per model and class-name list)",
+        doc="the zero-shot classifier of every test set of a model (prompt templates) in one job; unchanged ones reused",
     ),
     Stage(
-        "embed_testset",
-        "vlstress embed-testset --testset {in.testset} --model-card {in.card} " + RUN_FLAGS + " --out {out.emb}",
-        inputs={"testset": TESTSET, "card": CARD},
-        outputs=_embedding(f"{EMB}/testset_{{testset}}.npy"),
-        axes=("model", "testset"),
+        "embed_zeroshot",
+        "vlstress embed-zeroshot {params_files} --sets images --model-card {in.card} " + RUN_FLAGS
+        + " --reuse-dir {p.embed.cache_dir}/embeddings --out {out.emb}",
+        inputs={"card": CARD},
+        input_lists={"sets": "zeroshot_data"},
+        outputs={"emb": Output(ZEROSHOT_EMB, directory=True)},
+        axes=("model",),
         suite="zeroshot",
         gpu=True,
+        doc="every zero-shot image set of a model in one job (each test set, corruption, typographic attack and OOD"
+        " set); unchanged sets are reused",
     ),
     Stage(
         "evaluate_zeroshot",
-        "vlstress evaluate-zeroshot --testset {in.testset} --image-emb {in.image_emb} --classifier {in.classifier}"
-        " --out {out.record}",
-        inputs={"testset": TESTSET, "image_emb": f"{EMB}/testset_{{testset}}.npy", "classifier": CLASSIFIER},
+        "vlstress evaluate-zeroshot --testset {in.testset} --image-emb {in.emb}/" + TESTSET_EMB
+        + " --classifier {in.classifiers}/" + CLASSIFIER + " --out {out.record}",
+        inputs={"testset": TESTSET, "emb": ZEROSHOT_EMB, "classifiers": CLASSIFIERS},
         outputs={
             "record": _small(ZEROSHOT_RECORD, record=True),
             "per_class": _small(f"{ZEROSHOT_RECORD}.json"),
@@ -372,25 +385,11 @@ STAGES: list[Stage] = [
         doc="one corruption at one severity of the test set (parallel over the node's cores)",
     ),
     Stage(
-        "embed_corrupted",
-        "vlstress embed-testset --testset {in.testset} --model-card {in.card} " + RUN_FLAGS + " --out {out.emb}",
-        inputs={"testset": CORRUPTED, "card": CARD},
-        outputs=_embedding(f"{EMB}/corrupted/{{corruption}}_s{{severity}}.npy"),
-        axes=("model", "corruption", "severity"),
-        suite="corruptions",
-        gpu=True,
-    ),
-    Stage(
         "evaluate_corruption",
         "vlstress evaluate-zeroshot --task corruption --corruption {corruption} --severity {severity}"
-        " --testset {in.testset} --image-emb {in.image_emb} --classifier {in.classifier} --clean-record {in.clean}"
-        " --out {out.record}",
-        inputs={
-            "testset": CORRUPTED,
-            "image_emb": f"{EMB}/corrupted/{{corruption}}_s{{severity}}.npy",
-            "classifier": "results/classifiers/{model}/{p.corruptions.testset}.npy",
-            "clean": "results/metrics/{model}/zeroshot-{p.corruptions.testset}.json",
-        },
+        " --testset {in.testset} --image-emb {in.emb}/" + CORRUPTED_EMB
+        + " --classifier {in.classifiers}/{p.corruptions.testset}.npy --clean-record {in.clean} --out {out.record}",
+        inputs={"testset": CORRUPTED, "emb": ZEROSHOT_EMB, "classifiers": CLASSIFIERS, "clean": "results/metrics/{model}/zeroshot-{p.corruptions.testset}.json"},
         outputs={
             "record": _small("results/metrics/{model}/corruption-{corruption}-s{severity}.json", record=True),
             "per_class": _small("results/metrics/{model}/corruption-{corruption}-s{severity}.json.json"),
@@ -409,24 +408,10 @@ STAGES: list[Stage] = [
         doc="a wrong class name written on each image (seeded font size, colour, position)",
     ),
     Stage(
-        "embed_typographic",
-        "vlstress embed-testset --testset {in.testset} --model-card {in.card} " + RUN_FLAGS + " --out {out.emb}",
-        inputs={"testset": TYPOGRAPHIC, "card": CARD},
-        outputs=_embedding(f"{EMB}/typographic.npy"),
-        axes=("model",),
-        suite="typographic",
-        gpu=True,
-    ),
-    Stage(
         "evaluate_typographic",
-        "vlstress evaluate-zeroshot --task typographic --testset {in.testset} --image-emb {in.image_emb}"
-        " --classifier {in.classifier} --clean-record {in.clean} --out {out.record}",
-        inputs={
-            "testset": TYPOGRAPHIC,
-            "image_emb": f"{EMB}/typographic.npy",
-            "classifier": "results/classifiers/{model}/{p.typographic.testset}.npy",
-            "clean": "results/metrics/{model}/zeroshot-{p.typographic.testset}.json",
-        },
+        "vlstress evaluate-zeroshot --task typographic --testset {in.testset} --image-emb {in.emb}/" + TYPOGRAPHIC_EMB
+        + " --classifier {in.classifiers}/{p.typographic.testset}.npy --clean-record {in.clean} --out {out.record}",
+        inputs={"testset": TYPOGRAPHIC, "emb": ZEROSHOT_EMB, "classifiers": CLASSIFIERS, "clean": "results/metrics/{model}/zeroshot-{p.typographic.testset}.json"},
         outputs={
             "record": _small("results/metrics/{model}/typographic.json", record=True),
             "per_class": _small("results/metrics/{model}/typographic.json.json"),
@@ -437,15 +422,12 @@ STAGES: list[Stage] = [
     # ------------------------------------------------------------------ adversarial attacks
     Stage(
         "attack",
-        "vlstress attack --testset {in.testset} --classifier {in.classifier} --model-card {in.card} " + RUN_FLAGS
+        "vlstress attack --testset {in.testset} --classifier {in.classifiers}/{p.adversarial.testset}.npy"
+        " --model-card {in.card} " + RUN_FLAGS
         + " --attack {attack} --kind {item.attack.kind} --norm {item.attack.norm} --eps {item.attack.eps}"
         " --steps {item.attack.steps} --alpha {item.attack.alpha} --restarts {item.attack.restarts}"
         " --extra {item.attack.extra} --n-images {p.adversarial.n_images} --attack-seed {p.adversarial.seed} --out {out.records}",
-        inputs={
-            "testset": ATTACK_TESTSET,
-            "classifier": "results/classifiers/{model}/{p.adversarial.testset}.npy",
-            "card": CARD,
-        },
+        inputs={"testset": ATTACK_TESTSET, "classifiers": CLASSIFIERS, "card": CARD},
         outputs={
             "records": _small("results/metrics/{model}/adversarial-{attack}.json", record=True),
             "per_image": _small("results/metrics/{model}/adversarial-{attack}.json.json"),
@@ -475,26 +457,12 @@ STAGES: list[Stage] = [
     # ------------------------------------------------------------------ OOD detection
     _testset_stage("ood_testset", "oodset", OOD_SET, "ood", "the manifest of an out-of-distribution set (any test-set kind)"),
     Stage(
-        "embed_ood",
-        "vlstress embed-testset --testset {in.testset} --model-card {in.card} " + RUN_FLAGS + " --out {out.emb}",
-        inputs={"testset": OOD_SET, "card": CARD},
-        outputs=_embedding(f"{EMB}/ood_{{oodset}}.npy"),
-        axes=("model", "oodset"),
-        suite="ood",
-        gpu=True,
-    ),
-    Stage(
         "ood_detect",
-        "vlstress ood-detect --testset {in.testset} --image-emb {in.image_emb} --classifier {in.classifier}"
-        " --ood-testset {in.ood_testset} --ood-emb {in.ood_emb} --scores {p.ood.scores}"
+        "vlstress ood-detect --testset {in.testset} --image-emb {in.emb}/testsets/{p.ood.in_distribution}.npy"
+        " --classifier {in.classifiers}/{p.ood.in_distribution}.npy"
+        " --ood-testset {in.ood_testset} --ood-emb {in.emb}/" + OOD_EMB + " --scores {p.ood.scores}"
         " --temperature {p.ood.temperature} --out {out.records} --out-fig {out.png}",
-        inputs={
-            "testset": "data/testsets/{p.ood.in_distribution}",
-            "image_emb": f"{EMB}/testset_{{p.ood.in_distribution}}.npy",
-            "classifier": "results/classifiers/{model}/{p.ood.in_distribution}.npy",
-            "ood_testset": OOD_SET,
-            "ood_emb": f"{EMB}/ood_{{oodset}}.npy",
-        },
+        inputs={"testset": "data/testsets/{p.ood.in_distribution}", "emb": ZEROSHOT_EMB, "classifiers": CLASSIFIERS, "ood_testset": OOD_SET},
         outputs={
             "records": _small("results/metrics/{model}/ood-{oodset}.json", record=True),
             "roc": _small("results/metrics/{model}/ood-{oodset}.json.json"),
@@ -706,15 +674,20 @@ def _on(params: dict[str, Any]) -> set[str]:
     return {name for name, value in (params.get("suites") or {}).items() if value}
 
 
+def _in(folder: str, template: str, **values: Any) -> str:
+    """A file inside a model's classifier or zero-shot folder, with the given axis values."""
+    return f"{folder}/" + template.format(**{name: str(value) for name, value in values.items()})
+
+
 def zeroshot_evaluations(params: dict[str, Any]) -> list[Evaluation]:
     """Every (test set, embeddings, classifier) the zero-shot suites that are on evaluate, in a fixed order:
     the test sets (sorted), each corruption at each severity, the typographic attack."""
     on = _on(params)
     if "zeroshot" not in on:
         return []
-    classifier = "results/classifiers/{model}/%s.npy"
+    classifier = lambda name: _in(CLASSIFIERS, CLASSIFIER, testset=name)  # noqa: E731
     found = [
-        Evaluation({"set": name}, TESTSET.replace("{testset}", name), f"{EMB}/testset_{name}.npy", classifier % name)
+        Evaluation({"set": name}, TESTSET.replace("{testset}", name), _in(ZEROSHOT_EMB, TESTSET_EMB, testset=name), classifier(name))
         for name in sorted(params["zeroshot"]["testsets"])
     ]
     if "corruptions" in on:
@@ -722,18 +695,36 @@ def zeroshot_evaluations(params: dict[str, Any]) -> list[Evaluation]:
         for corruption in params["corruptions"]["names"]:
             for severity in params["corruptions"]["severities"]:
                 folder = CORRUPTED.replace("{corruption}", str(corruption)).replace("{severity}", str(severity))
-                emb = f"{EMB}/corrupted/{corruption}_s{severity}.npy"
-                found.append(Evaluation({"set": clean, "corruption": corruption, "severity": int(severity)}, folder, emb, classifier % clean))
+                emb = _in(ZEROSHOT_EMB, CORRUPTED_EMB, corruption=corruption, severity=severity)
+                found.append(Evaluation({"set": clean, "corruption": corruption, "severity": int(severity)}, folder, emb, classifier(clean)))
     if "typographic" in on:
         clean = params["typographic"]["testset"]
-        found.append(Evaluation({"set": clean, "attack": "typographic"}, f"data/typographic/{clean}", f"{EMB}/typographic.npy", classifier % clean))
+        folder = TYPOGRAPHIC.replace("{p.typographic.testset}", clean)
+        found.append(Evaluation({"set": clean, "attack": "typographic"}, folder, _in(ZEROSHOT_EMB, TYPOGRAPHIC_EMB), classifier(clean)))
+    return found
+
+
+def zeroshot_embedding_sets(params: dict[str, Any], sets: str) -> list[tuple[str, str]]:
+    """What a model's zero-shot job writes: (file inside its folder, the test-set folder it reads).
+    `classifiers`: one per test set (CLASSIFIERS); `images`: the image set of every evaluation, then
+    the OOD sets (ZEROSHOT_EMB)."""
+    on = _on(params)
+    if "zeroshot" not in on:
+        return []
+    if sets == "classifiers":
+        return [(CLASSIFIER.format(testset=name), TESTSET.replace("{testset}", name)) for name in sorted(params["zeroshot"]["testsets"])]
+    if sets != "images":
+        raise ValueError(f"unknown zero-shot sets {sets!r} (classifiers, images)")
+    found = [(e.embeddings.removeprefix(f"{ZEROSHOT_EMB}/"), e.testset) for e in zeroshot_evaluations(params)]
+    if "ood" in on:
+        found += [(OOD_EMB.format(oodset=name), OOD_SET.replace("{oodset}", name)) for name in sorted(params["ood"]["sets"])]
     return found
 
 
 def evaluation_folders(params: dict[str, Any]) -> list[str]:
     """DVC: the folders holding every path of `zeroshot_evaluations` (as dependencies)."""
     on = _on(params)
-    folders = ["data/testsets", EMB, "results/classifiers/{model}"]
+    folders = ["data/testsets", ZEROSHOT_EMB, CLASSIFIERS]
     folders += [folder for suite, folder in (("corruptions", "data/corruptions"), ("typographic", "data/typographic")) if suite in on]
     return folders
 

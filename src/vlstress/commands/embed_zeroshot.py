@@ -1,0 +1,62 @@
+"""`vlstress embed-zeroshot`: the zero-shot sets of one model, embedded in one process.
+
+`--sets classifiers` writes a folder of `<test set>.npy`: the zero-shot classifier of each test
+set's class names, from --templates. `--sets images` writes a folder of image embeddings:
+`testsets/<test set>.npy`, `corrupted/<corruption>_s<severity>.npy`, `typographic.npy` and
+`ood/<OOD set>.npy`. Each file has its provenance sidecar `<file>.json`. The sets are those of
+the zero-shot suites that are on in the params files (`vlstress.pipeline.stages.
+zeroshot_embedding_sets`), the list the workflow gives the job as inputs. The model and its
+start-up are paid once per folder (docs/throughput.md); with --reuse-dir, a set unchanged since
+an earlier run is copied from there instead of embedded again (vlstress.embedding_sets).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from ..argtypes import add_model_arguments, model_spec, optional_path
+
+log = logging.getLogger(__name__)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--params", action="append", required=True, type=Path, help="params file(s): the zero-shot sets of the suites that are on")
+    parser.add_argument("--sets", required=True, choices=("classifiers", "images"), help="the classifiers of the test sets, or every image set")
+    parser.add_argument("--templates", default=None, help="prompt templates of the classifiers (default: zeroshot.templates of the params)")
+    add_model_arguments(parser)
+    parser.add_argument(
+        "--reuse-dir", type=optional_path, default=None,
+        help="folder of earlier results to reuse for unchanged sets (None = embed every set)",
+    )  # fmt: skip
+    parser.add_argument("--out", required=True, type=Path, help="folder to write (replaced as a whole)")
+
+
+def run(args: argparse.Namespace) -> None:
+    from .. import embedding_sets
+    from .. import params as params_module
+    from ..errors import VlstressError
+    from ..io import atomic_dir
+    from ..pipeline.stages import zeroshot_embedding_sets
+
+    config = params_module.validate(params_module.load(args.params), ", ".join(map(str, args.params)))
+    sets = zeroshot_embedding_sets(config, args.sets)
+    if not sets:
+        raise VlstressError("the params switch the zeroshot suite off: there is no zero-shot set to embed")
+    if args.sets == "classifiers":
+        templates = args.templates or config["zeroshot"]["templates"]
+        plan = [(name, embedding_sets.classifier(Path(folder), templates)) for name, folder in sets]
+    else:
+        plan = [(name, embedding_sets.testset_images(Path(folder), name.removesuffix(".npy"))) for name, folder in sets]
+    embedding_sets.require_files([item for _, item in plan])
+    spec = model_spec(args)
+    loaded = embedding_sets.load(spec, args)
+    reuse = None
+    if args.reuse_dir is not None:
+        from ..pipeline.code_deps import digest
+
+        reuse = embedding_sets.Reuse(args.reuse_dir, digest(embedding_sets.__name__))
+    with atomic_dir(args.out) as folder:
+        reused = sum(embedding_sets.write(item, loaded, "embed-zeroshot", folder / name, reuse) for name, item in plan)
+    log.info("%s: %d set(s) embedded, %d reused", spec.slug, len(plan) - reused, reused)

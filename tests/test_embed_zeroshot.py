@@ -84,7 +84,13 @@ def test_the_jobs_write_what_the_single_set_commands_write(project, tiny_arch):
         for meta in (ours, theirs):
             meta["provenance"].pop("command")
         assert ours == theirs, name
+    # the sidecar fields the old per-set commands wrote, which the readers (zeroshot.classifier.load,
+    # embeddings.load_embeddings) and the records' provenance rely on
     classifier = json.loads((project / "classifiers" / f"{CLASSIFIER}.json").read_text())
+    assert set(classifier) == {"kind", "shape", "dataset", "classes", "templates", "templates_source", "logit_scale", "provenance"}
+    images = json.loads((project / "zeroshot" / f"{FILES[1]}.json").read_text())
+    assert set(images) == {"kind", "shape", "dataset", "provenance"} and images["dataset"] == "objects-c-fog"
+    assert list(images["provenance"]["inputs"]) == [f"{FOLDERS[1]}/manifest.json"]
     assert classifier["classes"] == CLASSES and len(classifier["templates"]) == 7 and classifier["logit_scale"] > 0
     assert np.load(project / "classifiers" / CLASSIFIER).shape == (3, 32) and np.load(project / "zeroshot" / FILES[3]).shape == (5, 32)
 

@@ -220,7 +220,8 @@ def test_an_added_corruption_severity_embeds_one_set_and_reruns_no_classifier_or
     ran = {stage.split("@")[0] for stage in ran_stages(log)}
     assert {"corrupt", "embed_zeroshot", "evaluate_corruption", "calibrate", "summarize"} <= ran, ran
     assert not ran & {"zeroshot_classifiers", "attack", "embed_retrieval", "testset", "typographic", "ood_testset"}, ran
-    assert f"{model}: 1 set(s) embedded, 3 reused" in log, log[-3000:]
+    # the test set, the old severity, the typographic copy and the OOD set are reused
+    assert f"{model}: 1 set(s) embedded, 4 reused" in log, log[-3000:]
     assert {name: (project / name).read_bytes() for name in kept} == kept
     new = json.loads((project / f"results/metrics/{model}/corruption-gaussian_noise-s1.json").read_text())
     assert new["condition"] == {"corruption": "gaussian_noise", "severity": 1}, new["condition"]

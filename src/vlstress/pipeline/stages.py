@@ -117,6 +117,12 @@ TESTSET_EMB = "testsets/{testset}.npy"
 CORRUPTED_EMB = "corrupted/{corruption}_s{severity}.npy"
 TYPOGRAPHIC_EMB = "typographic.npy"
 OOD_EMB = "ood/{oodset}.npy"
+
+
+def _of(template: str, testset: str) -> str:
+    """A per-test-set file template for the test set a param names (`{p.corruptions.testset}`...)."""
+    return template.replace("{testset}", "{%s}" % testset)
+
 ZEROSHOT_RECORD = "results/metrics/{model}/zeroshot-{testset}.json"
 CORRUPTED = "data/corruptions/{corruption}/s{severity}"
 CORRUPTION_SOURCE = "data/testsets/{p.corruptions.testset}"
@@ -388,7 +394,7 @@ STAGES: list[Stage] = [
         "evaluate_corruption",
         "vlstress evaluate-zeroshot --task corruption --corruption {corruption} --severity {severity}"
         " --testset {in.testset} --image-emb {in.emb}/" + CORRUPTED_EMB
-        + " --classifier {in.classifiers}/{p.corruptions.testset}.npy --clean-record {in.clean} --out {out.record}",
+        + " --classifier {in.classifiers}/" + _of(CLASSIFIER, "p.corruptions.testset") + " --clean-record {in.clean} --out {out.record}",
         inputs={"testset": CORRUPTED, "emb": ZEROSHOT_EMB, "classifiers": CLASSIFIERS, "clean": "results/metrics/{model}/zeroshot-{p.corruptions.testset}.json"},
         outputs={
             "record": _small("results/metrics/{model}/corruption-{corruption}-s{severity}.json", record=True),
@@ -410,7 +416,7 @@ STAGES: list[Stage] = [
     Stage(
         "evaluate_typographic",
         "vlstress evaluate-zeroshot --task typographic --testset {in.testset} --image-emb {in.emb}/" + TYPOGRAPHIC_EMB
-        + " --classifier {in.classifiers}/{p.typographic.testset}.npy --clean-record {in.clean} --out {out.record}",
+        + " --classifier {in.classifiers}/" + _of(CLASSIFIER, "p.typographic.testset") + " --clean-record {in.clean} --out {out.record}",
         inputs={"testset": TYPOGRAPHIC, "emb": ZEROSHOT_EMB, "classifiers": CLASSIFIERS, "clean": "results/metrics/{model}/zeroshot-{p.typographic.testset}.json"},
         outputs={
             "record": _small("results/metrics/{model}/typographic.json", record=True),
@@ -422,8 +428,8 @@ STAGES: list[Stage] = [
     # ------------------------------------------------------------------ adversarial attacks
     Stage(
         "attack",
-        "vlstress attack --testset {in.testset} --classifier {in.classifiers}/{p.adversarial.testset}.npy"
-        " --model-card {in.card} " + RUN_FLAGS
+        "vlstress attack --testset {in.testset} --classifier {in.classifiers}/" + _of(CLASSIFIER, "p.adversarial.testset")
+        + " --model-card {in.card} " + RUN_FLAGS
         + " --attack {attack} --kind {item.attack.kind} --norm {item.attack.norm} --eps {item.attack.eps}"
         " --steps {item.attack.steps} --alpha {item.attack.alpha} --restarts {item.attack.restarts}"
         " --extra {item.attack.extra} --n-images {p.adversarial.n_images} --attack-seed {p.adversarial.seed} --out {out.records}",
@@ -458,9 +464,9 @@ STAGES: list[Stage] = [
     _testset_stage("ood_testset", "oodset", OOD_SET, "ood", "the manifest of an out-of-distribution set (any test-set kind)"),
     Stage(
         "ood_detect",
-        "vlstress ood-detect --testset {in.testset} --image-emb {in.emb}/testsets/{p.ood.in_distribution}.npy"
-        " --classifier {in.classifiers}/{p.ood.in_distribution}.npy"
-        " --ood-testset {in.ood_testset} --ood-emb {in.emb}/" + OOD_EMB + " --scores {p.ood.scores}"
+        "vlstress ood-detect --testset {in.testset} --image-emb {in.emb}/" + _of(TESTSET_EMB, "p.ood.in_distribution")
+        + " --classifier {in.classifiers}/" + _of(CLASSIFIER, "p.ood.in_distribution")
+        + " --ood-testset {in.ood_testset} --ood-emb {in.emb}/" + OOD_EMB + " --scores {p.ood.scores}"
         " --temperature {p.ood.temperature} --out {out.records} --out-fig {out.png}",
         inputs={"testset": "data/testsets/{p.ood.in_distribution}", "emb": ZEROSHOT_EMB, "classifiers": CLASSIFIERS, "ood_testset": OOD_SET},
         outputs={

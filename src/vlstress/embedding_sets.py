@@ -264,6 +264,16 @@ def write(item: EmbeddingSet, run: Loaded, step: str, out: Path, reuse: Reuse | 
     return False
 
 
+def write_folder(plan: list[tuple[str, EmbeddingSet]], run: Loaded, step: str, out: Path, reuse: Reuse | None = None) -> None:
+    """Write each (file inside `out`, set) of `plan` into the folder `out`, replaced as a whole, and
+    log how many sets were embedded and how many reused."""
+    from .io import atomic_dir
+
+    with atomic_dir(out) as folder:
+        reused = sum(write(item, run, step, folder / name, reuse) for name, item in plan)
+    log.info("%s: %d set(s) embedded, %d reused", run.spec.slug, len(plan) - reused, reused)
+
+
 def reuse_key(item: EmbeddingSet, block: dict[str, Any], code: str, device: dict[str, Any]) -> str:
     """A digest of everything the set's bytes depend on (see the module docstring)."""
     content = {

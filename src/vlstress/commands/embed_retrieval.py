@@ -12,12 +12,9 @@ copied from there instead of embedded again (vlstress.embedding_sets).
 from __future__ import annotations
 
 import argparse
-import logging
 from pathlib import Path
 
 from ..argtypes import add_model_arguments, model_spec, optional_path
-
-log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +36,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from .. import embedding_sets
     from ..errors import VlstressError
-    from ..io import atomic_dir
 
     variants, caption_sets = list(args.image_variant), list(args.caption_set)
     if args.params:
@@ -57,13 +53,10 @@ def run(args: argparse.Namespace) -> None:
     if clashes:
         raise VlstressError(f"two sets would write the same file: {', '.join(clashes)} (image variant folders and caption sets need distinct names)")
     embedding_sets.require_files([item for _, item in plan])
-    spec = model_spec(args)
-    loaded = embedding_sets.load(spec, args)
+    loaded = embedding_sets.load(model_spec(args), args)
     reuse = None
     if args.reuse_dir is not None:
         from ..pipeline.code_deps import digest
 
         reuse = embedding_sets.Reuse(args.reuse_dir, digest(embedding_sets.__name__))
-    with atomic_dir(args.out) as folder:
-        reused = sum(embedding_sets.write(item, loaded, "embed-retrieval", folder / name, reuse) for name, item in plan)
-    log.info("%s: %d set(s) embedded, %d reused", spec.slug, len(plan) - reused, reused)
+    embedding_sets.write_folder(plan, loaded, "embed-retrieval", args.out, reuse)

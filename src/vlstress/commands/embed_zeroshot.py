@@ -13,12 +13,9 @@ an earlier run is copied from there instead of embedded again (vlstress.embeddin
 from __future__ import annotations
 
 import argparse
-import logging
 from pathlib import Path
 
 from ..argtypes import add_model_arguments, model_spec, optional_path
-
-log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,7 +34,6 @@ def run(args: argparse.Namespace) -> None:
     from .. import embedding_sets
     from .. import params as params_module
     from ..errors import VlstressError
-    from ..io import atomic_dir
     from ..pipeline.stages import zeroshot_embedding_sets
 
     config = params_module.validate(params_module.load(args.params), ", ".join(map(str, args.params)))
@@ -50,13 +46,10 @@ def run(args: argparse.Namespace) -> None:
     else:
         plan = [(name, embedding_sets.testset_images(Path(folder), name.removesuffix(".npy"))) for name, folder in sets]
     embedding_sets.require_files([item for _, item in plan])
-    spec = model_spec(args)
-    loaded = embedding_sets.load(spec, args)
+    loaded = embedding_sets.load(model_spec(args), args)
     reuse = None
     if args.reuse_dir is not None:
         from ..pipeline.code_deps import digest
 
         reuse = embedding_sets.Reuse(args.reuse_dir, digest(embedding_sets.__name__))
-    with atomic_dir(args.out) as folder:
-        reused = sum(embedding_sets.write(item, loaded, "embed-zeroshot", folder / name, reuse) for name, item in plan)
-    log.info("%s: %d set(s) embedded, %d reused", spec.slug, len(plan) - reused, reused)
+    embedding_sets.write_folder(plan, loaded, "embed-zeroshot", args.out, reuse)

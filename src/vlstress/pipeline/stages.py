@@ -146,10 +146,6 @@ BASE_CARD = "results/finetune/base.json"
 FINETUNED = "results/finetune/{variant}/model.safetensors"
 
 
-def _embedding(path: str) -> dict[str, Output]:
-    return {"emb": Output(path), "meta": Output(f"{path}.json")}
-
-
 def _small(path: str, **kw) -> Output:
     """A small text result tracked by git rather than the DVC cache."""
     return Output(path, cache=False, **kw)

@@ -15,7 +15,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..argtypes import add_model_arguments, model_spec, optional_path
+from ..argtypes import add_model_arguments, model_spec
+from .reuse import add_reuse_argument, reuse_folder
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,10 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sets", required=True, choices=("classifiers", "images"), help="the classifiers of the test sets, or every image set")
     parser.add_argument("--templates", default=None, help="prompt templates of the classifiers (default: zeroshot.templates of the params)")
     add_model_arguments(parser)
-    parser.add_argument(
-        "--reuse-dir", type=optional_path, default=None,
-        help="folder of earlier results to reuse for unchanged sets (None = embed every set)",
-    )  # fmt: skip
+    add_reuse_argument(parser)
     parser.add_argument("--out", required=True, type=Path, help="folder to write (replaced as a whole)")
 
 
@@ -47,9 +45,4 @@ def run(args: argparse.Namespace) -> None:
         plan = [(name, embedding_sets.testset_images(Path(folder), name.removesuffix(".npy"))) for name, folder in sets]
     embedding_sets.require_files([item for _, item in plan])
     loaded = embedding_sets.load(model_spec(args), args)
-    reuse = None
-    if args.reuse_dir is not None:
-        from ..pipeline.code_deps import digest
-
-        reuse = embedding_sets.Reuse(args.reuse_dir, digest(embedding_sets.__name__))
-    embedding_sets.write_folder(plan, loaded, "embed-zeroshot", args.out, reuse)
+    embedding_sets.write_folder(plan, loaded, "embed-zeroshot", args.out, reuse_folder(args))

@@ -1,0 +1,26 @@
+"""The `--reuse-dir` flag of the commands that embed every set of a model in one job
+(`embed-retrieval`, `embed-zeroshot`): earlier results of unchanged sets (vlstress.embedding_sets).
+Not a command itself."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..argtypes import optional_path
+
+
+def add_reuse_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--reuse-dir", type=optional_path, default=None,
+        help="folder of earlier results to reuse for unchanged sets (None = embed every set)",
+    )  # fmt: skip
+
+
+def reuse_folder(args: argparse.Namespace):
+    """The --reuse-dir folder keyed on the digest of the embedding code (None: embed every set)."""
+    if args.reuse_dir is None:
+        return None
+    from .. import embedding_sets
+    from ..pipeline.code_deps import digest
+
+    return embedding_sets.Reuse(args.reuse_dir, digest(embedding_sets.__name__))

@@ -49,9 +49,10 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="default: benchmarks/results/bench_attack[-<device>].json")
     args = parser.parse_args(argv)
 
-    from vlstress import models, provenance
+    from vlstress.embedding import models
+    from vlstress import provenance
     from vlstress.io import write_json
-    from vlstress.zeroshot import adversarial
+    from vlstress.suites.adversarial import attacks as adversarial
 
     if args.threads:
         torch.set_num_threads(args.threads)

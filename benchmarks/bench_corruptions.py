@@ -50,7 +50,7 @@ def synthetic_set(folder: Path, n: int, size: int, seed: int):
     """n seeded smooth images with some texture, as PNG files + a ClassificationSet over them."""
     from PIL import Image
 
-    from vlstress.classification.manifest import ClassificationSet
+    from vlstress.testsets.manifest import ClassificationSet
 
     rng = np.random.default_rng(seed)
     (folder / "images").mkdir(parents=True)
@@ -81,7 +81,7 @@ def plain_loop(clean, name: str, out: Path) -> float:
 
 
 def timed_generate(clean, name: str, out: Path, workers: int, chunk_size: int, severities=SEVERITIES) -> float:
-    from vlstress.images.corruptions import generate
+    from vlstress.suites.corruptions.imagenet_c import generate
 
     start = time.perf_counter()
     generate(clean, name, severities, 0, out, size=0, workers=workers, chunk_size=chunk_size, progress=False)
@@ -89,7 +89,7 @@ def timed_generate(clean, name: str, out: Path, workers: int, chunk_size: int, s
 
 
 def warm_up(name: str) -> None:
-    from vlstress.images.corruptions import corrupt_image
+    from vlstress.suites.corruptions.imagenet_c import corrupt_image
 
     corrupt_image(np.zeros((224, 224, 3), np.uint8), name, 1, 0)
 
@@ -111,7 +111,7 @@ def main(argv=None) -> int:
     import cv2
 
     from vlstress import provenance
-    from vlstress.images.corruptions import CORRUPTIONS, IMAGENET_C, available_cores
+    from vlstress.suites.corruptions.imagenet_c import CORRUPTIONS, IMAGENET_C, available_cores
     from vlstress.io import write_json
 
     cv2.setNumThreads(1)

@@ -115,7 +115,7 @@ def dataset(folder: Path, n: int, seed: int) -> tuple[list[str], list[str], str]
 @torch.no_grad()
 def serial_baseline(model, preprocess, paths, *, batch_size, device):
     """encode_images before workers existed (vlstress 0.x, without its progress bar)."""
-    from vlstress.encoders import load_rgb
+    from vlstress.embedding.encoders import load_rgb
 
     chunks = []
     for start in range(0, len(paths), batch_size):
@@ -126,8 +126,8 @@ def serial_baseline(model, preprocess, paths, *, batch_size, device):
 
 
 def decode_only(paths, preprocess, *, batch_size, workers, device):
-    from vlstress.encoders import load_rgb
-    from vlstress.image_batches import image_batches
+    from vlstress.embedding.encoders import load_rgb
+    from vlstress.embedding.image_batches import image_batches
 
     n = 0
     for batch in image_batches(paths, preprocess, batch_size=batch_size, workers=workers, device=device, load=load_rgb):
@@ -216,7 +216,7 @@ def cpu_model() -> str:
 
 
 def retrieval(image_emb, text_emb, n_images):
-    from vlstress.metrics import image_text_recalls
+    from vlstress.retrieval_metrics import image_text_recalls
 
     return image_text_recalls(image_emb, text_emb, np.repeat(np.arange(n_images), CAPTIONS_PER_IMAGE))
 
@@ -240,9 +240,10 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
 
-    from vlstress import models, provenance
-    from vlstress.encoders import encode_images, encode_texts
-    from vlstress.image_batches import available_cores
+    from vlstress.embedding import models
+    from vlstress import provenance
+    from vlstress.embedding.encoders import encode_images, encode_texts
+    from vlstress.embedding.image_batches import available_cores
     from vlstress.io import write_json
 
     if args.threads:
@@ -310,7 +311,7 @@ def main(argv=None) -> int:
         amp_images = encode_images(model, preprocess, paths, workers=most, precision="amp", desc="amp", **run)
         amp_texts = encode_texts(model, tokenizer, captions, precision="amp", **text_kw)
         fp32_metrics, amp_metrics = retrieval(baseline, text_emb, len(paths)), retrieval(amp_images, amp_texts, len(paths))
-        from vlstress.precision import autocast_dtype
+        from vlstress.embedding.precision import autocast_dtype
 
         amp = {
             "autocast_dtype": autocast_dtype(device),

@@ -135,7 +135,7 @@ class RowReader:
 def fast_from_file(path, n_queries, n_gallery, per_query, chunk, threads):
     import torch
 
-    from vlstress.metrics import pad_ground_truth, retrieval_ranks
+    from vlstress.retrieval_metrics import pad_ground_truth, retrieval_ranks
 
     if threads:
         torch.set_num_threads(threads)
@@ -193,7 +193,7 @@ def reference_from_file(path, n_queries, n_gallery, per_query, chunk, rows, thre
 def fast_from_embeddings(emb_path, n_queries, n_gallery, per_query, chunk, threads):
     import torch
 
-    from vlstress.metrics import pad_ground_truth, retrieval_ranks
+    from vlstress.retrieval_metrics import pad_ground_truth, retrieval_ranks
 
     if threads:
         torch.set_num_threads(threads)
@@ -212,7 +212,7 @@ def warm_up() -> None:
     """First torch ops in a fresh process pay one-off costs (thread pool, allocator): not ranking time."""
     import torch
 
-    from vlstress.metrics import ranks_from_scores
+    from vlstress.retrieval_metrics import ranks_from_scores
 
     scores = torch.rand(64, 4096)
     ranks_from_scores(scores, torch.zeros(64, 1, dtype=torch.long))
@@ -244,7 +244,7 @@ def main(argv=None) -> int:
 
     from vlstress import provenance
     from vlstress.io import write_json
-    from vlstress.metrics import recall_at_k
+    from vlstress.retrieval_metrics import recall_at_k
 
     n_q, n_g = args.queries, args.gallery
     ref_rows = min(args.reference_rows or n_q, n_q)

@@ -37,7 +37,7 @@ def load_captions(path: Path, n: int, seed: int) -> list[str]:
 
 
 def with_deletions(captions: list[str]) -> list[str]:
-    from vlstress.text.words import delete_word, word_positions
+    from vlstress.suites.rococo_text.words import delete_word, word_positions
 
     out = []
     for caption in captions:
@@ -80,8 +80,9 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="default: benchmarks/results/bench_text_encoder[-ei].json")
     args = parser.parse_args(argv)
 
-    from vlstress import models, provenance
-    from vlstress.encoders import encode_texts_raw, pooled_positions, trimmable_text_tower
+    from vlstress.embedding import models
+    from vlstress import provenance
+    from vlstress.embedding.encoders import encode_texts_raw, pooled_positions, trimmable_text_tower
     from vlstress.io import write_json
 
     if not args.captions.is_file():

@@ -34,7 +34,7 @@ NLTK_DATA = Path(os.environ.get("VLSTRESS_NLTK_DATA", REPO / "data" / "nltk_data
 @pytest.fixture(scope="session")
 def nltk_data() -> Path:
     """The project's WordNet folder (`vlstress nlp-data`, run by the install); skip when absent."""
-    from vlstress.text.nlp import is_complete, wordnet_folder
+    from vlstress.suites.rococo_text.nlp import is_complete, wordnet_folder
 
     if not is_complete(wordnet_folder(NLTK_DATA)):
         pytest.skip(f"WordNet not installed in {NLTK_DATA}: run `vlstress nlp-data --out {NLTK_DATA}`")

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from vlstress.errors import VlstressError
-from vlstress.zeroshot import adversarial as adv
+from vlstress.suites.adversarial import attacks as adv
 
 pytest.importorskip("torchattacks")
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from vlstress.errors import VlstressError
-from vlstress.zeroshot import calibration as cal
+from vlstress.suites.calibration import calibration as cal
 
 
 def two_class_logits(confidences: list[float], predicted: list[int]) -> np.ndarray:

@@ -11,8 +11,8 @@ import torch
 from PIL import Image
 from torchvision import transforms as T
 
-from vlstress import device_preprocess as dp
-from vlstress.encoders import load_rgb
+from vlstress.embedding import device_preprocess as dp
+from vlstress.embedding.encoders import load_rgb
 
 COCO_MINI = Path(__file__).resolve().parents[2] / "shared" / "data" / "coco-mini"
 BICUBIC, BILINEAR = Image.Resampling.BICUBIC, Image.Resampling.BILINEAR
@@ -103,7 +103,7 @@ def test_split_refuses_what_it_cannot_reproduce(preprocess):
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_cuda_batches_equal_the_cpu_preprocess(preprocess, tmp_path):
     """On the GPU: image_batches (workers decode, resize on the GPU) == the CPU preprocess, bit for bit."""
-    from vlstress.image_batches import image_batches
+    from vlstress.embedding.image_batches import image_batches
 
     paths = []
     for i, ((h, w), _) in enumerate(RESIZES[:7]):
@@ -120,7 +120,7 @@ def test_a_batch_of_decoded_images_crosses_as_one_buffer(workers):
     """collate_flat + unflatten give back every image of the batch, in order; a failure stays a failure."""
     from torch.utils.data import DataLoader
 
-    from vlstress.image_batches import LoadFailure, collate_flat, unflatten
+    from vlstress.embedding.image_batches import LoadFailure, collate_flat, unflatten
 
     images = [dp.to_uint8(photo(h, w, seed=i)) for i, ((h, w), _) in enumerate(RESIZES[:5])]
     loader = DataLoader(images, batch_size=3, num_workers=workers, collate_fn=collate_flat)

@@ -19,7 +19,7 @@ import pytest
 from PIL import Image
 
 from vlstress import cli, download
-from vlstress.datasets import karpathy
+from vlstress.caption_data import karpathy
 from vlstress.errors import VlstressError
 
 SETS = ("danger", "diff_concept", "rand_voca", "same_concept")

@@ -8,13 +8,13 @@ from functools import partial
 
 import numpy as np
 
-from vlstress.text.ei import CaptionRef, captions_of, deletion_variants, ei_scores, load_ei_scores
+from vlstress.suites.rococo_text.ei import CaptionRef, captions_of, deletion_variants, ei_scores, load_ei_scores
 
 
 
 def bag_of_words(texts):
     """A toy encoder: normalised word counts (punctuation and case ignored)."""
-    from vlstress.text.words import split_words, strip_punct
+    from vlstress.suites.rococo_text.words import split_words, strip_punct
 
     vocab = sorted({strip_punct(t) for text in texts for t in split_words(text)} - {""})
     rows = np.zeros((len(texts), len(vocab) + 1))
@@ -59,7 +59,7 @@ def test_ei_with_a_real_encoder_matches_plain_encode_text(tiny_arch):
     import open_clip
     import torch
 
-    from vlstress.encoders import encode_texts
+    from vlstress.embedding.encoders import encode_texts
 
     torch.manual_seed(0)
     model = open_clip.create_model(tiny_arch, pretrained=None).eval()

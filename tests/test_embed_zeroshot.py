@@ -19,7 +19,7 @@ import yaml
 from PIL import Image
 from test_embed_retrieval import counts, files_of, model_flags, run
 
-from vlstress.classification import manifest as testsets
+from vlstress.testsets import manifest as testsets
 from vlstress.pipeline import LISTS
 from vlstress.pipeline.stages import zeroshot_embedding_sets
 

@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 import torch
 
-from vlstress import cli, models
+from vlstress import cli
+from vlstress.embedding import models
 from vlstress import params as params_module
 from vlstress.argtypes import optional_count
-from vlstress.datasets.demo import demo_captions, load_photo
-from vlstress.encoders import encode_images, encode_texts, load_rgb
+from vlstress.caption_data.demo import demo_captions, load_photo
+from vlstress.embedding.encoders import encode_images, encode_texts, load_rgb
 from vlstress.errors import VlstressError
-from vlstress.image_batches import default_workers, resolve_workers
+from vlstress.embedding.image_batches import default_workers, resolve_workers
 from vlstress.pipeline import STAGES
 from vlstress.pipeline.stages import RUN_FLAGS
 
@@ -84,7 +85,7 @@ def test_a_missing_image_is_named_from_a_worker(tiny, photos, tmp_path):
 
 
 def test_worker_counts(monkeypatch):
-    from vlstress import image_batches
+    from vlstress.embedding import image_batches
 
     monkeypatch.setattr(image_batches, "available_cores", lambda: 16)
     monkeypatch.setattr(torch, "get_num_threads", lambda: 4)

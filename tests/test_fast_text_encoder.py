@@ -11,7 +11,7 @@ import torch
 open_clip = pytest.importorskip("open_clip")
 from open_clip.model import CLIP, CLIPTextCfg, CLIPVisionCfg, CustomTextCLIP  # noqa: E402
 
-from vlstress.encoders import encode_texts, encode_texts_raw, trimmable_text_tower  # noqa: E402
+from vlstress.embedding.encoders import encode_texts, encode_texts_raw, trimmable_text_tower  # noqa: E402
 
 CAPTIONS = [
     "A man with a red helmet on a small moped on a dirt road. ",
@@ -82,7 +82,7 @@ def test_fallback_when_trimming_is_not_exact(tokenizer, caplog, kwargs, reason):
     model = tiny(cls, **kwargs)
     tower, why = trimmable_text_tower(model)
     assert tower is None and reason in why
-    with caplog.at_level(logging.WARNING, logger="vlstress.encoders"):
+    with caplog.at_level(logging.WARNING, logger="vlstress.embedding.encoders"):
         out = encode_texts_raw(model, tokenizer, CAPTIONS[:4], batch_size=2, device="cpu", progress=False)
     # the fallback is the plain path: the same computation as trim=False with the same batches, so bit-equal
     plain = encode_texts_raw(model, tokenizer, CAPTIONS[:4], batch_size=2, device="cpu", trim=False, progress=False)

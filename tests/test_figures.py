@@ -12,7 +12,7 @@ from PIL import Image
 
 from conftest import REPO, copy_repo, finetune_off, run_cli
 from report_fixtures import record_flags, write_records
-from vlstress import figures
+from vlstress.report import figures
 from vlstress.pipeline import stages
 from vlstress.report import records
 

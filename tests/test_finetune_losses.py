@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from open_clip.loss import ClipLoss
 
-from vlstress.finetune import losses
+from vlstress.suites.finetune import losses
 
 
 def unit(x: torch.Tensor) -> torch.Tensor:

@@ -20,8 +20,8 @@ from PIL import Image
 
 from conftest import REPO, TINY_CLIP, run_cli
 from vlstress.errors import VlstressError
-from vlstress.finetune.split import check_disjoint, without_test
-from vlstress.report.finetune_table import Finetuned, comparison
+from vlstress.suites.finetune.split import check_disjoint, without_test
+from vlstress.suites.finetune.table import Finetuned, comparison
 
 COLOURS = {"red": (220, 30, 30), "green": (30, 200, 40), "blue": (30, 40, 220), "yellow": (230, 220, 30)}
 

@@ -11,9 +11,9 @@ import torch
 from PIL import Image
 
 from vlstress.errors import VlstressError
-from vlstress.finetune.data import Sample, TrainingPairs
-from vlstress.finetune.trainer import TrainConfig, lr_factor, train
-from vlstress.images.variants import make_plan
+from vlstress.suites.finetune.data import Sample, TrainingPairs
+from vlstress.suites.finetune.trainer import TrainConfig, lr_factor, train
+from vlstress.suites.rococo_image.variants import make_plan
 
 COLOURS = {"red": (220, 30, 30), "green": (30, 200, 40), "blue": (30, 40, 220), "yellow": (230, 220, 30)}
 SHAPES = ("square", "stripe", "dot")

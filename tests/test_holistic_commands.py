@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from vlstress import cli
-from vlstress.classification import manifest as testsets
+from vlstress.testsets import manifest as testsets
 from vlstress.io import sidecar, write_json, write_npy
 from vlstress.record import read_records
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from vlstress import cli
-from vlstress.metrics import stress_recalls
+from vlstress.retrieval_metrics import stress_recalls
 from vlstress.record import read_record
 
 

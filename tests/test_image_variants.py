@@ -14,8 +14,8 @@ from PIL import Image
 
 from vlstress import cli
 from vlstress.errors import VlstressError
-from vlstress.images import variants
-from vlstress.manifest import load_manifest
+from vlstress.suites.rococo_image import variants
+from vlstress.caption_data.manifest import load_manifest
 
 
 
@@ -211,8 +211,8 @@ def test_clean_mode_lam_one_reproduces_the_original_embeddings(dataset, tmp_path
 
 def test_clean_mode_mixes_the_preprocessed_tensors(dataset, tmp_path, tiny_arch):
     """Clean mix = the model applied to lam * preprocess(x) + (1 - lam) * preprocess(partner)."""
-    from vlstress import models
-    from vlstress.encoders import encode_images, load_rgb
+    from vlstress.embedding import models
+    from vlstress.embedding.encoders import encode_images, load_rgb
 
     ref = embed_originals(dataset, tmp_path, tiny_arch)
     out = tmp_path / "clean"
@@ -365,7 +365,7 @@ def test_flip_through_image_variants_embedding_and_evaluation(demo_photos, tmp_p
 
 
 def test_flip_clean_mode_flips_the_preprocessed_tensor(demo_photos, tmp_path):
-    from vlstress.encoders import load_rgb
+    from vlstress.embedding.encoders import load_rgb
 
     out = tmp_path / "clean"
     assert run("image-variants", "--manifest", demo_photos, "--method", "flip", "--lam", "1.0", "--seed", "1", "--mode", "clean", "--out", out) == 0
@@ -381,7 +381,7 @@ def test_flip_clean_mode_flips_the_preprocessed_tensor(demo_photos, tmp_path):
 
 
 def test_corruption_perturbation_is_registered_seeded_and_faithful_only(dataset, tmp_path, capsys):
-    from vlstress.images.corruptions import CORRUPTIONS
+    from vlstress.suites.corruptions.imagenet_c import CORRUPTIONS
 
     assert all(f"{name}_s{s}" in variants.PERTURBATIONS for name in CORRUPTIONS for s in range(1, 6))
     a, b, plain = tmp_path / "a", tmp_path / "b", tmp_path / "plain"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from vlstress import cli
-from vlstress.datasets import karpathy
+from vlstress.caption_data import karpathy
 from vlstress.errors import VlstressError
 
 # The 22 images of ../shared/data/coco-mini that are in the Karpathy 5k test split (its README).

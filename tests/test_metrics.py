@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from vlstress import metrics
+from vlstress import retrieval_metrics as metrics
 
 
 def ranks(scores, gt, chunk_size=2, ties="optimistic"):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from vlstress import models
+from vlstress.embedding import models
 from vlstress.errors import VlstressError
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from vlstress.errors import VlstressError
-from vlstress.text import nlp
+from vlstress.suites.rococo_text import nlp
 
 
 def fake_debian_dir(folder):
@@ -113,7 +113,7 @@ def wc(nltk_data):
     ],
 )
 def test_noun_test_in_context(wc, caption, nouns):
-    from vlstress.text.variants import caption_words
+    from vlstress.suites.rococo_text.variants import caption_words
 
     words = [w for w in caption_words(caption) if w]
     found = {w for i, w in enumerate(words) if wc.is_noun(w, words[i - 1] if i else None, words[i + 1] if i + 1 < len(words) else None)}

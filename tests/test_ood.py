@@ -8,7 +8,7 @@ from scipy.special import logsumexp, softmax
 from sklearn.metrics import roc_auc_score
 
 from vlstress.errors import VlstressError
-from vlstress.zeroshot import ood
+from vlstress.suites.ood import scores as ood
 
 
 def pairwise_auroc(pos: np.ndarray, neg: np.ndarray) -> float:

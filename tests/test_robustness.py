@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vlstress import robustness
-from vlstress.commands import effective_robustness as command
+from vlstress.suites.zeroshot import robustness
+from vlstress.suites.zeroshot.commands import effective_robustness as command
 from vlstress.errors import VlstressError
 from vlstress.io import sha256_file
 
@@ -254,7 +254,7 @@ def test_outputs_are_byte_identical_across_runs(tmp_path):
 
 
 def test_figure_draws_baselines_fit_identity_and_labelled_models():
-    from vlstress import robustness_figure
+    from vlstress.suites.zeroshot import robustness_figure
 
     table = pd.concat([
         long_table([("a", 0.3, 0.2), ("b", 0.5, 0.35), ("c", 0.8, 0.7), ("mine", 0.6, 0.6)], "s1"),

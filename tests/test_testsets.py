@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 
 from vlstress import cli
-from vlstress.classification import labelmaps, manifest
+from vlstress.testsets import labelmaps, manifest
 
 TENCH, GOLDFISH, STINGRAY = "n01440764", "n01443537", "n01498041"  # ImageNet classes 0, 1, 6
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from vlstress.cli import main
-from vlstress.metrics import rows_by_owner, stress_recalls
-from vlstress.text.caption_sets import split_variant_entries
+from vlstress.retrieval_metrics import rows_by_owner, stress_recalls
+from vlstress.suites.rococo_text.caption_sets import split_variant_entries
 
 
 def i2t_text_stress(image_emb, original_emb, original_image, altered_emb, **kwargs):

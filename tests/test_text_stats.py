@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from vlstress.text import stats
+from vlstress.suites.rococo_text import stats
 
 
 def test_word_edit_ignores_case_and_punctuation():
@@ -22,7 +22,7 @@ def test_word_edit_ignores_case_and_punctuation():
 
 @pytest.fixture(scope="module")
 def wc(nltk_data):
-    from vlstress.text.nlp import word_classes
+    from vlstress.suites.rococo_text.nlp import word_classes
 
     return word_classes(str(nltk_data))
 

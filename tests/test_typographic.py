@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from vlstress.classification import manifest as cls_manifest
-from vlstress.classification.manifest import ClassificationSet
-from vlstress.commands import typographic as typographic_command
+from vlstress.testsets import manifest as cls_manifest
+from vlstress.testsets.manifest import ClassificationSet
+from vlstress.suites.typographic.commands import typographic as typographic_command
 from vlstress.errors import VlstressError
-from vlstress.images import typographic
-from vlstress.images.corruptions import load_rgb, resize_center_crop
+from vlstress.suites.typographic import overlay as typographic
+from vlstress.suites.corruptions.imagenet_c import load_rgb, resize_center_crop
 
 from test_corruptions import make_clean_set
 

@@ -10,9 +10,9 @@ import pytest
 
 from conftest import run_cli
 from vlstress.errors import VlstressError
-from vlstress.text import variants
-from vlstress.text.concepts import CONCEPTS, ConceptIndex, vocabulary, vocabulary_nouns
-from vlstress.text.stats import word_edit
+from vlstress.suites.rococo_text import variants
+from vlstress.suites.rococo_text.concepts import CONCEPTS, ConceptIndex, vocabulary, vocabulary_nouns
+from vlstress.suites.rococo_text.stats import word_edit
 
 MANIFEST = {
     "dataset": "toy",
@@ -35,7 +35,7 @@ MANIFEST = {
 
 def fake_ei(manifest) -> dict:
     """EI = 1 / (position + 1): the last word has the lowest EI."""
-    from vlstress.text.words import split_words, strip_punct
+    from vlstress.suites.rococo_text.words import split_words, strip_punct
 
     captions = []
     for entry in manifest["images"]:
@@ -51,7 +51,7 @@ def fake_ei(manifest) -> dict:
 
 @pytest.fixture(scope="module")
 def wc(nltk_data):
-    from vlstress.text.nlp import word_classes
+    from vlstress.suites.rococo_text.nlp import word_classes
 
     return word_classes(str(nltk_data))
 
@@ -259,7 +259,7 @@ def test_cli_subprocess_runs(tmp_path, nltk_data):
 
 def test_coco_mini_karpathy_images_against_official(shared_data, wc, concepts):
     """The 22 coco-mini images of the Karpathy test split: generated sets beside the official ones."""
-    from vlstress.text import stats
+    from vlstress.suites.rococo_text import stats
 
     captions = json.loads((shared_data / "coco-mini" / "annotations" / "captions_val2017.json").read_text())
     test_ids = {22192, 22892, 99053, 105912, 153797, 172648, 177861, 241668, 252639, 253695, 255165, 262440, 290843, 361919, 369771, 439180, 453302, 458045, 519208, 519611, 536038, 540280}

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from sklearn.metrics import balanced_accuracy_score, top_k_accuracy_score
 
-from vlstress.classification import manifest as testsets
+from vlstress.testsets import manifest as testsets
 from vlstress.errors import VlstressError
 from vlstress.io import sidecar, write_json, write_npy
 from vlstress.record import read_record
-from vlstress.zeroshot import metrics, templates
+from vlstress.suites.zeroshot import metrics, templates
 from conftest import finetune_off, zeroshot_off
 
 
@@ -100,8 +100,8 @@ def test_bad_labels_are_errors():
 def test_classifier_rows_are_mean_normalised_prompt_embeddings(tiny_arch):
     import torch
 
-    from vlstress import models
-    from vlstress.zeroshot.classifier import build
+    from vlstress.embedding import models
+    from vlstress.suites.zeroshot.classifier import build
 
     spec = models.ModelSpec(slug="tiny", arch=tiny_arch, pretrained=None, seed=0)
     model, _, tokenizer = models.load(spec, "cpu", threads=1)
@@ -150,7 +150,7 @@ def _embeddings(tmp_path, rows, name):
 
 
 def test_evaluate_zeroshot_writes_a_record_and_per_class_sidecar(tmp_path):
-    from vlstress.commands import evaluate_zeroshot
+    from vlstress.suites.zeroshot.commands import evaluate_zeroshot
 
     folder = _fixture_set(tmp_path)
     eye = np.eye(3)
@@ -195,7 +195,7 @@ def test_evaluate_zeroshot_writes_a_record_and_per_class_sidecar(tmp_path):
 
 
 def test_classifier_of_other_classes_is_refused(tmp_path):
-    from vlstress.commands import evaluate_zeroshot
+    from vlstress.suites.zeroshot.commands import evaluate_zeroshot
 
     folder = _fixture_set(tmp_path)
     emb, meta = _embeddings(tmp_path, np.eye(3)[[0, 0, 1, 1, 2, 2]], "emb")

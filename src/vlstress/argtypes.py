@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .precision import PRECISIONS
+from vlstress.embedding.precision import PRECISIONS
 
 NULLS = {"none", "null", "~", ""}
 
@@ -129,8 +129,8 @@ def optional_path(value: str):
 
 def model_spec(args: argparse.Namespace):
     """The ModelSpec named by the flags of `add_model_arguments`."""
-    from .errors import VlstressError
-    from .models import ModelSpec, spec_from_card
+    from vlstress.errors import VlstressError
+    from vlstress.embedding.models import ModelSpec, spec_from_card
 
     if args.model_card is not None:
         if args.arch is not None or args.pretrained is not None:
@@ -143,7 +143,7 @@ def model_spec(args: argparse.Namespace):
 
 def batch_size(args: argparse.Namespace, device: str) -> int:
     """The batch size of a model step on the resolved `device` (--cuda-batch-size on CUDA, if given)."""
-    from .errors import VlstressError
+    from vlstress.errors import VlstressError
 
     if device.startswith("cuda") and args.cuda_batch_size is not None:
         if args.cuda_batch_size < 1:
@@ -156,8 +156,8 @@ def model_params(args: argparse.Namespace, spec) -> dict:
     """The run-time flags of a model step, recorded in provenance."""
     import torch
 
-    from .models import resolve_device
-    from .precision import describe
+    from vlstress.embedding.models import resolve_device
+    from vlstress.embedding.precision import describe
 
     params = {
         "batch_size": batch_size(args, resolve_device(args.device)),  # what ran on this device

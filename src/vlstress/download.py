@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import unquote, urlsplit
 
-from . import __version__
-from .errors import VlstressError
-from .io import atomic_path, sha256_file
+from vlstress import __version__
+from vlstress.errors import VlstressError
+from vlstress.io import atomic_path, sha256_file
 
 log = logging.getLogger(__name__)
 

@@ -113,7 +113,7 @@ def _reject_constant(name: str) -> None:
 
 def read_json(path: str | os.PathLike, what: str = "JSON file", strict: bool = False) -> Any:
     """Read JSON with an error that names the file and the problem; `strict` also refuses NaN and Infinity."""
-    from .errors import VlstressError
+    from vlstress.errors import VlstressError
 
     path = Path(path)
     if not path.is_file():

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from .errors import VlstressError
+from vlstress.errors import VlstressError
 
 SCHEMA_FILE = "data/params.schema.yaml"
 
@@ -56,7 +56,7 @@ def merge_into_file(target: str | Path, update_file: str | Path) -> None:
     """Merge a params file into `target` in place, as `merge` does, keeping target's comments and order."""
     from ruamel.yaml import YAML
 
-    from .io import atomic_path
+    from vlstress.io import atomic_path
 
     yaml_rt = YAML()
     yaml_rt.width = 120
@@ -100,7 +100,7 @@ def problems(params: Any) -> list[str]:
     """Every problem of a params mapping, as readable lines (empty when valid)."""
     import jsonschema
 
-    from .pipeline.stages import SUITES
+    from vlstress.pipeline.stages import SUITES
 
     schema_doc = schema()
     validator = jsonschema.Draft202012Validator(schema_doc)
@@ -131,9 +131,9 @@ def _unknown(what: str, name: str, known) -> str:
 
 def registry_problems(params: dict[str, Any]) -> list[str]:
     """Names that must be registry entries (dataset kinds, perturbations, caption-set kinds): no list of them here."""
-    from .datasets import KINDS as DATASET_KINDS
-    from .images.variants import PERTURBATIONS
-    from .text.variants import KINDS as SET_KINDS
+    from vlstress.caption_data import KINDS as DATASET_KINDS
+    from vlstress.suites.rococo_image.variants import PERTURBATIONS
+    from vlstress.suites.rococo_text.variants import KINDS as SET_KINDS
 
     found = []
     kind = params["dataset"]["kind"]
@@ -159,10 +159,10 @@ def finetune_problems(params: dict[str, Any]) -> list[str]:
     """The fine-tuning block: training data, generators, and the models that evaluate the base and each variant."""
     import os
 
-    from .datasets import KINDS as DATASET_KINDS
-    from .images.variants import PERTURBATIONS
-    from .pipeline.stages import FINETUNED
-    from .text.variants import KINDS as SET_KINDS
+    from vlstress.caption_data import KINDS as DATASET_KINDS
+    from vlstress.suites.rococo_image.variants import PERTURBATIONS
+    from vlstress.pipeline.stages import FINETUNED
+    from vlstress.suites.rococo_text.variants import KINDS as SET_KINDS
 
     on = {name for name, value in (params.get("suites") or {}).items() if value}
     if "finetune" not in on or "finetune" not in params:
@@ -217,9 +217,9 @@ def finetune_problems(params: dict[str, Any]) -> list[str]:
 
 def classification_problems(params: dict[str, Any]) -> list[str]:
     """Test-set kinds, corruption names, templates, and names that must be test sets or models."""
-    from .classification.datasets import KINDS as TESTSET_KINDS
-    from .images.corruptions import CORRUPTIONS
-    from .zeroshot.templates import TEMPLATE_SETS
+    from vlstress.testsets.kinds import KINDS as TESTSET_KINDS
+    from vlstress.suites.corruptions.imagenet_c import CORRUPTIONS
+    from vlstress.suites.zeroshot.templates import TEMPLATE_SETS
 
     found: list[str] = []
     on = {name for name, value in (params.get("suites") or {}).items() if value}
@@ -250,10 +250,10 @@ def classification_problems(params: dict[str, Any]) -> list[str]:
 
 def holistic_problems(params: dict[str, Any], on: set[str]) -> list[str]:
     """The adversarial, calibration and OOD blocks: attack kinds and options, test-set names, OOD sets and scores."""
-    from .classification.datasets import KINDS as TESTSET_KINDS
-    from .errors import VlstressError
-    from .zeroshot import adversarial
-    from .zeroshot.ood import SCORES
+    from vlstress.testsets.kinds import KINDS as TESTSET_KINDS
+    from vlstress.errors import VlstressError
+    from vlstress.suites.adversarial import attacks as adversarial
+    from vlstress.suites.ood.scores import SCORES
 
     found: list[str] = []
     testsets = params["zeroshot"]["testsets"]
@@ -284,7 +284,7 @@ def holistic_problems(params: dict[str, Any], on: set[str]) -> list[str]:
 
 def attack_spec(entry: dict[str, Any]):
     """An `adversarial.attacks` entry of params as the AttackSpec `vlstress attack` builds from its flags."""
-    from .zeroshot.adversarial import AttackSpec, parse_extra
+    from vlstress.suites.adversarial.attacks import AttackSpec, parse_extra
 
     eps = tuple(float(part) for part in str(entry["eps"]).split(","))
     return AttackSpec(name=entry["name"], kind=entry["kind"], norm=entry["norm"], eps=eps, steps=entry["steps"],

@@ -12,7 +12,7 @@ import sys
 from importlib import metadata
 from typing import Any
 
-from . import __version__, cpu_kernels
+from vlstress import __version__, cpu_kernels
 
 PACKAGES = ("torch", "torchvision", "open_clip_torch", "numpy", "pillow", "nltk", "scikit-image", "pandas")
 

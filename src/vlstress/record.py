@@ -29,8 +29,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Mapping
 
-from .errors import VlstressError
-from .io import _json_default, atomic_path, read_json
+from vlstress.errors import VlstressError
+from vlstress.io import _json_default, atomic_path, read_json
 
 SCHEMA = "vlstress.record/1"
 SCHEMA_FILE = "data/record.schema.json"

@@ -11,9 +11,9 @@ import argparse
 import logging
 from pathlib import Path
 
-from .. import datasets, provenance
-from ..io import atomic_dir, dumps_json
-from ..argtypes import optional_int
+from vlstress import caption_data as datasets, provenance
+from vlstress.io import atomic_dir, dumps_json
+from vlstress.argtypes import optional_int
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from ..errors import VlstressError
+from vlstress.errors import VlstressError
 
 log = logging.getLogger(__name__)
 
@@ -26,9 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from .. import figures, provenance
-    from ..io import sha256_file
-    from ..report import records
+    from vlstress.report import figures
+    from vlstress import provenance
+    from vlstress.io import sha256_file
+    from vlstress.report import records
 
     table = records.read_summary(args.summary)
     names = list(figures.FIGURES) if not args.only or args.only == "None" else [n.strip() for n in args.only.split(",")]

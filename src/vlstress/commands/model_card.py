@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..argtypes import optional_str, seed_int
+from vlstress.argtypes import optional_str, seed_int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,8 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from .. import models, provenance
-    from ..io import write_json
+    from vlstress.embedding import models
+    from vlstress import provenance
+    from vlstress.io import write_json
 
     spec = models.ModelSpec(slug=args.model, arch=args.arch, pretrained=args.pretrained, seed=args.seed, cache_dir=args.cache_dir)
     card = models.card(spec)

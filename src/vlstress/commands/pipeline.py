@@ -28,10 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from .. import params as params_module
-    from ..errors import VlstressError
-    from ..io import write_text
-    from ..pipeline import GATE_STAMP, active_stages, dvc
+    from vlstress import params as params_module
+    from vlstress.errors import VlstressError
+    from vlstress.io import write_text
+    from vlstress.pipeline import GATE_STAMP, active_stages, dvc
 
     files = args.params or [Path("params.yaml")]
     if args.action != "use":

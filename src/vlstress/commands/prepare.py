@@ -7,12 +7,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .. import provenance
-from ..datasets.coco_dir import read_coco_captions
-from ..datasets.images import check_image
-from ..errors import VlstressError
-from ..io import read_json, sha256_file, write_json
-from ..manifest import validate_entries
+from vlstress import provenance
+from vlstress.caption_data.coco_dir import read_coco_captions
+from vlstress.caption_data.images import check_image
+from vlstress.errors import VlstressError
+from vlstress.io import read_json, sha256_file, write_json
+from vlstress.caption_data.manifest import validate_entries
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..argtypes import optional_path
+from vlstress.argtypes import optional_path
 
 
 def add_reuse_argument(parser: argparse.ArgumentParser) -> None:
@@ -20,7 +20,7 @@ def reuse_folder(args: argparse.Namespace):
     """The --reuse-dir folder keyed on the digest of the embedding code (None: embed every set)."""
     if args.reuse_dir is None:
         return None
-    from .. import embedding_sets
-    from ..pipeline.code_deps import digest
+    from vlstress.embedding import sets as embedding_sets
+    from vlstress.pipeline.code_deps import digest
 
     return embedding_sets.Reuse(args.reuse_dir, digest(embedding_sets.__name__))

@@ -27,10 +27,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import provenance
-from ..io import sha256_file, sidecar, write_text
-from ..report import records
-from ..report.tasks import DIRECTIONS, TASKS
+from vlstress import provenance
+from vlstress.io import sha256_file, sidecar, write_text
+from vlstress.report import records
+from vlstress.report.tasks import DIRECTIONS, TASKS
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def record_list(args: argparse.Namespace) -> list[Path]:
     if args.record:
         return list(args.record)
-    from .. import params as params_module
-    from ..pipeline import record_paths
+    from vlstress import params as params_module
+    from vlstress.pipeline import record_paths
 
     merged = params_module.load(args.params)
     params_module.validate(merged, ", ".join(str(p) for p in args.params))

@@ -28,9 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from .. import provenance
-    from ..io import dumps_json, sha256_file, write_text
-    from ..report import holistic_tables, records, tables
+    from vlstress import provenance
+    from vlstress.io import dumps_json, sha256_file, write_text
+    from vlstress.report import holistic_tables, records, tables
 
     table = records.read_summary(args.summary)
     _, notes = tables.paper_table(table)

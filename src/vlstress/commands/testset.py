@@ -12,13 +12,13 @@ import argparse
 import logging
 from pathlib import Path
 
-from ..argtypes import optional_int, optional_path, optional_str
+from vlstress.argtypes import optional_int, optional_path, optional_str
 
 log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..classification.datasets import KINDS
+    from vlstress.testsets.kinds import KINDS
 
     parser.add_argument("--name", required=True, help="test-set name recorded in the manifest")
     parser.add_argument("--kind", required=True, choices=list(KINDS), help="test-set kind (see vlstress.classification.datasets)")
@@ -39,10 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from .. import provenance
-    from ..classification import manifest
-    from ..classification.datasets import KINDS, Options, build
-    from ..io import atomic_dir, sha256_file
+    from vlstress import provenance
+    from vlstress.testsets import manifest
+    from vlstress.testsets.kinds import KINDS, Options, build
+    from vlstress.io import atomic_dir, sha256_file
 
     options = dict(
         root=args.root, annotations=args.annotations, classnames=args.classnames, max_per_class=args.max_per_class,

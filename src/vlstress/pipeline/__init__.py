@@ -15,12 +15,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .code_deps import dependencies
-from .spec import PLACEHOLDER, Output, Stage, lookup, render_value
-from .stages import (
-    AXES, STAGES, SUITES, TESTSET, TEXT_SET, VARIANT_DIR, CLASSIFIERS, ZEROSHOT_EMB,
-    evaluation_folders, evaluation_params, zeroshot_embedding_sets, zeroshot_evaluations,
-)  # fmt: skip
+from vlstress.pipeline.code_deps import dependencies
+from vlstress.pipeline.spec import PLACEHOLDER, Output, Stage, lookup, render_value
+from vlstress.pipeline.stages import AXES, STAGES, SUITES, TESTSET, TEXT_SET, VARIANT_DIR, CLASSIFIERS, ZEROSHOT_EMB, evaluation_folders, evaluation_params, zeroshot_embedding_sets, zeroshot_evaluations  # fmt: skip
 
 __all__ = ["AXES", "STAGES", "SUITES", "Output", "Stage", "active_stages", "axis_values", "code_paths", "expand", "record_paths"]
 
@@ -193,7 +190,7 @@ LISTS = {
 
 def code_paths(stage: Stage) -> list[str]:
     """The source and data files a stage's command depends on, relative to the repository root."""
-    from ..cli import COMMANDS
+    from vlstress.cli import COMMANDS
 
     if stage.subcommand not in COMMANDS:
         raise ValueError(f"stage {stage.name}: unknown subcommand {stage.subcommand!r}")

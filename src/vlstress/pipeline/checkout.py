@@ -17,8 +17,8 @@ import os
 import shutil
 from pathlib import Path
 
-from ..errors import VlstressError
-from ..io import process_alive
+from vlstress.errors import VlstressError
+from vlstress.io import process_alive
 
 DVC_LOCK = Path(".dvc/tmp/lock")
 DVC_RWLOCK = Path(".dvc/tmp/rwlock")

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Callable
 
-from . import DERIVED, LISTS, active_stages, axis_item, code_paths, expand, external, item_field, produced_paths, substitute_params
-from .. import params as params_module
-from ..errors import VlstressError
-from .spec import PLACEHOLDER, Stage, lookup, render_value
-from .stages import AXES
+from vlstress.pipeline import DERIVED, LISTS, active_stages, axis_item, code_paths, expand, external, item_field, produced_paths, substitute_params
+from vlstress import params as params_module
+from vlstress.errors import VlstressError
+from vlstress.pipeline.spec import PLACEHOLDER, Stage, lookup, render_value
+from vlstress.pipeline.stages import AXES
 
 
 # The step's output goes to its log; when it fails, the log's last lines go to the console too.
@@ -206,8 +206,8 @@ def targets(config: dict[str, Any]) -> list[str]:
 
 def sync_dvc_yaml(files: list[str], path: str = "dvc.yaml") -> None:
     """Keep dvc.yaml the rendering of params.yaml (when Snakemake runs on params.yaml alone)."""
-    from ..io import write_text
-    from . import dvc
+    from vlstress.io import write_text
+    from vlstress.pipeline import dvc
 
     if files != ["params.yaml"]:
         return
@@ -219,7 +219,7 @@ def sync_dvc_yaml(files: list[str], path: str = "dvc.yaml") -> None:
 
 def claim_checkout(workflow):
     """The main process of a real run takes the checkout (vlstress.pipeline.checkout); dry runs and jobs don't."""
-    from .checkout import claim
+    from vlstress.pipeline.checkout import claim
 
     if not workflow.is_main_process or workflow.dryrun:
         return None
@@ -234,10 +234,10 @@ def record_in_dvc_lock(workflow, checkout=None, files: list[str] | None = None) 
     params.yaml alone, which is what dvc.yaml describes. The DVC gate's stamp is written
     too: the Snakefile checked the params already.
     """
-    from . import GATE_STAMP
-    from .dvc import addresses
-    from .stages import CHECKED
-    from ..io import write_text
+    from vlstress.pipeline import GATE_STAMP
+    from vlstress.pipeline.dvc import addresses
+    from vlstress.pipeline.stages import CHECKED
+    from vlstress.io import write_text
 
     if checkout is not None:
         checkout.release()  # `dvc commit` takes the repository lock itself

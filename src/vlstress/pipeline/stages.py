@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .spec import Axis, Output, Stage, Suite
+from vlstress.pipeline.spec import Axis, Output, Stage, Suite
 
 AXES: dict[str, Axis] = {
     axis.name: axis

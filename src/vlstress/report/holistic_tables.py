@@ -14,8 +14,8 @@ import math
 
 import pandas as pd
 
-from . import records
-from .tables import MISSING, latex_escape
+from vlstress.report import records
+from vlstress.report.tables import MISSING, latex_escape
 
 CALIBRATION_COLUMNS = {
     "top1": "Top-1", "ece": "ECE", "ece_ts": "ECE (T)", "nll": "NLL", "nll_ts": "NLL (T)", "brier": "Brier", "brier_ts": "Brier (T)",

@@ -19,9 +19,9 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from .. import record as record_format
-from ..errors import VlstressError
-from . import tasks
+from vlstress import record as record_format
+from vlstress.errors import VlstressError
+from vlstress.report import tasks
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ import re
 
 import pandas as pd
 
-from . import records, tasks
+from vlstress.report import records, tasks
 
 log = logging.getLogger(__name__)
 

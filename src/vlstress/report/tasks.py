@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..record import base_condition
+from vlstress.record import base_condition
 
 ORIGINAL = "original"
 # metric prefix -> retrieval direction

@@ -1,0 +1,187 @@
+"""Model registry entries -> loaded open_clip models, with an honest weights label.
+
+A registry entry in params.yaml is `{arch, pretrained}`:
+- `pretrained: null`   -> seeded random init, labelled "random-init" everywhere;
+- a path to a file     -> local checkpoint (must exist);
+- anything else        -> an open_clip hub tag, cached in `cache_dir`.
+Every failure is a VlstressError naming the model; nothing falls back silently.
+
+Architectures are open_clip's, plus those of any folder of open_clip model configs (JSON)
+named in the environment variable VLSTRESS_MODEL_CONFIGS (folders separated by the path
+separator): an architecture of one's own, or a tiny one that tests run in subprocesses.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vlstress.errors import VlstressError
+from vlstress.io import read_json, sha256_file
+
+log = logging.getLogger(__name__)
+
+CHECKPOINT_SUFFIXES = (".pt", ".pth", ".bin", ".safetensors", ".ckpt")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    slug: str
+    arch: str
+    pretrained: str | None
+    seed: int = 0
+    cache_dir: str | None = None
+
+    @property
+    def weights_kind(self) -> str:
+        if self.pretrained is None:
+            return "random-init"
+        if _looks_like_path(self.pretrained):
+            return "checkpoint"
+        return "hub"
+
+    def weights_label(self) -> str:
+        kind = self.weights_kind
+        if kind == "random-init":
+            return f"random-init (seed {self.seed})"
+        return f"{kind}:{self.pretrained}"
+
+
+def _looks_like_path(value: str) -> bool:
+    return os.sep in value or value.startswith(".") or value.endswith(CHECKPOINT_SUFFIXES) or Path(value).exists()
+
+
+
+def resolve_device(device: str) -> str:
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise VlstressError(f"device {device!r} requested but CUDA is not available on this machine")
+    if not (device == "cpu" or device.startswith("cuda") or device == "mps"):
+        raise VlstressError(f"unknown device {device!r}: use auto, cpu, cuda or cuda:N")
+    return device
+
+
+MODEL_CONFIGS_ENV = "VLSTRESS_MODEL_CONFIGS"
+_ADDED_CONFIGS: set[str] = set()
+
+
+def add_model_configs() -> None:
+    """Register the open_clip model configs of the folders in VLSTRESS_MODEL_CONFIGS (once per folder)."""
+    import open_clip
+
+    for folder in filter(None, os.environ.get(MODEL_CONFIGS_ENV, "").split(os.pathsep)):
+        if folder in _ADDED_CONFIGS:
+            continue
+        if not Path(folder).is_dir():
+            raise VlstressError(f"{MODEL_CONFIGS_ENV}: {folder} is not a folder of open_clip model configs")
+        open_clip.add_model_config(folder)
+        _ADDED_CONFIGS.add(folder)
+
+
+def check_spec(spec: ModelSpec) -> None:
+    """Validate arch and weights before any expensive work."""
+    import open_clip
+
+    add_model_configs()
+    known = open_clip.list_models()
+    if spec.arch not in known:
+        close = [name for name in known if name.lower().startswith(spec.arch.lower()[:5])][:8]
+        hint = f" (similar: {', '.join(close)})" if close else ""
+        raise VlstressError(
+            f"model {spec.slug!r}: unknown open_clip architecture {spec.arch!r}{hint}; "
+            "run `vlstress models` for the full list"
+        )
+    kind = spec.weights_kind
+    if kind == "checkpoint" and not Path(spec.pretrained).is_file():
+        raise VlstressError(f"model {spec.slug!r}: checkpoint file not found: {spec.pretrained}")
+    if kind == "hub":
+        tags = open_clip.list_pretrained_tags_by_model(spec.arch)
+        if spec.pretrained not in tags:
+            raise VlstressError(
+                f"model {spec.slug!r}: {spec.pretrained!r} is not a known pretrained tag for {spec.arch} "
+                f"(known: {', '.join(tags) or 'none'}); use a tag, a checkpoint path, or null for random init"
+            )
+
+
+def describe(spec: ModelSpec, model=None) -> dict[str, Any]:
+    """The provenance block of a model: what exactly produced the numbers (and its size, if loaded)."""
+    info: dict[str, Any] = {
+        "slug": spec.slug,
+        "arch": spec.arch,
+        "pretrained": spec.pretrained,
+        "weights": spec.weights_kind,
+        "weights_label": spec.weights_label(),
+        "seed": spec.seed,
+    }
+    if spec.weights_kind == "checkpoint":
+        info["checkpoint_sha256"] = sha256_file(spec.pretrained)
+    if model is not None:
+        info["n_params"] = int(sum(p.numel() for p in model.parameters()))
+    return info
+
+
+def load(spec: ModelSpec, device: str, threads: int | None = None):
+    """Return (model, image_preprocess, tokenizer) in eval mode on `device`.
+
+    `threads` fixes torch's CPU threads: float32 sums depend on how work is split between
+    threads, so the same count makes both front ends write the same bytes on one machine.
+    """
+    import open_clip
+    import torch
+
+    if threads is not None:
+        torch.set_num_threads(threads)
+    check_spec(spec)
+    torch.manual_seed(spec.seed)  # decides the random init; harmless for loaded weights
+    try:
+        model, _, preprocess = open_clip.create_model_and_transforms(
+            spec.arch, pretrained=spec.pretrained, device=device, cache_dir=spec.cache_dir
+        )
+    except VlstressError:
+        raise
+    except Exception as exc:  # network, corrupt checkpoint, incompatible state dict
+        where = {
+            "hub": f"pretrained tag {spec.pretrained!r} (hub unreachable or weights not cached in {spec.cache_dir})",
+            "checkpoint": f"checkpoint {spec.pretrained}",
+            "random-init": "random init",
+        }[spec.weights_kind]
+        raise VlstressError(f"model {spec.slug!r}: could not load {spec.arch} from {where}: {exc}") from exc
+    model.eval()
+    tokenizer = open_clip.get_tokenizer(spec.arch)
+    log.info("loaded %s (%s) on %s", spec.slug, spec.weights_label(), device)
+    return model, preprocess, tokenizer
+
+
+def card(spec: ModelSpec) -> dict[str, Any]:
+    """A model card: the registry entry checked (architecture, tag or checkpoint) and pinned (checkpoint sha256)."""
+    check_spec(spec)
+    return {"kind": "model-card", "model": {**describe(spec), "cache_dir": spec.cache_dir}}
+
+
+def spec_from_card(path: Path) -> ModelSpec:
+    """The model of a card written by `vlstress model-card`; a checkpoint edited since is an error."""
+    data = read_json(path, "model card")
+    try:
+        model = data["model"]
+        spec = ModelSpec(
+            slug=model["slug"],
+            arch=model["arch"],
+            pretrained=model["pretrained"],
+            seed=int(model["seed"]),
+            cache_dir=model.get("cache_dir"),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise VlstressError(f"model card {path} lacks {exc}; re-run `vlstress model-card`") from None
+    pinned = model.get("checkpoint_sha256")
+    if pinned and Path(spec.pretrained).is_file() and sha256_file(spec.pretrained) != pinned:
+        raise VlstressError(
+            f"model {spec.slug!r}: checkpoint {spec.pretrained} changed since its card {path} was written; "
+            "re-run `vlstress model-card` (the workflow does so when the checkpoint is tracked)"
+        )
+    return spec

@@ -1,0 +1,351 @@
+"""Embedding sets of one model: what each set reads, how it is embedded, its sidecar, and reuse.
+
+A model step pays a fixed start-up (importing torch and open_clip, CUDA, building the model)
+that on a GPU costs more than embedding a 5,000-image set (docs/throughput.md). So the
+workflow embeds every retrieval set of a model in one job (`vlstress embed-retrieval`: the
+original images and captions, each image variant and each caption set) and every zero-shot
+set in another (`vlstress embed-zeroshot`: the classifier of each test set, the images of
+each test set, corrupted copy, typographic copy and OOD set). The single-set commands
+(`embed-images`, `embed-texts`, `embed-image-variant`, `embed-testset`, `zeroshot-classifier`)
+use the same functions.
+
+Reuse: a set whose inputs, model and settings have not changed since an earlier run is
+placed from the reuse folder instead of being embedded again, so adding a seed embeds only
+that seed's images. The key is a digest of everything the bytes depend on: the sidecar's
+provenance (params, model, device, package versions, CPU kernel caps, the command line), the
+bytes of every file the set reads, the package's source files this module reaches
+(`Reuse.code`, from `pipeline.code_deps`) and, on CUDA, the GPU and its library versions. A
+reused set is therefore the very file a fresh run would write. An entry is hard links to the
+files a run wrote plus, written last, the sha256 of both; one that fails that check is
+reported and the set embedded again. Entries are never removed: the folder grows with every
+change of code or settings, and deleting it costs only time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from vlstress.embedding import models
+from vlstress import provenance
+from vlstress.errors import VlstressError
+from vlstress.io import dumps_json, sha256_file, sidecar, write_json, write_npy
+from vlstress.caption_data.manifest import caption_table, load_caption_entries, load_manifest
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A model loaded once for every set of a step, with the run options of the step."""
+
+    spec: models.ModelSpec
+    model: Any
+    preprocess: Callable
+    tokenizer: Callable
+    device: str
+    batch_size: int
+    workers: int | None
+    precision: str
+    params: dict[str, Any]  # the run-time flags recorded in provenance (argtypes.model_params)
+    described: dict[str, Any]  # models.describe: architecture, weights (a checkpoint hashed once per run)
+    hardware: dict[str, Any]  # what decides the bits beyond provenance (the GPU and its libraries): reuse keys only
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """Where earlier results are kept, and the digest of the code they depend on."""
+
+    folder: Path
+    code: str  # pipeline.code_deps.digest(__name__): an edit of the embedding code changes every key
+
+
+@dataclass
+class EmbeddingSet:
+    """One set to embed: the file recorded in provenance, every file its bytes depend on, its sidecar fields."""
+
+    name: str  # shown in progress bars and logs
+    source: Path  # the manifest / caption file named in provenance `inputs`
+    files: list[str]  # every file whose bytes decide the embeddings (source included)
+    kind: str  # sidecar `kind`
+    fields: dict[str, Any]  # sidecar fields after `shape` (images, variant, captions_per_image)
+    embed: Callable[[Loaded], np.ndarray]
+    extra_params: dict[str, Any] = field(default_factory=dict)  # provenance params beyond the run flags
+    # sidecar fields read from the loaded model (a classifier's logit scale): decided by the model, which the key holds
+    model_fields: Callable[[Loaded], dict[str, Any]] | None = None
+
+
+def load(spec: models.ModelSpec, args) -> Loaded:
+    """Load the model of `spec` once, with the run options of the model flags (`argtypes.add_model_arguments`)."""
+    from vlstress.argtypes import batch_size, model_params
+
+    device = models.resolve_device(args.device)
+    model, preprocess, tokenizer = models.load(spec, device, threads=args.threads)
+    # the recorded flags are read after loading: `threads` is what torch runs with
+    return Loaded(
+        spec, model, preprocess, tokenizer, device, batch_size(args, device), args.workers, args.precision,
+        model_params(args, spec), models.describe(spec, model), hardware(device),
+    )  # fmt: skip
+
+
+def hardware(device: str) -> dict[str, Any]:
+    """On CUDA, the GPU and the library versions its kernels come from: a reuse folder on a shared file
+    system must not hand one GPU type's results to another. On the CPU the kernel caps in provenance
+    already pin the bits (vlstress.cpu_kernels)."""
+    if not device.startswith("cuda"):
+        return {}
+    import torch
+
+    index = torch.device(device).index or 0
+    return {
+        "gpu": torch.cuda.get_device_name(index),
+        "capability": list(torch.cuda.get_device_capability(index)),
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version(),
+        "tf32": [torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32],
+        "env": {name: os.environ.get(name) for name in ("NVIDIA_TF32_OVERRIDE", "CUBLAS_WORKSPACE_CONFIG")},
+    }
+
+
+def original_images(manifest_path: Path) -> EmbeddingSet:
+    """The images of a manifest (`vlstress prepare`), in manifest order."""
+    manifest = load_manifest(manifest_path)
+    paths = [e["path"] for e in manifest["images"]]
+
+    def embed(run: Loaded) -> np.ndarray:
+        from vlstress.embedding.encoders import encode_images
+
+        return encode_images(run.model, run.preprocess, paths, desc=f"{run.spec.slug} images", **_image_options(run))
+
+    return EmbeddingSet(
+        "images", manifest_path, [str(manifest_path), *paths], "image-embeddings", {"images": [e["image"] for e in manifest["images"]]}, embed
+    )
+
+
+def image_variant(folder: Path) -> EmbeddingSet:
+    """A perturbed-image variant (`vlstress image-variants`): faithful variants from their JPEG files,
+    clean ones perturbed here after the model's own preprocessing (lossless)."""
+    from vlstress.suites.rococo_image import variants
+
+    manifest_path = folder / "manifest.json"
+    manifest = load_manifest(manifest_path)
+    plan = variants.plan_from_manifest(manifest)
+    mode = manifest["variant"].get("mode", "faithful")
+    entries = manifest["images"]
+    if mode == "faithful":
+        files = [e["path"] for e in entries]
+    elif mode == "clean":
+        files = [e["source_path"] for e in entries]
+    else:
+        raise VlstressError(f"variant {folder}: unknown mode {mode!r} (known: {', '.join(variants.MODES)})")
+    name = manifest["variant"].get("name", folder.name)
+
+    def embed(run: Loaded) -> np.ndarray:
+        from vlstress.embedding.encoders import encode_images
+
+        options = {**_image_options(run), "desc": f"{run.spec.slug} {name}"}
+        if mode == "faithful":
+            return encode_images(run.model, run.preprocess, files, **options)
+        mixer = variants.CleanMixer(files, plan, run.preprocess)
+        return encode_images(run.model, mixer, list(range(len(entries))), load=None, **options)
+
+    fields = {"images": [e["image"] for e in entries], "variant": manifest["variant"]}
+    return EmbeddingSet(name, manifest_path, [str(manifest_path), *files], "image-variant-embeddings", fields, embed, {"mode": mode})
+
+
+def captions(path: Path, name: str | None = None) -> EmbeddingSet:
+    """The captions of a manifest or of a caption set in the official RoCOCO list format, in file order."""
+    table = caption_table(load_caption_entries(path))
+
+    def embed(run: Loaded) -> np.ndarray:
+        from vlstress.embedding.encoders import encode_texts
+
+        return encode_texts(
+            run.model, run.tokenizer, table.captions, batch_size=run.batch_size, device=run.device, precision=run.precision,
+            desc=f"{run.spec.slug} {name or path.stem}",
+        )  # fmt: skip
+
+    fields = {"captions_per_image": [len(group) for group in table.captions_per_image]}
+    return EmbeddingSet(name or path.stem, path, [str(path)], "text-embeddings", fields, embed)
+
+
+def testset_images(folder: Path, name: str | None = None) -> EmbeddingSet:
+    """The images of a classification test set (`vlstress testset`, or a corrupted, typographic or
+    OOD copy of one), in manifest order. `name` (logs and progress bars) defaults to the set's dataset
+    name, which the severities of one corruption share."""
+    from vlstress.testsets import manifest as testsets
+
+    testset = testsets.load(folder)
+    manifest_file = testsets.manifest_path(folder)
+    paths = [str(path) for path in testset.image_paths()]
+    name = name or testset.dataset
+
+    def embed(run: Loaded) -> np.ndarray:
+        from vlstress.embedding.encoders import encode_images
+
+        return encode_images(run.model, run.preprocess, paths, desc=f"{run.spec.slug} {name}", **_image_options(run))
+
+    return EmbeddingSet(name, manifest_file, [str(manifest_file), *paths], "image-embeddings", {"dataset": testset.dataset}, embed)
+
+
+def classifier(folder: Path, templates: str) -> EmbeddingSet:
+    """The zero-shot classifier of a test set's class names: one weight row per class from the prompt
+    templates (a named set or a file, `vlstress.zeroshot.templates`)."""
+    from vlstress.testsets import manifest as testsets
+    from vlstress.suites.zeroshot import templates as template_sets
+
+    testset = testsets.load(folder)
+    manifest_file = testsets.manifest_path(folder)
+    prompts, description = template_sets.resolve(templates)
+
+    def embed(run: Loaded) -> np.ndarray:
+        from vlstress.suites.zeroshot.classifier import build
+
+        return build(run.model, run.tokenizer, testset.classes, prompts, device=run.device, precision=run.precision)
+
+    def logit_scale(run: Loaded) -> dict[str, Any]:
+        from vlstress.suites.zeroshot.classifier import model_logit_scale
+
+        return model_logit_scale(run.model)
+
+    fields = {"dataset": testset.dataset, "classes": testset.classes, "templates": prompts, "templates_source": templates}
+    return EmbeddingSet(
+        f"{testset.dataset} classifier", manifest_file, [str(manifest_file)], "zeroshot-classifier", fields, embed,
+        {"templates": templates, "templates_description": description}, logit_scale,
+    )  # fmt: skip
+
+
+def require_files(items: list[EmbeddingSet]) -> None:
+    """Fail before any model work when a set reads a file that is not there, naming the set and the file."""
+    for item in items:
+        missing = [p for p in item.files if not os.path.isfile(p)]
+        if missing:
+            raise VlstressError(f"set {item.name} ({item.source}): {len(missing)} input file(s) missing, e.g. {missing[0]}")
+
+
+def _image_options(run: Loaded) -> dict[str, Any]:
+    return {"batch_size": run.batch_size, "device": run.device, "workers": run.workers, "precision": run.precision}
+
+
+def write(item: EmbeddingSet, run: Loaded, step: str, out: Path, reuse: Reuse | None = None) -> bool:
+    """Embed `item` into `out` (+ sidecar `<out>.json`); with a reuse folder, copy an earlier identical
+    result instead when there is one. True when the set was reused."""
+    block = provenance.build(
+        step,
+        {**run.params, **item.extra_params},
+        seed=run.spec.seed,
+        model=run.described,
+        device=run.device,
+        inputs={str(item.source): sha256_file(item.source)},
+    )
+    key = None
+    if reuse is not None:
+        key = reuse_key(item, block, reuse.code, run.hardware)
+        if _fetch(reuse.folder, key, out):
+            log.info("%s: reused from %s (inputs, model and settings unchanged)", item.name, reuse.folder)
+            return True
+    start = time.perf_counter()
+    embeddings = item.embed(run)
+    # the job log's account of where the time went (benchmarks/bench_workflow.py reads it)
+    log.info("%s (%s): %d rows embedded in %.2f s", item.name, item.kind, len(embeddings), time.perf_counter() - start)
+    write_npy(out, embeddings)
+    late = item.model_fields(run) if item.model_fields else {}
+    write_json(sidecar(out), {"kind": item.kind, "shape": list(embeddings.shape), **item.fields, **late, "provenance": block})
+    if key is not None:
+        _store(reuse.folder, key, out)
+    return False
+
+
+def write_folder(plan: list[tuple[str, EmbeddingSet]], run: Loaded, step: str, out: Path, reuse: Reuse | None = None) -> None:
+    """Write each (file inside `out`, set) of `plan` into the folder `out`, replaced as a whole, and
+    log how many sets were embedded and how many reused."""
+    from vlstress.io import atomic_dir
+
+    with atomic_dir(out) as folder:
+        reused = sum(write(item, run, step, folder / name, reuse) for name, item in plan)
+    log.info("%s: %d set(s) embedded, %d reused", run.spec.slug, len(plan) - reused, reused)
+
+
+def reuse_key(item: EmbeddingSet, block: dict[str, Any], code: str, device: dict[str, Any]) -> str:
+    """A digest of everything the set's bytes depend on (see the module docstring)."""
+    content = {
+        "kind": item.kind,
+        "fields": item.fields,
+        "provenance": block,
+        "files": file_digests(item.files),
+        "code": code,
+        "hardware": device,
+    }
+    return hashlib.sha256(dumps_json(content).encode()).hexdigest()
+
+
+def file_digests(paths: list[str]) -> list[str]:
+    """sha256 of each file, in order (threads: hashlib releases the GIL)."""
+    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
+        return list(pool.map(sha256_file, paths))
+
+
+def _entry(reuse: Path, key: str) -> Path:
+    return reuse / key[:2] / f"{key}.npy"
+
+
+def _seal(entry: Path) -> Path:
+    """The file that completes an entry: sha256 of its array and of its sidecar, written last."""
+    return entry.with_suffix(".sha256")
+
+
+def _digests(entry: Path) -> str:
+    return f"{sha256_file(entry)} {sha256_file(sidecar(entry))}\n"
+
+
+def _fetch(reuse: Path, key: str, out: Path) -> bool:
+    """Place the entry of `key` at `out` (+ sidecar) if there is a complete, intact one."""
+    entry = _entry(reuse, key)
+    if not _seal(entry).is_file():
+        return False  # none, or one whose writing was cut short
+    try:  # a damaged or unreadable entry is reported and the set embedded again, never used
+        if _seal(entry).read_text(encoding="utf-8") != _digests(entry):
+            raise ValueError("its files do not match the digests stored with them")
+        _place(entry, out)
+        _place(sidecar(entry), sidecar(out))
+    except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, the set is embedded again
+        log.warning("reuse entry %s cannot be used (%s): embedding the set again", entry, exc)
+        return False
+    return True
+
+
+def _store(reuse: Path, key: str, out: Path) -> None:
+    """Keep `out` (+ sidecar) under `key`; a folder that cannot be written costs reuse, not the run."""
+    entry = _entry(reuse, key)
+    try:
+        _place(out, entry)
+        _place(sidecar(out), sidecar(entry))
+        seal = _seal(entry).with_name(f".{_seal(entry).name}.{os.getpid()}.tmp")
+        seal.write_text(_digests(entry), encoding="utf-8")
+        os.replace(seal, _seal(entry))
+    except OSError as exc:
+        log.warning("could not keep %s for reuse in %s (%s)", out.name, reuse, exc)
+
+
+def _place(source: Path, dest: Path) -> None:
+    """`dest` becomes a hard link to `source` (a copy across file systems), by rename: never a write
+    into an existing file, nor a chmod of one (a link shares the file with the entry or the output)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        try:
+            os.link(source, tmp)
+        except OSError:
+            shutil.copyfile(source, tmp)
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -1,0 +1,1 @@
+"""The commands of the adversarial suite (each: add_arguments, run)."""

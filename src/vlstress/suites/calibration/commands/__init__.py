@@ -1,0 +1,1 @@
+"""The commands of the calibration suite (each: add_arguments, run)."""

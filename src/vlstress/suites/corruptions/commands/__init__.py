@@ -1,0 +1,1 @@
+"""The commands of the corruptions suite (each: add_arguments, run)."""

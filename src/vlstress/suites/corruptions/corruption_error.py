@@ -1,0 +1,67 @@
+"""Corruption robustness summaries (Hendrycks & Dietterich 2019), in percent.
+
+For model f, corruption c, severities s (error E = 100 − top-1):
+- mean corruption accuracy (mCA): mean top-1 over every (c, s);
+- relative drop: (clean top-1 − mCA) / clean top-1;
+- CE_c = Σ_s E(f, c, s) / Σ_s E(base, c, s); mCE = mean over c of CE_c (× 100);
+- relative CE_c = Σ_s (E(f, c, s) − E(f, clean)) / Σ_s (E(base, c, s) − E(base, clean)); relative mCE likewise.
+The baseline model (ImageNet-C: AlexNet) is a model of the same run named in params.
+A CE whose baseline denominator is 0 is undefined (None), never infinite.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from vlstress.errors import VlstressError
+
+COLUMNS = ["model", "clean_top1", "mCA", "relative_drop", "mCE", "relative_mCE", "n_corruptions", "n_severities"]
+
+
+def _ratio(numerator: float, denominator: float) -> float | None:
+    return None if denominator == 0 or math.isnan(denominator) else 100.0 * numerator / denominator
+
+
+def corruption_table(top1: pd.DataFrame, clean: dict[str, float], baseline: str | None) -> pd.DataFrame:
+    """`top1`: columns model, corruption, severity, top1 (one row each); `clean`: model -> clean top-1.
+
+    Returns one row per model with the columns of `COLUMNS`; mCE columns are None without a baseline.
+    """
+    if top1.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    if baseline is not None and baseline not in set(top1["model"]):
+        raise VlstressError(f"mCE baseline model {baseline!r} has no corruption records (models: {', '.join(sorted(set(top1['model'])))})")
+    grid = top1.pivot_table(index=["corruption", "severity"], columns="model", values="top1", aggfunc="mean")
+    if grid.isna().any().any():
+        missing = grid.columns[grid.isna().any()].tolist()
+        raise VlstressError(f"model(s) {', '.join(missing)} lack some (corruption, severity) records: mCE needs the same grid for every model")
+    error = 100.0 - grid
+    rows = []
+    for model in grid.columns:
+        clean_top1 = clean.get(model)
+        mca = float(grid[model].mean())
+        row = {
+            "model": model,
+            "clean_top1": clean_top1,
+            "mCA": mca,
+            "relative_drop": None if not clean_top1 else 100.0 * (clean_top1 - mca) / clean_top1,
+            "mCE": None,
+            "relative_mCE": None,
+            "n_corruptions": int(grid.index.get_level_values("corruption").nunique()),
+            "n_severities": int(grid.index.get_level_values("severity").nunique()),
+        }
+        if baseline is not None:
+            per_corruption = error.groupby(level="corruption").sum()
+            ces = [_ratio(per_corruption.loc[c, model], per_corruption.loc[c, baseline]) for c in per_corruption.index]
+            row["mCE"] = None if any(ce is None for ce in ces) else sum(ces) / len(ces)
+            if clean_top1 is not None and clean.get(baseline) is not None:
+                rel = error.copy()
+                rel[model] = error[model] - (100.0 - clean_top1)
+                rel[baseline] = error[baseline] - (100.0 - clean[baseline])
+                sums = rel.groupby(level="corruption").sum()
+                rces = [_ratio(sums.loc[c, model], sums.loc[c, baseline]) for c in sums.index]
+                row["relative_mCE"] = None if any(r is None for r in rces) else sum(rces) / len(rces)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=COLUMNS)

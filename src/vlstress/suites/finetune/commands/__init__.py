@@ -1,0 +1,1 @@
+"""The commands of the finetune suite (each: add_arguments, run)."""

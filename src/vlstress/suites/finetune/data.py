@@ -1,0 +1,104 @@
+"""Training pairs for robust fine-tuning: (image, caption, altered caption, mixed image).
+
+Every caption of the training manifest is one sample. Its altered caption comes from a caption
+set in the official RoCOCO layout made from the *training* captions (the same generators as
+the text stress-test, `vlstress text-variants` on the training manifest); its mixed image is
+the image mixed or patched with its partner under a seeded plan over the training images
+(`images.variants`, clean mode: after the model's preprocessing, lossless). The order of the
+samples is a seeded permutation per epoch, a function of (seed, step) alone, so a resumed run
+sees exactly the batches an uninterrupted run sees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from vlstress.errors import VlstressError
+
+
+@dataclass(frozen=True)
+class Sample:
+    image: int  # index into TrainingPairs.paths
+    caption: str
+    altered: str
+
+
+class TrainingPairs:
+    def __init__(self, paths: list[str], samples: list[Sample], plan, preprocess: Callable, tokenizer: Callable):
+        if not samples:
+            raise VlstressError("no training captions")
+        self.paths, self.samples, self.plan = paths, samples, plan
+        self.preprocess, self.tokenizer = preprocess, tokenizer
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    def rows(self, step: int, batch_size: int, seed: int, part: int = 0, parts: int = 1) -> np.ndarray:
+        """The sample rows of optimizer step `step` (0-based): consecutive slices of seeded per-epoch
+        permutations; `part` of `parts` splits the batch between data-parallel processes."""
+        n = len(self.samples)
+        start = step * batch_size
+        rows = []
+        while len(rows) < batch_size:
+            epoch, offset = divmod(start + len(rows), n)
+            order = np.random.default_rng([seed, epoch]).permutation(n)
+            rows.extend(order[offset : offset + batch_size - len(rows)])
+        return np.array(rows[part::parts], dtype=np.int64)
+
+    def batch(self, rows: np.ndarray):
+        """(pixels, mixed pixels, caption tokens, altered-caption tokens) of the sample rows."""
+        import torch
+
+        from vlstress.embedding.encoders import load_rgb
+        from vlstress.suites.rococo_image.variants import apply
+
+        cache: dict[int, Any] = {}
+
+        def pixels(index: int):
+            if index not in cache:
+                cache[index] = self.preprocess(load_rgb(self.paths[index]))
+            return cache[index]
+
+        images, mixed = [], []
+        for row in rows:
+            index = self.samples[row].image
+            partner = self.plan.partner(index)
+            images.append(pixels(index))
+            mixed.append(apply(self.plan, index, pixels(index), None if partner is None else pixels(partner)))
+        texts = [self.samples[row].caption for row in rows]
+        altered = [self.samples[row].altered for row in rows]
+        return torch.stack(images), torch.stack(mixed), self.tokenizer(texts), self.tokenizer(altered)
+
+
+def load_pairs(manifest_path: Path, variants_path: Path) -> tuple[list[str], list[Sample], dict[str, Any]]:
+    """(image paths, samples, counts) from a training manifest and a caption set of its captions.
+
+    The set is checked against the manifest as the text stress-test checks it (originals in
+    manifest order, then altered k for original k). A caption without an altered twin, or
+    whose "alteration" left it unchanged, is skipped and counted: it would teach nothing.
+    """
+    from vlstress.io import read_json
+    from vlstress.caption_data.manifest import load_manifest
+    from vlstress.suites.rococo_text.caption_sets import split_variant_entries
+
+    entries = load_manifest(manifest_path)["images"]
+    originals = {entry["image"]: list(entry["caption"]) if isinstance(entry["caption"], list) else [entry["caption"]] for entry in entries}
+    variant_entries = read_json(variants_path, "training caption set")
+    split_variant_entries(variant_entries, originals, str(variants_path))
+    index = {entry["image"]: i for i, entry in enumerate(entries)}
+    samples, skipped = [], 0
+    for entry in variant_entries:
+        captions = entry["caption"]
+        n = len(originals[entry["image"]])
+        altered = captions[n:]
+        for k, original in enumerate(originals[entry["image"]]):
+            if k >= len(altered) or altered[k].strip() == original.strip():
+                skipped += 1
+                continue
+            samples.append(Sample(index[entry["image"]], original, altered[k]))
+    paths = [entry["path"] for entry in entries]
+    return paths, samples, {"images": len(paths), "samples": len(samples), "skipped_captions": skipped}

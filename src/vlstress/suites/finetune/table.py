@@ -1,0 +1,86 @@
+"""The answer to RoCOCO's open question: do the semantic and visual contrastive losses help, and at what cost?
+
+One row per fine-tuned model and one for its base, from the aggregated summary: retrieval R@1
+on the original gallery, the text stress-test (R@1 and false R@1 per caption set), the image
+stress-test (R@1 and false R@1 per perturbation, mean over λ and seeds) and, where those suites
+ran, zero-shot top-1 per test set and mean corruption accuracy. A second table gives each
+fine-tuned model's change against its base (percentage points).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from vlstress.report import records
+
+MISSING = "–"
+
+
+@dataclass(frozen=True)
+class Finetuned:
+    variant: str
+    slug: str  # the model entry evaluating the fine-tuned weights
+    w_sc: float
+    w_vc: float
+
+
+def _condition(text: str) -> dict:
+    return json.loads(text)
+
+
+def columns_of(agg: pd.DataFrame) -> dict[str, pd.Series]:
+    """Column title -> mean value per model slug."""
+    out: dict[str, pd.Series] = {}
+
+    def add(title: str, rows: pd.DataFrame) -> None:
+        if not rows.empty:
+            out[title] = rows.groupby("model")["mean"].mean()
+
+    for direction in ("i2t", "t2i"):
+        add(f"{direction} R@1 original", records.rows(agg, "retrieval", f"{direction}_R@1"))
+    text = records.rows(agg, "text-stress")
+    for condition in dict.fromkeys(text["condition_json"]):
+        name = _condition(condition).get("set")
+        for metric, short in (("i2t_R@1", "R@1"), ("i2t_false_R@1", "false R@1")):
+            add(f"text {name} {short}", text[(text["condition_json"] == condition) & (text["metric"] == metric)])
+    image = records.rows(agg, "image-stress").assign(method=lambda f: f["condition_json"].map(lambda c: _condition(c).get("perturbation")))
+    for method in dict.fromkeys(image["method"]):
+        for metric, short in (("t2i_R@1", "R@1"), ("t2i_false_R@1", "false R@1")):
+            add(f"image {method} {short}", image[(image["method"] == method) & (image["metric"] == metric)])
+    zeroshot = records.rows(agg, "zeroshot", "top1")
+    for dataset in dict.fromkeys(zeroshot["dataset"]):
+        add(f"zero-shot {dataset} top-1", zeroshot[zeroshot["dataset"] == dataset])
+    add("mean corruption top-1", records.rows(agg, "corruption", "top1"))
+    return out
+
+
+def comparison(agg: pd.DataFrame, base: str, finetuned: list[Finetuned]) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """(values, changes against the base, notes): rows base + each fine-tuned model that has records."""
+    columns = columns_of(agg)
+    present = set(agg["model"])
+    notes = []
+    rows = [("base", base, "", "")] if base in present else []
+    if base not in present:
+        notes.append(f"the base model {base!r} has no records: add it to `models` to compare against it")
+    for f in finetuned:
+        if f.slug in present:
+            rows.append((f.variant, f.slug, f"{f.w_sc:g}", f"{f.w_vc:g}"))
+        else:
+            notes.append(f"fine-tuned model {f.slug!r} ({f.variant}) has no records yet")
+    index = pd.MultiIndex.from_tuples([(v, s, sc, vc) for v, s, sc, vc in rows], names=["variant", "model", "w_sc", "w_vc"])
+    values = pd.DataFrame({title: [series.get(slug, math.nan) for _, slug, _, _ in rows] for title, series in columns.items()}, index=index)
+    changes = values.sub(values.xs(base, level="model").iloc[0], axis=1).drop(index="base", level="variant") if base in present else values.iloc[0:0]
+    return values, changes, notes
+
+
+def cells(frame: pd.DataFrame, signed: bool = False) -> pd.DataFrame:
+    def cell(v: float) -> str:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return MISSING
+        return f"{v:+.1f}" if signed else f"{v:.1f}"
+
+    return frame.map(cell)

@@ -1,0 +1,1 @@
+"""The commands of the ood suite (each: add_arguments, run)."""

@@ -1,0 +1,1 @@
+"""The commands of the retrieval suite (each: add_arguments, run)."""

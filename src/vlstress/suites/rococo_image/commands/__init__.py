@@ -1,0 +1,1 @@
+"""The commands of the rococo_image suite (each: add_arguments, run)."""

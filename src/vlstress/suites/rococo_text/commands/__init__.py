@@ -1,0 +1,1 @@
+"""The commands of the rococo_text suite (each: add_arguments, run)."""

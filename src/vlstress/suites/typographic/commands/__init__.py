@@ -1,0 +1,1 @@
+"""The commands of the typographic suite (each: add_arguments, run)."""

@@ -1,0 +1,168 @@
+"""Typographic attacks: the name of a wrong class written on each image (ImageNet-T / CIFAR-10-T style).
+
+As the pilot study's typographic sets (Wang et al. 2024, arXiv 2403.10499): every image
+gets one wrong class name, written in plain text at a random size, colour and position.
+CLIP reads text in images, so the written name pulls the zero-shot prediction towards it.
+
+Per image i a numpy Generator seeded by (seed, i) draws, in this order:
+  written       uniform among the classes other than the true label;
+  font size     a fraction FONT_FRACTION of the image's shorter side (shrunk until the
+                text fits the width);
+  fill          RGB colour, uniform;
+  stroke        width as a fraction STROKE_FRACTION of the font size, RGB colour, uniform;
+  position      the text box (stroke included) uniform over positions fully inside the image.
+Every image draws the same number of values, so image i's style does not depend on the
+others. Images are first resized and centre-cropped like the corruptions
+(vlstress.images.corruptions.resize_center_crop; `size=0` keeps the original), then
+written as PNG: deterministic bytes for given Pillow/FreeType versions.
+
+Font: DejaVu Sans as shipped with matplotlib (no system font lookup, the same file
+everywhere); its path relative to matplotlib's data folder and its sha256 go in the manifest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from vlstress.testsets.manifest import ClassificationSet
+from vlstress.testsets.manifest import write as write_manifest
+from vlstress.errors import VlstressError
+from vlstress.io import atomic_dir, sha256_file
+from vlstress.suites.corruptions.imagenet_c import DEFAULT_SIZE, check_size, load_rgb, resize_center_crop
+
+FONT_FILE = "fonts/ttf/DejaVuSans.ttf"  # relative to matplotlib.get_data_path()
+FONT_FRACTION = (0.08, 0.20)  # font size / shorter image side
+STROKE_FRACTION = (0.0, 0.10)  # stroke width / font size
+MIN_FONT_PX = 6
+
+
+@dataclass(frozen=True)
+class TextStyle:
+    """What was drawn on one image (recorded in its manifest entry)."""
+
+    written: int  # class index of the written name
+    text: str
+    font_size: int  # pixels
+    fill: tuple[int, int, int]
+    stroke_width: int  # pixels
+    stroke_fill: tuple[int, int, int]
+    box: tuple[int, int, int, int]  # left, top, right, bottom (exclusive) of the inked text, stroke included
+
+
+def font_path() -> Path:
+    import matplotlib
+
+    path = Path(matplotlib.get_data_path()) / FONT_FILE
+    if not path.is_file():
+        raise VlstressError(f"font not found: {path} (matplotlib ships DejaVu Sans; reinstall matplotlib)")
+    return path
+
+
+def font_record() -> dict[str, str]:
+    import matplotlib
+
+    return {"file": FONT_FILE, "relative_to": "matplotlib data path", "sha256": sha256_file(font_path()), "matplotlib": matplotlib.__version__}
+
+
+@lru_cache(maxsize=None)
+def font(size: int) -> ImageFont.FreeTypeFont:
+    return ImageFont.truetype(str(font_path()), size)
+
+
+def wrong_class(label: int, n_classes: int, rng: np.random.Generator) -> int:
+    """Uniform among the n_classes - 1 classes other than `label`."""
+    other = int(rng.integers(n_classes - 1))
+    return other + 1 if other >= label else other
+
+
+def text_box(draw: ImageDraw.ImageDraw, text: str, size: int, stroke: int) -> tuple[int, int, int, int]:
+    return draw.textbbox((0, 0), text, font=font(size), stroke_width=stroke)
+
+
+def draw_style(image_size: tuple[int, int], label: int, classes: list[str], rng: np.random.Generator) -> TextStyle:
+    """The style of one image (see the module docstring for the draws and their order)."""
+    width, height = image_size
+    written = wrong_class(label, len(classes), rng)
+    font_fraction = rng.uniform(*FONT_FRACTION)
+    fill = tuple(int(v) for v in rng.integers(0, 256, 3))
+    stroke_fraction = rng.uniform(*STROKE_FRACTION)
+    stroke_fill = tuple(int(v) for v in rng.integers(0, 256, 3))
+    u, v = rng.random(2)
+    text = classes[written]
+    measure = ImageDraw.Draw(Image.new("RGB", (1, 1)))
+    size = max(MIN_FONT_PX, round(font_fraction * min(width, height)))
+    while True:  # shrink until the text fits the image (long class names)
+        stroke = round(stroke_fraction * size)
+        left, top, right, bottom = text_box(measure, text, size, stroke)
+        if (right - left <= width and bottom - top <= height) or size == MIN_FONT_PX:
+            break
+        size -= 1
+    if right - left > width or bottom - top > height:
+        raise VlstressError(f"class name {text!r} does not fit a {width}x{height} image even at {size} px; use a larger --size")
+    x = int(u * (width - (right - left) + 1))  # box left edge, uniform over inside positions
+    y = int(v * (height - (bottom - top) + 1))
+    box = (x, y, x + right - left, y + bottom - top)
+    return TextStyle(written, text, size, fill, stroke, stroke_fill, box)  # type: ignore[arg-type]
+
+
+def write_text(image: Image.Image, style: TextStyle) -> Image.Image:
+    """The image with the style's text drawn in its box."""
+    out = image.copy()
+    draw = ImageDraw.Draw(out)
+    left, top, _, _ = text_box(draw, style.text, style.font_size, style.stroke_width)
+    origin = (style.box[0] - left, style.box[1] - top)  # textbbox is offset from the drawing origin
+    draw.text(origin, style.text, font=font(style.font_size), fill=style.fill, stroke_width=style.stroke_width, stroke_fill=style.stroke_fill)
+    return out
+
+
+def image_rng(seed: int, index: int) -> np.random.Generator:
+    return np.random.default_rng([seed, index])
+
+
+def generate(
+    clean: ClassificationSet,
+    seed: int,
+    out_dir: str | Path,
+    *,
+    size: int = DEFAULT_SIZE,
+    provenance: dict[str, Any] | None = None,
+    progress: bool = True,
+) -> ClassificationSet:
+    """Write out_dir/images/<index>.png (a wrong class name on each image) and out_dir/manifest.json; all or nothing."""
+    from tqdm.auto import tqdm
+
+    check_size(size)
+    if len(clean.classes) < 2:
+        raise VlstressError(f"a typographic attack needs at least 2 classes, {clean.dataset} has {len(clean.classes)}")
+    out_dir = Path(out_dir)
+    images = []
+    with atomic_dir(out_dir) as tmp:
+        (tmp / "images").mkdir()
+        for index, entry in enumerate(tqdm(clean.images, desc="typographic", unit="img", disable=not progress)):
+            source = Path(clean.root) / entry["path"]
+            image = resize_center_crop(load_rgb(source), size)
+            style = draw_style(image.size, entry["label"], clean.classes, image_rng(seed, index))
+            name = f"images/{index:06d}.png"
+            write_text(image, style).save(tmp / name, format="PNG", compress_level=6)
+            record = asdict(style)
+            record.update(path=name, label=entry["label"], source_path=str(source), box=list(style.box), fill=list(style.fill), stroke_fill=list(style.stroke_fill))
+            images.append(record)
+        data = ClassificationSet(
+            dataset=f"{clean.dataset}-t",
+            kind="typographic",
+            classes=clean.classes,
+            class_ids=clean.class_ids,
+            superclasses=clean.superclasses,
+            root=str(out_dir),
+            images=images,
+            source={"clean_dataset": clean.dataset, "clean_root": clean.root, "seed": seed, "size": size, "font": font_record()},
+            provenance=provenance or {},
+        )
+        write_manifest(tmp / "manifest.json", data)  # checks it too
+    return data

@@ -1,0 +1,1 @@
+"""The commands of the zeroshot suite (each: add_arguments, run)."""

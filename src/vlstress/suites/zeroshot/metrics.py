@@ -1,0 +1,74 @@
+"""Classification metrics from scores (images x classes): top-k accuracy, mean per-class recall,
+per-class accuracy, attack success. All in percent.
+
+Ties: a class ranks above the true class only when its score is strictly higher
+(the true class wins ties, as `torch.topk` would not guarantee; stated so results do
+not depend on the sort order of equal floats).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from vlstress.errors import VlstressError
+
+
+def true_class_rank(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """0-based rank of the true class of each row: the number of classes scoring strictly higher."""
+    true = scores[np.arange(len(labels)), labels]
+    return (scores > true[:, None]).sum(axis=1)
+
+
+def classification_metrics(
+    scores: np.ndarray,
+    labels: Sequence[int],
+    *,
+    ks: Sequence[int] = (1, 5),
+    written: Sequence[int] | None = None,
+) -> tuple[dict[str, float | None], list[float | None]]:
+    """(metrics, per-class accuracy) of `scores` (N x C) against `labels` (N).
+
+    metrics: `top{k}` for each k (None when k > C), `mean_per_class_recall` (mean over the
+    classes present of their top-1 recall), and with `written` (the class written on each
+    image by a typographic attack) `attack_success`: % of images predicted as the written class.
+    per-class accuracy: top-1 % of each class, None for classes without images.
+    """
+    scores = np.asarray(scores)
+    labels = np.asarray(labels, dtype=np.int64)
+    if scores.ndim != 2 or scores.shape[0] != len(labels):
+        raise VlstressError(f"scores of shape {scores.shape} for {len(labels)} labels")
+    n, n_classes = scores.shape
+    if n == 0:
+        raise VlstressError("no images to score")
+    if labels.min() < 0 or labels.max() >= n_classes:
+        raise VlstressError(f"labels outside 0..{n_classes - 1}")
+    rank = true_class_rank(scores, labels)
+    metrics: dict[str, float | None] = {f"top{k}": (100.0 * float(np.mean(rank < k)) if k <= n_classes else None) for k in ks}
+    correct = rank == 0
+    per_class: list[float | None] = []
+    for c in range(n_classes):
+        mask = labels == c
+        per_class.append(100.0 * float(correct[mask].mean()) if mask.any() else None)
+    present = [value for value in per_class if value is not None]
+    metrics["mean_per_class_recall"] = float(np.mean(present))
+    if written is not None:
+        written = np.asarray(written, dtype=np.int64)
+        if written.shape != labels.shape:
+            raise VlstressError(f"{len(written)} written labels for {len(labels)} images")
+        predicted = scores.argmax(axis=1)
+        metrics["attack_success"] = 100.0 * float(np.mean(predicted == written))
+    return metrics, per_class
+
+
+def shift_metrics(top1: float, clean_top1: float | None) -> dict[str, float | None]:
+    """Clean accuracy, drop (points) and relative drop (%) of a shifted / attacked set."""
+    if clean_top1 is None:
+        return {"top1_clean": None, "drop": None, "relative_drop": None}
+    drop = clean_top1 - top1
+    return {
+        "top1_clean": clean_top1,
+        "drop": drop,
+        "relative_drop": 100.0 * drop / clean_top1 if clean_top1 > 0 else None,
+    }

@@ -1,0 +1,112 @@
+"""The classic effective-robustness scatter: shifted vs ID accuracy on transformed axes.
+
+Why this layout: on logit/probit axes the baseline models fall on a straight line, so a
+model above the line is effectively robust and its vertical gap is visible at a glance.
+One panel per shift. Baselines are grey points, the fitted line is solid, y = x is
+dashed (no accuracy lost to the shift); this run's models (those that are not baselines)
+and any highlighted ones are coloured and labelled with their ER in percentage points.
+Ticks sit at their transformed positions but read in accuracy %. Artists carry a `gid`
+(`baselines`, `fit`, `identity`, `model:<name>`) so tests and tools can find them.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from typing import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+from vlstress.suites.zeroshot.robustness import FIT_TITLES, Line, get_transform  # noqa: E402
+
+BASELINE_COLOR = "0.6"
+PANELS_PER_ROW = 3
+# tick candidates in order of preference: a tick is kept if it is not too close to a kept one
+TICK_ACCURACIES = (0.5, 0.1, 0.9, 0.01, 0.99, 0.3, 0.7, 0.2, 0.8, 0.05, 0.95, 0.02, 0.98, 0.4, 0.6)
+LINEAR_TICKS = tuple(i / 10 for i in range(11))
+MIN_TICK_GAP = 1 / 16  # of the axis span
+
+
+def coloured_models(results: pd.DataFrame, highlight: Sequence[str] = ()) -> list[str]:
+    """The models drawn in colour: the highlighted ones in the given order, then every non-baseline model."""
+    others = sorted(set(results.loc[~results["baseline"], "model"]))
+    return list(dict.fromkeys([*highlight, *others]))
+
+
+def _ticks(transform: str, low: float, high: float) -> tuple[list[float], list[str]]:
+    """Tick positions on the transformed axis inside [low, high], labelled in accuracy %, no two closer than MIN_TICK_GAP of the span."""
+    axis = get_transform(transform)
+    candidates = LINEAR_TICKS if transform == "linear" else TICK_ACCURACIES
+    spacing = (high - low) * MIN_TICK_GAP
+    kept: dict[float, float] = {}
+    for accuracy in candidates:
+        position = float(axis.to_axis(accuracy))
+        if low <= position <= high and all(abs(position - other) >= spacing for other in kept):
+            kept[position] = accuracy
+    positions = sorted(kept)
+    return positions, [f"{100 * kept[p]:g}" for p in positions]
+
+
+def _panel(ax: plt.Axes, rows: pd.DataFrame, line: Line, colours: dict[str, tuple], shift: str, id_name: str) -> None:
+    axis = get_transform(line.transform)
+    x = axis.to_axis(rows["id_accuracy"].to_numpy(), line.epsilon)
+    y = axis.to_axis(rows["shifted_accuracy"].to_numpy(), line.epsilon)
+    coloured = rows["model"].isin(list(colours)).to_numpy()
+    grey = ~coloured
+    ax.scatter(x[grey], y[grey], s=14, color=BASELINE_COLOR, alpha=0.8, linewidths=0, label=f"baselines ({line.n} fitted)", gid="baselines", zorder=2)
+    low, high = float(min(x.min(), y.min())), float(max(x.max(), y.max()))
+    pad = 0.05 * max(high - low, 1e-3)
+    low, high = low - pad, high + pad
+    grid = np.array([low, high])
+    ax.plot(grid, line.slope * grid + line.intercept, color="0.2", linewidth=1.4, label=f"{FIT_TITLES[line.fit]} fit", gid="fit", zorder=3)
+    ax.plot(grid, grid, color="0.2", linewidth=1.0, linestyle="--", label="y = x", gid="identity", zorder=1)
+    for xi, yi, row in zip(x[coloured], y[coloured], rows[coloured].itertuples(index=False)):
+        ax.scatter([xi], [yi], s=42, color=colours[row.model], edgecolors="black", linewidths=0.6, label=row.model, gid=f"model:{row.model}", zorder=4)
+        ax.annotate(
+            f"{row.model}\nER {row.effective_robustness_pp:+.1f} pp", (xi, yi), xytext=(4, 4), textcoords="offset points",
+            fontsize="x-small", color=colours[row.model], zorder=3.5, bbox={"boxstyle": "round,pad=0.1", "fc": "white", "alpha": 0.7, "lw": 0},
+        )  # fmt: skip
+    ax.set_xlim(low, high)
+    ax.set_ylim(low, high)
+    positions, labels = _ticks(line.transform, low, high)
+    ax.set_xticks(positions, labels)
+    ax.set_yticks(positions, labels)
+    ax.set_title(shift)
+    ax.set_xlabel(f"{id_name} accuracy (%)")
+    ax.set_ylabel(f"{shift} accuracy (%)")
+
+
+def draw(
+    results: pd.DataFrame,
+    lines: dict[str, Line],
+    highlight: Sequence[str] = (),
+    id_name: str = "ID",
+    caption: str | None = None,
+) -> plt.Figure:
+    """One panel per shift of `lines`; `results` is the frame of `robustness.effective_robustness`."""
+    shifts = list(lines)
+    first = lines[shifts[0]]
+    models = coloured_models(results, highlight)
+    palette = sns.color_palette("colorblind", max(len(models), 1))
+    colours = {model: palette[i % len(palette)] for i, model in enumerate(models)}
+    ncols = min(PANELS_PER_ROW, len(shifts))
+    nrows = math.ceil(len(shifts) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 4.4 * nrows), squeeze=False)
+    for ax, shift in zip(axes.flat, shifts):
+        _panel(ax, results[results["shift"] == shift], lines[shift], colours, shift, id_name)
+    for ax in list(axes.flat)[len(shifts):]:
+        ax.set_axis_off()
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    keep = [(h, l) for h, l in zip(handles, labels) if l not in colours]  # models are labelled at their points
+    axes.flat[0].legend(*zip(*keep), loc="upper left", fontsize="x-small", frameon=True)
+    fig.suptitle(f"Effective robustness: {first.transform} axes, {FIT_TITLES[first.fit]} fit over baseline models")
+    fig.tight_layout()
+    if caption:
+        fig.text(0.01, 0.0, textwrap.fill(caption, 40 * ncols), ha="left", va="top", fontsize="xx-small", color="0.4")
+    return fig

@@ -49,8 +49,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="default: benchmarks/results/bench_attack[-<device>].json")
     args = parser.parse_args(argv)
 
-    from vlstress.embedding import models
     from vlstress import provenance
+    from vlstress.embedding import models
     from vlstress.io import write_json
     from vlstress.suites.adversarial import attacks as adversarial
 

@@ -111,8 +111,12 @@ def main(argv=None) -> int:
     import cv2
 
     from vlstress import provenance
-    from vlstress.suites.corruptions.imagenet_c import CORRUPTIONS, IMAGENET_C, available_cores
     from vlstress.io import write_json
+    from vlstress.suites.corruptions.imagenet_c import (
+        CORRUPTIONS,
+        IMAGENET_C,
+        available_cores,
+    )
 
     cv2.setNumThreads(1)
     cores = args.workers or available_cores()

@@ -240,8 +240,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
 
-    from vlstress.embedding import models
     from vlstress import provenance
+    from vlstress.embedding import models
     from vlstress.embedding.encoders import encode_images, encode_texts
     from vlstress.embedding.image_batches import available_cores
     from vlstress.io import write_json

@@ -80,9 +80,13 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="default: benchmarks/results/bench_text_encoder[-ei].json")
     args = parser.parse_args(argv)
 
-    from vlstress.embedding import models
     from vlstress import provenance
-    from vlstress.embedding.encoders import encode_texts_raw, pooled_positions, trimmable_text_tower
+    from vlstress.embedding import models
+    from vlstress.embedding.encoders import (
+        encode_texts_raw,
+        pooled_positions,
+        trimmable_text_tower,
+    )
     from vlstress.io import write_json
 
     if not args.captions.is_file():

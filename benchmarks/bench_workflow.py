@@ -149,7 +149,7 @@ def add_a_seed(repo: Path, args: argparse.Namespace) -> dict:
 
 
 def stage_table(run: dict) -> list[dict]:
-    from vlstress.pipeline.stages import STAGES
+    from vlstress.workflow.stages import STAGES
 
     gpu = {stage.name for stage in STAGES if stage.gpu}
     table = {}

@@ -102,7 +102,7 @@ def committed_copy(dest: Path, edit: Callable[[dict], dict]) -> Path:
 
 def zeroshot_off(params: dict) -> dict:
     """Switch off the zero-shot suite and every suite that requires it (for tests about other suites)."""
-    from vlstress.pipeline.stages import SUITES
+    from vlstress.workflow.stages import SUITES
 
     off = {name: False for name, suite in SUITES.items() if name == "zeroshot" or "zeroshot" in suite.requires}
     params["suites"].update(off)

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image
-
 from conftest import run_cli
+from PIL import Image
 
 
 def make_coco_dir(root: Path, n: int = 3) -> tuple[Path, Path]:

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from vlstress.testsets import manifest as cls_manifest
-from vlstress.testsets.manifest import ClassificationSet
-from vlstress.suites.corruptions.commands import corrupt as corrupt_command
 from vlstress.errors import VlstressError
 from vlstress.suites.corruptions import imagenet_c as corruptions
+from vlstress.suites.corruptions.commands import corrupt as corrupt_command
+from vlstress.testsets import manifest as cls_manifest
+from vlstress.testsets.manifest import ClassificationSet
 
 RANDOM = {"gaussian_noise", "shot_noise", "impulse_noise", "glass_blur", "motion_blur", "snow", "frost", "fog", "elastic_transform", "speckle_noise", "spatter"}
 

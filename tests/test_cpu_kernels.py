@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli
+
 from vlstress import cpu_kernels, provenance
 
 QEMU = "qemu-x86_64"

@@ -30,7 +30,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from test_workflow import fresh_project
 
 pytestmark = pytest.mark.slow

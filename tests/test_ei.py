@@ -8,8 +8,13 @@ from functools import partial
 
 import numpy as np
 
-from vlstress.suites.rococo_text.ei import CaptionRef, captions_of, deletion_variants, ei_scores, load_ei_scores
-
+from vlstress.suites.rococo_text.ei import (
+    CaptionRef,
+    captions_of,
+    deletion_variants,
+    ei_scores,
+    load_ei_scores,
+)
 
 
 def bag_of_words(texts):

@@ -19,9 +19,9 @@ import yaml
 from PIL import Image
 from test_embed_retrieval import counts, files_of, model_flags, run
 
-from vlstress.testsets import manifest as testsets
 from vlstress.pipeline import LISTS
-from vlstress.pipeline.stages import zeroshot_embedding_sets
+from vlstress.testsets import manifest as testsets
+from vlstress.workflow.stages import zeroshot_embedding_sets
 
 REPO = Path(__file__).resolve().parents[1]
 CLASSES = ["cat", "dog", "car"]

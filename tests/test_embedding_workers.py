@@ -8,19 +8,18 @@ import json
 import numpy as np
 import pytest
 import torch
+from conftest import REPO
 
 from vlstress import cli
-from vlstress.embedding import models
 from vlstress import params as params_module
 from vlstress.argtypes import optional_count
 from vlstress.caption_data.demo import demo_captions, load_photo
+from vlstress.embedding import models
 from vlstress.embedding.encoders import encode_images, encode_texts, load_rgb
-from vlstress.errors import VlstressError
 from vlstress.embedding.image_batches import default_workers, resolve_workers
+from vlstress.errors import VlstressError
 from vlstress.pipeline import STAGES
-from vlstress.pipeline.stages import RUN_FLAGS
-
-from conftest import REPO
+from vlstress.workflow.stages import RUN_FLAGS
 
 N_PHOTOS = 7  # batch size 3: two full batches and a partial one
 
@@ -144,7 +143,7 @@ def test_the_batch_size_follows_the_device():
     """--cuda-batch-size on CUDA (when given), --batch-size elsewhere; the step records the one that ran."""
     from argparse import Namespace
 
-    from vlstress.argtypes import batch_size
+    from vlstress.embedding.flags import batch_size
 
     assert batch_size(Namespace(batch_size=32, cuda_batch_size=256), "cuda") == 256
     assert batch_size(Namespace(batch_size=32, cuda_batch_size=256), "cuda:1") == 256

@@ -17,9 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from PIL import Image
-
 from conftest import copy_repo, finetune_off
+from PIL import Image
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("snakemake")

@@ -11,7 +11,11 @@ import torch
 open_clip = pytest.importorskip("open_clip")
 from open_clip.model import CLIP, CLIPTextCfg, CLIPVisionCfg, CustomTextCLIP  # noqa: E402
 
-from vlstress.embedding.encoders import encode_texts, encode_texts_raw, trimmable_text_tower  # noqa: E402
+from vlstress.embedding.encoders import (  # noqa: E402
+    encode_texts,
+    encode_texts_raw,
+    trimmable_text_tower,
+)
 
 CAPTIONS = [
     "A man with a red helmet on a small moped on a dirt road. ",

@@ -8,13 +8,12 @@ import subprocess
 
 import pytest
 import yaml
-from PIL import Image
-
 from conftest import REPO, copy_repo, finetune_off, run_cli
+from PIL import Image
 from report_fixtures import record_flags, write_records
-from vlstress.report import figures
+
 from vlstress.pipeline import stages
-from vlstress.report import records
+from vlstress.report import figures, records
 
 SUMMARIZE_FLAGS = ("--out-csv", "summary.csv", "--out-agg", "summary_agg.csv", "--out-md", "summary.md", "--out-json", "metrics.json", "--out-plot", "plots/stress.csv")  # fmt: skip
 

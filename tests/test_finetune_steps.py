@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import REPO, TINY_CLIP, run_cli
 from PIL import Image
 
-from conftest import REPO, TINY_CLIP, run_cli
 from vlstress.errors import VlstressError
 from vlstress.suites.finetune.split import check_disjoint, without_test
 from vlstress.suites.finetune.table import Finetuned, comparison

@@ -16,9 +16,9 @@ import pytest
 import yaml
 
 from vlstress import cli
-from vlstress.testsets import manifest as testsets
 from vlstress.io import sidecar, write_json, write_npy
 from vlstress.record import read_records
+from vlstress.testsets import manifest as testsets
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL = {"slug": "m", "arch": "RN50", "pretrained": None, "weights": "random-init", "weights_label": "random-init (seed 0)", "seed": 0}

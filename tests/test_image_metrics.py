@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from vlstress import cli
-from vlstress.retrieval_metrics import stress_recalls
 from vlstress.record import read_record
+from vlstress.retrieval_metrics import stress_recalls
 
 
 def t2i_image_stress(image_emb, variant_emb, text_emb, caption_image, **kwargs):

@@ -13,12 +13,9 @@ import torch
 from PIL import Image
 
 from vlstress import cli
+from vlstress.caption_data.manifest import load_manifest
 from vlstress.errors import VlstressError
 from vlstress.suites.rococo_image import variants
-from vlstress.caption_data.manifest import load_manifest
-
-
-
 
 
 @pytest.fixture()

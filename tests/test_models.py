@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 import torch
 
 from vlstress.embedding import models
 from vlstress.errors import VlstressError
-
-
-
 
 
 def first_weights(model) -> np.ndarray:

@@ -10,12 +10,20 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import REPO, copy_repo, finetune_off
+
 from vlstress import params as params_module
+from vlstress.code_deps import dependencies
 from vlstress.errors import VlstressError
-from vlstress.pipeline import STAGES, SUITES, active_stages, code_paths, dvc, expand, record_paths
-from vlstress.pipeline.code_deps import dependencies
+from vlstress.pipeline import (
+    STAGES,
+    SUITES,
+    active_stages,
+    code_paths,
+    dvc,
+    expand,
+    record_paths,
+)
 
 ENV = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
 

@@ -7,11 +7,21 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-
 from report_fixtures import record
+
 from vlstress import record as rec_module
 from vlstress.errors import VlstressError
-from vlstress.record import REPLICATE_KEY, SCHEMA, Record, from_dict, read_record, read_records, to_dict, write_record, write_records
+from vlstress.record import (
+    REPLICATE_KEY,
+    SCHEMA,
+    Record,
+    from_dict,
+    read_record,
+    read_records,
+    to_dict,
+    write_record,
+    write_records,
+)
 
 
 def reject_constant(name):

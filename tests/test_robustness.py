@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vlstress.suites.zeroshot import robustness
-from vlstress.suites.zeroshot.commands import effective_robustness as command
 from vlstress.errors import VlstressError
 from vlstress.io import sha256_file
+from vlstress.suites.zeroshot import robustness
+from vlstress.suites.zeroshot.commands import effective_robustness as command
 
 PUBLISHED_SHIFTS = ["imagenetv2", "imagenet-r", "imagenet_sketch", "imagenet-a", "objectnet"]
 

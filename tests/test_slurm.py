@@ -50,7 +50,6 @@ from string import Template
 
 import pytest
 import yaml
-
 from conftest import REPO
 from test_workflow import digests, fresh_project
 
@@ -310,7 +309,7 @@ def local_run(tmp_path_factory) -> Path:
 
 
 def gpu_rules() -> set[str]:
-    from vlstress.pipeline.stages import STAGES
+    from vlstress.workflow.stages import STAGES
 
     return {stage.name for stage in STAGES if stage.gpu}
 

@@ -7,9 +7,17 @@ import math
 
 import pandas as pd
 import pytest
-
 from conftest import run_cli
-from report_fixtures import SEEDS, make_records, record, record_flags, t2i_value, write, write_records
+from report_fixtures import (
+    SEEDS,
+    make_records,
+    record,
+    record_flags,
+    t2i_value,
+    write,
+    write_records,
+)
+
 from vlstress.errors import VlstressError
 from vlstress.report import records
 

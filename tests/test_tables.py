@@ -7,9 +7,9 @@ import shutil
 import subprocess
 
 import pytest
-
 from conftest import run_cli
 from report_fixtures import MODELS, record_flags, write_records
+
 from vlstress.report import records, tables
 
 

@@ -10,15 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
+from test_corruptions import make_clean_set
 
+from vlstress.errors import VlstressError
+from vlstress.suites.corruptions.imagenet_c import load_rgb, resize_center_crop
+from vlstress.suites.typographic import overlay as typographic
+from vlstress.suites.typographic.commands import typographic as typographic_command
 from vlstress.testsets import manifest as cls_manifest
 from vlstress.testsets.manifest import ClassificationSet
-from vlstress.suites.typographic.commands import typographic as typographic_command
-from vlstress.errors import VlstressError
-from vlstress.suites.typographic import overlay as typographic
-from vlstress.suites.corruptions.imagenet_c import load_rgb, resize_center_crop
-
-from test_corruptions import make_clean_set
 
 
 @pytest.fixture()

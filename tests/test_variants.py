@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
-import re
 import math
+import re
 
 import pytest
-
 from conftest import run_cli
+
 from vlstress.errors import VlstressError
 from vlstress.suites.rococo_text import variants
-from vlstress.suites.rococo_text.concepts import CONCEPTS, ConceptIndex, vocabulary, vocabulary_nouns
+from vlstress.suites.rococo_text.concepts import (
+    CONCEPTS,
+    ConceptIndex,
+    vocabulary,
+    vocabulary_nouns,
+)
 from vlstress.suites.rococo_text.stats import word_edit
 
 MANIFEST = {

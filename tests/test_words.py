@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from vlstress.suites.rococo_text.words import delete_word, match_case, replace_word, split_words, strip_punct, word_positions
+from vlstress.suites.rococo_text.words import (
+    delete_word,
+    match_case,
+    replace_word,
+    split_words,
+    strip_punct,
+    word_positions,
+)
 
 CAPTION = "A man with a red helmet on a small moped on a dirt road. "
 

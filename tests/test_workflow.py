@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import committed_copy, finetune_off, zeroshot_off
 
 pytestmark = pytest.mark.slow

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import copy_repo, finetune_off, zeroshot_off
 
 pytestmark = pytest.mark.slow

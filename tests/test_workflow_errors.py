@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import copy_repo
 
 pytest.importorskip("snakemake")

@@ -16,7 +16,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import copy_repo
 
 pytestmark = pytest.mark.slow

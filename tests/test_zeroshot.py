@@ -7,15 +7,14 @@ import json
 
 import numpy as np
 import pytest
+from conftest import finetune_off, zeroshot_off
 from sklearn.metrics import balanced_accuracy_score, top_k_accuracy_score
 
-from vlstress.testsets import manifest as testsets
 from vlstress.errors import VlstressError
 from vlstress.io import sidecar, write_json, write_npy
 from vlstress.record import read_record
 from vlstress.suites.zeroshot import metrics, templates
-from conftest import finetune_off, zeroshot_off
-
+from vlstress.testsets import manifest as testsets
 
 # ----------------------------------------------------------------------------- templates
 
@@ -215,9 +214,9 @@ def test_zeroshot_params_are_checked_against_registries_while_on():
     import copy
 
     import yaml
+    from conftest import REPO
 
     from vlstress import params as checks
-    from conftest import REPO
 
     base = yaml.safe_load((REPO / "params.yaml").read_text())
     assert checks.problems(base) == []

@@ -27,6 +27,7 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any, Mapping
 
 from vlstress.errors import VlstressError
@@ -177,3 +178,15 @@ def read_records(path: str | os.PathLike) -> list[Record]:
     if not data:
         raise VlstressError(f"metric records {path}: an empty array")
     return [from_dict(item, f"{path}[{i}]") for i, item in enumerate(data)]
+
+
+def weights_short(model: dict[str, Any], fallback: str = "") -> str:
+    """`random-init` for seeded random weights (always visible), else the tag or checkpoint file name."""
+    if not model:
+        return fallback
+    kind = model.get("weights") or ("random-init" if model.get("pretrained") is None else "hub")
+    if kind == "random-init":
+        return "random-init"
+    if kind == "checkpoint":
+        return Path(str(model.get("pretrained"))).name
+    return str(model.get("pretrained"))

@@ -11,9 +11,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from vlstress.caption_data import images as image_checks
 from vlstress.errors import VlstressError
 from vlstress.io import read_json, sha256_file
-from vlstress.caption_data import images as image_checks
 
 
 def read_coco_captions(path: Path) -> dict[str, Any]:

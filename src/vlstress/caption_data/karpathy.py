@@ -29,10 +29,10 @@ from typing import Any
 
 from vlstress import download
 from vlstress.argtypes import optional_str, positive_int
+from vlstress.caption_data import images as image_checks
+from vlstress.caption_data.manifest import validate_entries
 from vlstress.errors import VlstressError
 from vlstress.io import sha256_file
-from vlstress.caption_data.manifest import validate_entries
-from vlstress.caption_data import images as image_checks
 
 KARPATHY_IMAGE = re.compile(r"^val2014/COCO_val2014_(\d{12})\.jpg$")
 

@@ -22,9 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from vlstress import download
+from vlstress.caption_data.karpathy import (
+    fetch_options,
+    gather_images,
+    parse_image_ids,
+    read_list,
+)
 from vlstress.errors import VlstressError
 from vlstress.io import sha256_file
-from vlstress.caption_data.karpathy import fetch_options, gather_images, parse_image_ids, read_list
 
 TRAIN_LIST = {
     "file": "coco_karpathy_train.json",

@@ -11,9 +11,10 @@ import argparse
 import logging
 from pathlib import Path
 
-from vlstress import caption_data as datasets, provenance
-from vlstress.io import atomic_dir, dumps_json
+from vlstress import provenance
 from vlstress.argtypes import optional_int
+from vlstress.caption_data import kinds as datasets
+from vlstress.io import atomic_dir, dumps_json
 
 log = logging.getLogger(__name__)
 

@@ -1,11 +1,9 @@
-"""`vlstress figures`: the paper's figures (PNG + PDF) from the summary table.
+"""`vlstress figures`: the figures of one suite's figure module (PNG + PDF) from the summary table.
 
-Writes `<out-dir>/<name>.png` and `<name>.pdf` for every entry of
-`vlstress.figures.FIGURES`: recall_bars (R@1 original vs each stress condition),
-false_r1_heatmap (model x condition), lambda_sweep (each condition group against the
-task's sweep key, λ for the image variants; seed error bars), drop_vs_size (drop rate
-against parameter count). Tasks come from the registry `vlstress.report.tasks`; a task
-without records is left out with a note in the figure and a log line.
+`--module` names the module (e.g. `vlstress.suites.calibration.figures`); its `FIGURES` maps each
+name to a function of the long summary table that returns (figure, notes). Writes
+`<out-dir>/<name>.png` and `<name>.pdf` for each of `--only` (default: all). A suite without
+records gets a placeholder figure that says so, and a log line.
 """
 
 from __future__ import annotations
@@ -14,6 +12,7 @@ import argparse
 import logging
 from pathlib import Path
 
+from vlstress.argtypes import suite_module
 from vlstress.errors import VlstressError
 
 log = logging.getLogger(__name__)
@@ -21,25 +20,28 @@ log = logging.getLogger(__name__)
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--summary", required=True, type=Path, help="long CSV from `vlstress summarize` (--out-csv)")
+    parser.add_argument("--module", required=True, type=suite_module, help="a suite's figure module (with FIGURES)")
     parser.add_argument("--out-dir", required=True, type=Path, help="folder for <figure>.png and <figure>.pdf")
     parser.add_argument("--only", default=None, help="comma-separated figure names (default: all)")
 
 
 def run(args: argparse.Namespace) -> None:
-    from vlstress.report import figures
+    import importlib
+
     from vlstress import provenance
     from vlstress.io import sha256_file
-    from vlstress.report import records
+    from vlstress.report import figures, records
 
+    available = importlib.import_module(args.module).FIGURES
     table = records.read_summary(args.summary)
-    names = list(figures.FIGURES) if not args.only or args.only == "None" else [n.strip() for n in args.only.split(",")]
-    unknown = [n for n in names if n not in figures.FIGURES]
+    names = list(available) if not args.only or args.only == "None" else [n.strip() for n in args.only.split(",")]
+    unknown = [n for n in names if n not in available]
     if unknown:
-        raise VlstressError(f"unknown figure(s) {', '.join(unknown)}; known: {', '.join(figures.FIGURES)}")
+        raise VlstressError(f"unknown figure(s) {', '.join(unknown)} in {args.module}; known: {', '.join(available)}")
     inputs = {str(args.summary): sha256_file(args.summary)}
     figures.setup()
     for name in names:
-        fig, notes = figures.FIGURES[name](table)
+        fig, notes = available[name](table)
         for note in notes:
             log.info("%s: %s", name, note)
         block = provenance.build("figures", {"summary": str(args.summary), "figure": name, "notes": notes}, inputs=inputs)

@@ -24,8 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from vlstress.embedding import models
     from vlstress import provenance
+    from vlstress.embedding import models
     from vlstress.io import write_json
 
     spec = models.ModelSpec(slug=args.model, arch=args.arch, pretrained=args.pretrained, seed=args.seed, cache_dir=args.cache_dir)

@@ -29,21 +29,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from vlstress import params as params_module
+    from vlstress import params_check
     from vlstress.errors import VlstressError
     from vlstress.io import write_text
     from vlstress.pipeline import GATE_STAMP, active_stages, dvc
 
     files = args.params or [Path("params.yaml")]
     if args.action != "use":
-        params = params_module.validate(params_module.load(files), ", ".join(map(str, files)))
+        params = params_check.validate(params_module.load(files), ", ".join(map(str, files)))
     else:
         if args.file is None or len(files) != 1:
             raise VlstressError("usage: vlstress pipeline use FILE [--params params.yaml]")
-        params_module.validate(params_module.load([files[0], args.file]), f"{files[0]} + {args.file}")
-        params_module.merge_into_file(files[0], args.file)
+        params_check.validate(params_module.load([files[0], args.file]), f"{files[0]} + {args.file}")
+        params_check.merge_into_file(files[0], args.file)
         print(f"merged {args.file} into {files[0]}", file=sys.stderr)
         args.action = "render"
-        params = params_module.validate(params_module.load(files), ", ".join(map(str, files)))
+        params = params_check.validate(params_module.load(files), ", ".join(map(str, files)))
     if args.action == "stages":
         for stage in active_stages(params):
             print(f"{stage.name:22s} {'x'.join(stage.axes) or '-':22s} {stage.suite or 'always':14s} {stage.subcommand:20s} {stage.doc}")

@@ -10,9 +10,9 @@ from typing import Any
 from vlstress import provenance
 from vlstress.caption_data.coco_dir import read_coco_captions
 from vlstress.caption_data.images import check_image
+from vlstress.caption_data.manifest import validate_entries
 from vlstress.errors import VlstressError
 from vlstress.io import read_json, sha256_file, write_json
-from vlstress.caption_data.manifest import validate_entries
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -16,11 +16,12 @@ def add_reuse_argument(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
-def reuse_folder(args: argparse.Namespace):
-    """The --reuse-dir folder keyed on the digest of the embedding code (None: embed every set)."""
+def reuse_folder(args: argparse.Namespace, providers: list[str] = ()):
+    """The --reuse-dir folder keyed on the digest of the embedding code and of the modules that
+    build the sets (None: embed every set)."""
     if args.reuse_dir is None:
         return None
+    from vlstress.code_deps import digest
     from vlstress.embedding import sets as embedding_sets
-    from vlstress.pipeline.code_deps import digest
 
-    return embedding_sets.Reuse(args.reuse_dir, digest(embedding_sets.__name__))
+    return embedding_sets.Reuse(args.reuse_dir, digest(embedding_sets.__name__, *providers))

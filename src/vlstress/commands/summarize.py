@@ -53,10 +53,11 @@ def record_list(args: argparse.Namespace) -> list[Path]:
     if args.record:
         return list(args.record)
     from vlstress import params as params_module
+    from vlstress import params_check
     from vlstress.pipeline import record_paths
 
     merged = params_module.load(args.params)
-    params_module.validate(merged, ", ".join(str(p) for p in args.params))
+    params_check.validate(merged, ", ".join(str(p) for p in args.params))
     return record_paths(merged)
 
 

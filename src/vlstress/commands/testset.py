@@ -40,9 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from vlstress import provenance
+    from vlstress.io import atomic_dir, sha256_file
     from vlstress.testsets import manifest
     from vlstress.testsets.kinds import KINDS, Options, build
-    from vlstress.io import atomic_dir, sha256_file
 
     options = dict(
         root=args.root, annotations=args.annotations, classnames=args.classnames, max_per_class=args.max_per_class,

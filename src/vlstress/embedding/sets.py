@@ -35,11 +35,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-from vlstress.embedding import models
 from vlstress import provenance
+from vlstress.caption_data.manifest import (
+    caption_table,
+    load_caption_entries,
+    load_manifest,
+)
+from vlstress.embedding import models
 from vlstress.errors import VlstressError
 from vlstress.io import dumps_json, sha256_file, sidecar, write_json, write_npy
-from vlstress.caption_data.manifest import caption_table, load_caption_entries, load_manifest
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +60,7 @@ class Loaded:
     batch_size: int
     workers: int | None
     precision: str
-    params: dict[str, Any]  # the run-time flags recorded in provenance (argtypes.model_params)
+    params: dict[str, Any]  # the run-time flags recorded in provenance (embedding.flags.model_params)
     described: dict[str, Any]  # models.describe: architecture, weights (a checkpoint hashed once per run)
     hardware: dict[str, Any]  # what decides the bits beyond provenance (the GPU and its libraries): reuse keys only
 
@@ -85,8 +89,8 @@ class EmbeddingSet:
 
 
 def load(spec: models.ModelSpec, args) -> Loaded:
-    """Load the model of `spec` once, with the run options of the model flags (`argtypes.add_model_arguments`)."""
-    from vlstress.argtypes import batch_size, model_params
+    """Load the model of `spec` once, with the run options of the model flags (`embedding.flags.add_model_arguments`)."""
+    from vlstress.embedding.flags import batch_size, model_params
 
     device = models.resolve_device(args.device)
     model, preprocess, tokenizer = models.load(spec, device, threads=args.threads)
@@ -124,42 +128,11 @@ def original_images(manifest_path: Path) -> EmbeddingSet:
     def embed(run: Loaded) -> np.ndarray:
         from vlstress.embedding.encoders import encode_images
 
-        return encode_images(run.model, run.preprocess, paths, desc=f"{run.spec.slug} images", **_image_options(run))
+        return encode_images(run.model, run.preprocess, paths, desc=f"{run.spec.slug} images", **image_options(run))
 
     return EmbeddingSet(
         "images", manifest_path, [str(manifest_path), *paths], "image-embeddings", {"images": [e["image"] for e in manifest["images"]]}, embed
     )
-
-
-def image_variant(folder: Path) -> EmbeddingSet:
-    """A perturbed-image variant (`vlstress image-variants`): faithful variants from their JPEG files,
-    clean ones perturbed here after the model's own preprocessing (lossless)."""
-    from vlstress.suites.rococo_image import variants
-
-    manifest_path = folder / "manifest.json"
-    manifest = load_manifest(manifest_path)
-    plan = variants.plan_from_manifest(manifest)
-    mode = manifest["variant"].get("mode", "faithful")
-    entries = manifest["images"]
-    if mode == "faithful":
-        files = [e["path"] for e in entries]
-    elif mode == "clean":
-        files = [e["source_path"] for e in entries]
-    else:
-        raise VlstressError(f"variant {folder}: unknown mode {mode!r} (known: {', '.join(variants.MODES)})")
-    name = manifest["variant"].get("name", folder.name)
-
-    def embed(run: Loaded) -> np.ndarray:
-        from vlstress.embedding.encoders import encode_images
-
-        options = {**_image_options(run), "desc": f"{run.spec.slug} {name}"}
-        if mode == "faithful":
-            return encode_images(run.model, run.preprocess, files, **options)
-        mixer = variants.CleanMixer(files, plan, run.preprocess)
-        return encode_images(run.model, mixer, list(range(len(entries))), load=None, **options)
-
-    fields = {"images": [e["image"] for e in entries], "variant": manifest["variant"]}
-    return EmbeddingSet(name, manifest_path, [str(manifest_path), *files], "image-variant-embeddings", fields, embed, {"mode": mode})
 
 
 def captions(path: Path, name: str | None = None) -> EmbeddingSet:
@@ -192,36 +165,22 @@ def testset_images(folder: Path, name: str | None = None) -> EmbeddingSet:
     def embed(run: Loaded) -> np.ndarray:
         from vlstress.embedding.encoders import encode_images
 
-        return encode_images(run.model, run.preprocess, paths, desc=f"{run.spec.slug} {name}", **_image_options(run))
+        return encode_images(run.model, run.preprocess, paths, desc=f"{run.spec.slug} {name}", **image_options(run))
 
     return EmbeddingSet(name, manifest_file, [str(manifest_file), *paths], "image-embeddings", {"dataset": testset.dataset}, embed)
 
 
-def classifier(folder: Path, templates: str) -> EmbeddingSet:
-    """The zero-shot classifier of a test set's class names: one weight row per class from the prompt
-    templates (a named set or a file, `vlstress.zeroshot.templates`)."""
-    from vlstress.testsets import manifest as testsets
-    from vlstress.suites.zeroshot import templates as template_sets
+def from_providers(modules: list[str], group: str, config: dict[str, Any]) -> list[tuple[str, EmbeddingSet]]:
+    """The sets each module adds to `group`: `module.<group>(config)` -> [(file inside the folder, set)].
+    The modules are named by the workflow (a stage's `{providers.GROUP}`), never by this engine."""
+    import importlib
 
-    testset = testsets.load(folder)
-    manifest_file = testsets.manifest_path(folder)
-    prompts, description = template_sets.resolve(templates)
-
-    def embed(run: Loaded) -> np.ndarray:
-        from vlstress.suites.zeroshot.classifier import build
-
-        return build(run.model, run.tokenizer, testset.classes, prompts, device=run.device, precision=run.precision)
-
-    def logit_scale(run: Loaded) -> dict[str, Any]:
-        from vlstress.suites.zeroshot.classifier import model_logit_scale
-
-        return model_logit_scale(run.model)
-
-    fields = {"dataset": testset.dataset, "classes": testset.classes, "templates": prompts, "templates_source": templates}
-    return EmbeddingSet(
-        f"{testset.dataset} classifier", manifest_file, [str(manifest_file)], "zeroshot-classifier", fields, embed,
-        {"templates": templates, "templates_description": description}, logit_scale,
-    )  # fmt: skip
+    found = [item for module in modules for item in getattr(importlib.import_module(module), group)(config)]
+    names = [name for name, _ in found]
+    clashes = sorted({name for name in names if names.count(name) > 1})
+    if clashes:
+        raise VlstressError(f"two sets would write the same file: {', '.join(clashes)} (sets need distinct names)")
+    return found
 
 
 def require_files(items: list[EmbeddingSet]) -> None:
@@ -232,7 +191,7 @@ def require_files(items: list[EmbeddingSet]) -> None:
             raise VlstressError(f"set {item.name} ({item.source}): {len(missing)} input file(s) missing, e.g. {missing[0]}")
 
 
-def _image_options(run: Loaded) -> dict[str, Any]:
+def image_options(run: Loaded) -> dict[str, Any]:
     return {"batch_size": run.batch_size, "device": run.device, "workers": run.workers, "precision": run.precision}
 
 

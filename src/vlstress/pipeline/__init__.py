@@ -11,21 +11,47 @@
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from vlstress.pipeline.code_deps import dependencies
-from vlstress.pipeline.spec import PLACEHOLDER, Output, Stage, lookup, render_value
-from vlstress.pipeline.stages import AXES, STAGES, SUITES, TESTSET, TEXT_SET, VARIANT_DIR, CLASSIFIERS, ZEROSHOT_EMB, evaluation_folders, evaluation_params, zeroshot_embedding_sets, zeroshot_evaluations  # fmt: skip
+from vlstress.code_deps import dependencies
+from vlstress.suites import registry
+from vlstress.workflow.spec import (
+    PLACEHOLDER,
+    Axis,
+    Output,
+    PathList,
+    Stage,
+    Suite,
+    lookup,
+    render_value,
+)
+from vlstress.workflow.stages import DATA, GATE, SUMMARIZE
+from vlstress.workflow.stages import EXTRA_PLOTS as ENGINE_PLOTS
 
 __all__ = ["AXES", "STAGES", "SUITES", "Output", "Stage", "active_stages", "axis_values", "code_paths", "expand", "record_paths"]
 
 SOURCE_ROOT = "src/vlstress"
+MODEL_AXIS = Axis("model", "models", r"[A-Za-z0-9][A-Za-z0-9_.+-]*", keys=True)
+
+
+def _suites() -> tuple[Suite, ...]:
+    return registry.suites()
+
+
+SUITES: dict[str, Suite] = {suite.name: suite for suite in _suites()}
+# the gate first, the gallery's data, every suite's stages in registry order, the summary
+STAGES: list[Stage] = [GATE, *DATA, *(stage for suite in _suites() for stage in suite.stages), SUMMARIZE]
+AXES: dict[str, Axis] = {axis.name: axis for axis in (MODEL_AXIS, *(axis for suite in _suites() for axis in suite.axes))}
+EXTRA_PLOTS = [*ENGINE_PLOTS, *(plot for suite in _suites() for plot in suite.extra_plots)]
 
 
 def suites_on(params: dict[str, Any]) -> set[str]:
-    return {name for name, on in (params.get("suites") or {}).items() if on}
+    """The suites that are on: those `suites:` switches on, and those always on."""
+    switched = {name for name, on in (params.get("suites") or {}).items() if on}
+    return switched | {name for name, suite in SUITES.items() if suite.always}
 
 
 def _keep(output: Output, on: set[str]) -> bool:
@@ -128,74 +154,66 @@ def record_params(params: dict[str, Any]) -> list[str]:
     return ["suites", *dict.fromkeys(AXES[a].param for a in axes)]
 
 
-@dataclass(frozen=True)
-class PathList:
-    """A list of paths a stage reads as a whole: a Snakemake input list; for DVC, folders plus the params that shape it.
+def _joined(lists: list[PathList]) -> PathList:
+    """One path list from the contributions of several suites (duplicates dropped, order kept)."""
 
-    Paths and folders are templates: `{model}` and other axes of the reading stage are left in
-    (Snakemake fills them as wildcards, DVC as `${...}`).
-    """
+    def join(part: str) -> Callable[[dict[str, Any]], list[str]]:
+        return lambda params: list(dict.fromkeys(p for found in lists for p in getattr(found, part)(params)))
 
-    paths: Callable[[dict[str, Any]], list[str]]
-    folders: Callable[[dict[str, Any]], list[str]]
-    params: Callable[[dict[str, Any]], list[str]]
+    return PathList(join("paths"), join("folders"), join("params"))
 
 
-def _zeroshot_paths(params: dict[str, Any]) -> list[str]:
-    """The test-set folders of every zero-shot evaluation and the model's folders holding their
-    embeddings and classifiers (a file inside a folder output is no Snakemake input)."""
-    evaluations = zeroshot_evaluations(params)
-    return list(dict.fromkeys([e.testset for e in evaluations] + [ZEROSHOT_EMB, CLASSIFIERS] * bool(evaluations)))
+def _lists() -> dict[str, PathList]:
+    contributions: dict[str, list[PathList]] = {}
+    for suite in _suites():
+        for name, found in suite.lists.items():
+            contributions.setdefault(name, []).append(found)
+    return {name: _joined(found) for name, found in contributions.items()}
 
 
-def _zeroshot_data(params: dict[str, Any]) -> list[str]:
-    return list(dict.fromkeys(folder for _, folder in zeroshot_embedding_sets(params, "images")))
-
-
-def _zeroshot_data_folders(params: dict[str, Any]) -> list[str]:
-    folders = [folder for folder in evaluation_folders(params) if not folder.startswith("results/")]
-    return folders + ["data/ood"] * ("ood" in suites_on(params))
-
-
-def _zeroshot_data_params(params: dict[str, Any]) -> list[str]:
-    return evaluation_params(params) + [AXES["oodset"].param] * ("ood" in suites_on(params))
-
-
-def _when(suite: str, value: Callable[[dict[str, Any]], list[str]]) -> Callable[[dict[str, Any]], list[str]]:
-    """`value(params)` while `suite` is on, else nothing (its params block may be absent)."""
-    return lambda params: value(params) if suite in suites_on(params) else []
-
-
-LISTS = {
+LISTS: dict[str, PathList] = {
     "records": PathList(lambda params: [str(p) for p in record_paths(params)], lambda params: ["results/metrics"], record_params),
-    "text_sets": PathList(
-        _when("rococo_text", lambda params: expand(TEXT_SET, params)),
-        _when("rococo_text", lambda params: ["data/text_variants"]),
-        _when("rococo_text", lambda params: [AXES["set"].param]),
-    ),
-    "image_variant_sets": PathList(
-        _when("rococo_image", lambda params: expand(VARIANT_DIR, params)),
-        _when("rococo_image", lambda params: ["data/image_variants"]),
-        _when("rococo_image", lambda params: [AXES[axis].param for axis in ("method", "lam", "seed")]),
-    ),
-    "zeroshot_sets": PathList(_zeroshot_paths, evaluation_folders, evaluation_params),
-    "zeroshot_testsets": PathList(
-        _when("zeroshot", lambda params: expand(TESTSET, params)),
-        _when("zeroshot", lambda params: ["data/testsets"]),
-        _when("zeroshot", lambda params: [AXES["testset"].param]),
-    ),
-    "zeroshot_data": PathList(_zeroshot_data, _zeroshot_data_folders, _zeroshot_data_params),
+    **_lists(),
 }
+
+
+def providers(group: str) -> list[str]:
+    """The modules that add sets to an embedding group (or evaluations), in registry order."""
+    return [suite.providers[group] for suite in _suites() if group in suite.providers]
+
+
+def commands() -> dict[str, tuple[str, str]]:
+    """Every subcommand: the engine's, then each suite's."""
+    from vlstress.cli import (
+        ENGINE_COMMANDS,  # not followed as a dependency: the CLI only dispatches
+    )
+
+    found = dict(ENGINE_COMMANDS)
+    for suite in _suites():
+        clash = sorted(set(found) & set(suite.commands))
+        if clash:
+            raise ValueError(f"suite {suite.name}: command(s) {', '.join(clash)} declared twice")
+        found.update(suite.commands)
+    return found
+
+
+PROVIDERS = re.compile(r"\{providers\.([a-z_]+)\}")
+
+
+def stage_modules(stage: Stage) -> list[str]:
+    """The modules a stage's command runs: its command module, the modules the stage names for it
+    (`code`), and the providers of every `{providers.GROUP}` on its command line."""
+    known = commands()
+    if stage.subcommand not in known:
+        raise ValueError(f"stage {stage.name}: unknown subcommand {stage.subcommand!r}")
+    named = [module for group in PROVIDERS.findall(stage.command) for module in providers(group)]
+    return list(dict.fromkeys([known[stage.subcommand][0], *stage.code, *named]))
 
 
 def code_paths(stage: Stage) -> list[str]:
     """The source and data files a stage's command depends on, relative to the repository root."""
-    from vlstress.cli import COMMANDS
-
-    if stage.subcommand not in COMMANDS:
-        raise ValueError(f"stage {stage.name}: unknown subcommand {stage.subcommand!r}")
-    files = dependencies(COMMANDS[stage.subcommand][0])
     root = Path(__file__).resolve().parents[1]
+    files = sorted({path for module in stage_modules(stage) for path in dependencies(module)})
     return [f"{SOURCE_ROOT}/{path.relative_to(root).as_posix()}" for path in files]
 
 
@@ -206,5 +224,15 @@ def figure_names(stage: Stage) -> str:
 # What the gate stage writes when the params pass (constant: the steps after it rerun for their own inputs only).
 GATE_STAMP = "vlstress: params valid and dvc.yaml current (`vlstress pipeline check`)\n"
 
-# Placeholders computed from the stage itself (same text in both front ends).
-DERIVED = {"figures": figure_names}
+def derived(stage: Stage, name: str) -> str | None:
+    """A placeholder computed from the stage and the registry (same text in both front ends):
+    `{figures}` (the figures the stage draws), `{providers.GROUP}` (the modules that add to a group)."""
+    if name == "figures":
+        return figure_names(stage)
+    prefix, _, group = name.partition(".")
+    if prefix == "providers" and group:
+        found = providers(group)
+        if not found:
+            raise ValueError(f"stage {stage.name}: no suite provides {group!r} ({{providers.{group}}})")
+        return ",".join(found)
+    return None

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from vlstress.pipeline.spec import lookup
+from vlstress.workflow.spec import lookup
 
 
 def local_path(value: Any) -> str | None:

@@ -17,12 +17,22 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Callable
 
-from vlstress.pipeline import DERIVED, LISTS, active_stages, axis_item, code_paths, expand, external, item_field, produced_paths, substitute_params
 from vlstress import params as params_module
 from vlstress.errors import VlstressError
-from vlstress.pipeline.spec import PLACEHOLDER, Stage, lookup, render_value
-from vlstress.pipeline.stages import AXES
-
+from vlstress.pipeline import (
+    AXES,
+    LISTS,
+    active_stages,
+    axis_item,
+    code_paths,
+    derived,
+    expand,
+    external,
+    item_field,
+    produced_paths,
+    substitute_params,
+)
+from vlstress.workflow.spec import PLACEHOLDER, Stage, lookup, render_value
 
 # The step's output goes to its log; when it fails, the log's last lines go to the console too.
 THREADS_PARAM = "embed.threads"
@@ -96,8 +106,9 @@ def _shell(stage: Stage, config: dict[str, Any], files: list[str], params: dict[
             return "{params.%s}" % key
         if name == "params_files":
             return _escape(" ".join(f"--params {f}" for f in files))
-        if name in DERIVED:
-            return _escape(DERIVED[name](stage))
+        value = derived(stage, name)
+        if value is not None:
+            return _escape(value)
         if name in AXES:
             return "{wildcards.%s}" % name
         raise ValueError(f"stage {stage.name}: unknown placeholder {match.group(0)}")
@@ -234,10 +245,10 @@ def record_in_dvc_lock(workflow, checkout=None, files: list[str] | None = None) 
     params.yaml alone, which is what dvc.yaml describes. The DVC gate's stamp is written
     too: the Snakefile checked the params already.
     """
+    from vlstress.io import write_text
     from vlstress.pipeline import GATE_STAMP
     from vlstress.pipeline.dvc import addresses
-    from vlstress.pipeline.stages import CHECKED
-    from vlstress.io import write_text
+    from vlstress.workflow.paths import CHECKED
 
     if checkout is not None:
         checkout.release()  # `dvc commit` takes the repository lock itself

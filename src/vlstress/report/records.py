@@ -21,6 +21,7 @@ import pandas as pd
 
 from vlstress import record as record_format
 from vlstress.errors import VlstressError
+from vlstress.record import weights_short
 from vlstress.report import tasks
 
 log = logging.getLogger(__name__)
@@ -45,18 +46,6 @@ MISSING_HINT = (
     "it is written by an evaluation step (vlstress evaluate / evaluate-text / evaluate-image); "
     "run the workflow (`dvc repro` or `snakemake`) for the current params first"
 )
-
-
-def weights_short(model: dict[str, Any], fallback: str = "") -> str:
-    """`random-init` for seeded random weights (always visible), else the tag or checkpoint file name."""
-    if not model:
-        return fallback
-    kind = model.get("weights") or ("random-init" if model.get("pretrained") is None else "hub")
-    if kind == "random-init":
-        return "random-init"
-    if kind == "checkpoint":
-        return Path(str(model.get("pretrained"))).name
-    return str(model.get("pretrained"))
 
 
 def _number(value: Any) -> float:

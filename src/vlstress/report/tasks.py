@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from vlstress.record import base_condition
+from vlstress.report.display import Task
 
 ORIGINAL = "original"
 # metric prefix -> retrieval direction
@@ -32,52 +32,13 @@ SHORT_DIRECTIONS = {"i2t": "I→T", "t2i": "T→I"}
 KEY_SYMBOLS = {"lam": "λ"}
 
 
-@dataclass(frozen=True)
-class Task:
-    """Display info of one record task."""
+def _registered() -> dict[str, Task]:
+    from vlstress.suites import registry
 
-    title: str  # "text stress (image → text)"
-    directions: tuple[str, ...]  # metric prefixes the task reports ("i2t", "t2i")
-    baseline: str | None = None  # the task whose records are the unstressed reference ("original") of this one
-    names: dict[str, str] = field(default_factory=dict)  # condition value -> display name, in display order
-    noun: str = ""  # what its conditions are, in a sentence: "text sets", "image variants"
-    distractor: str = ""  # what a false top-1 is: "an altered caption"
-    sweep: str | None = None  # numeric condition key a sweep figure draws on its x axis
-    sweep_label: str = ""  # x-axis label of that sweep
-
-    @property
-    def stressed(self) -> bool:
-        return self.baseline is not None
+    return {name: task for suite in registry.suites() for name, task in suite.tasks.items()}
 
 
-TASKS: dict[str, Task] = {
-    "retrieval": Task("retrieval on the original gallery", ("i2t", "t2i"), noun="original gallery"),
-    "text-stress": Task(
-        "text stress (image → text)",
-        ("i2t",),
-        baseline="retrieval",
-        names={"same_concept": "same-concept", "diff_concept": "diff-concept", "rand_voca": "rand-voca", "danger": "danger"},
-        noun="text sets",
-        distractor="an altered caption",
-    ),
-    "image-stress": Task(
-        "image stress (text → image)",
-        ("t2i",),
-        baseline="retrieval",
-        names={"mix": "mix", "patch": "patch"},
-        noun="image variants",
-        distractor="a mixed image",
-        sweep="lam",
-        sweep_label="λ (share of the original image)",
-    ),
-    # Classification tasks report top-k accuracies, not retrieval directions: the retrieval figures skip them.
-    "zeroshot": Task("zero-shot classification", (), noun="test sets"),
-    "corruption": Task("zero-shot classification under corruptions", (), noun="corruptions"),
-    "typographic": Task("zero-shot classification under a typographic attack", (), noun="attacks"),
-    "adversarial": Task("zero-shot classification under adversarial attacks", (), noun="attacks"),
-    "calibration": Task("calibration of the zero-shot softmax", (), noun="sets"),
-    "ood": Task("out-of-distribution detection", (), noun="OOD sets and scores", names={"mcm": "MCM", "msp": "MSP", "max_logit": "max logit", "energy": "energy"}),
-}
+TASKS: dict[str, Task] = _registered()
 
 
 def task_info(task: str) -> Task | None:

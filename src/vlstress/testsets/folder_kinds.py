@@ -43,7 +43,19 @@ from typing import Any
 
 from vlstress.errors import VlstressError
 from vlstress.testsets import labelmaps
-from vlstress.testsets.building import WNID, Options, check_images, class_names, classes_without_images, keep_first, name_from_folder, require_root, scan, subfolders, unknown_error
+from vlstress.testsets.building import (
+    WNID,
+    Options,
+    check_images,
+    class_names,
+    classes_without_images,
+    keep_first,
+    name_from_folder,
+    require_root,
+    scan,
+    subfolders,
+    unknown_error,
+)
 from vlstress.testsets.manifest import ClassificationSet
 
 IMAGENET_MAPS = ("imagenet_wnids.txt",)

@@ -34,7 +34,13 @@ from PIL import Image
 from vlstress.caption_data.images import check_image
 from vlstress.errors import VlstressError
 from vlstress.io import read_json
-from vlstress.testsets.building import Options, class_names, image_folder, keep_first, require_root
+from vlstress.testsets.building import (
+    Options,
+    class_names,
+    image_folder,
+    keep_first,
+    require_root,
+)
 from vlstress.testsets.manifest import ClassificationSet
 
 DEMO_SIDE = 512

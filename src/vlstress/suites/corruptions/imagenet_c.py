@@ -56,10 +56,10 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-from vlstress.testsets.manifest import ClassificationSet
-from vlstress.testsets.manifest import write as write_manifest
 from vlstress.errors import VlstressError
 from vlstress.io import atomic_dir
+from vlstress.testsets.manifest import ClassificationSet
+from vlstress.testsets.manifest import write as write_manifest
 
 # name -> family, in imagecorruptions' order (a test checks it against get_corruption_names):
 # written out so that `--help` and argument checks need not import the library (numba, cv2).

@@ -81,8 +81,8 @@ def load_pairs(manifest_path: Path, variants_path: Path) -> tuple[list[str], lis
     manifest order, then altered k for original k). A caption without an altered twin, or
     whose "alteration" left it unchanged, is skipped and counted: it would teach nothing.
     """
-    from vlstress.io import read_json
     from vlstress.caption_data.manifest import load_manifest
+    from vlstress.io import read_json
     from vlstress.suites.rococo_text.caption_sets import split_variant_entries
 
     entries = load_manifest(manifest_path)["images"]

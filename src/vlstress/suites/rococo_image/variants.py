@@ -176,7 +176,11 @@ PERTURBATIONS: dict[str, Perturbation] = {
 def _corruptions() -> dict[str, Perturbation]:
     """Each ImageNet-C corruption at each severity (`fog_s3`): text-to-image retrieval against
     corrupted images, as the holistic CLIP paper does. lam, partner and box are ignored."""
-    from vlstress.suites.corruptions.imagenet_c import CORRUPTIONS, SEVERITIES, as_perturbation
+    from vlstress.suites.corruptions.imagenet_c import (
+        CORRUPTIONS,
+        SEVERITIES,
+        as_perturbation,
+    )
 
     return {
         f"{name}_s{severity}": Perturbation(

@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from vlstress.errors import VlstressError
 from vlstress.caption_data.manifest import caption_table
+from vlstress.errors import VlstressError
 
 SET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 

@@ -18,7 +18,12 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from vlstress.suites.rococo_text.words import delete_word, split_words, strip_punct, word_positions
+from vlstress.suites.rococo_text.words import (
+    delete_word,
+    split_words,
+    strip_punct,
+    word_positions,
+)
 
 DECIMALS = 6
 

@@ -30,11 +30,16 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from vlstress.testsets.manifest import ClassificationSet
-from vlstress.testsets.manifest import write as write_manifest
 from vlstress.errors import VlstressError
 from vlstress.io import atomic_dir, sha256_file
-from vlstress.suites.corruptions.imagenet_c import DEFAULT_SIZE, check_size, load_rgb, resize_center_crop
+from vlstress.suites.corruptions.imagenet_c import (
+    DEFAULT_SIZE,
+    check_size,
+    load_rgb,
+    resize_center_crop,
+)
+from vlstress.testsets.manifest import ClassificationSet
+from vlstress.testsets.manifest import write as write_manifest
 
 FONT_FILE = "fonts/ttf/DejaVuSans.ttf"  # relative to matplotlib.get_data_path()
 FONT_FRACTION = (0.08, 0.20)  # font size / shorter image side

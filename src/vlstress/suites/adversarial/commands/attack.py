@@ -12,7 +12,13 @@ import argparse
 import logging
 from pathlib import Path
 
-from vlstress.argtypes import add_model_arguments, model_params, model_spec, optional_float, optional_int, optional_str, seed_int, batch_size
+from vlstress.argtypes import optional_float, optional_int, optional_str, seed_int
+from vlstress.embedding.flags import (
+    add_model_arguments,
+    batch_size,
+    model_params,
+    model_spec,
+)
 
 log = logging.getLogger(__name__)
 
@@ -51,15 +57,15 @@ def run(args: argparse.Namespace) -> None:
     import torch
     from tqdm.auto import tqdm
 
-    from vlstress.embedding import models
     from vlstress import provenance
-    from vlstress.testsets import manifest as testsets
+    from vlstress.embedding import models
     from vlstress.embedding.encoders import load_rgb
     from vlstress.errors import VlstressError
     from vlstress.io import sha256_file, sidecar, write_json
     from vlstress.record import Record, write_records
     from vlstress.suites.adversarial import attacks as adversarial
     from vlstress.suites.zeroshot import classifier
+    from vlstress.testsets import manifest as testsets
 
     spec_attack = adversarial.AttackSpec(
         name=args.attack, kind=args.kind, norm=args.norm, eps=tuple(args.eps), steps=args.steps, alpha=args.alpha,

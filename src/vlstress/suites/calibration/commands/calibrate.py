@@ -1,7 +1,7 @@
 """`vlstress calibrate`: calibration of one model's zero-shot softmax on every set of the run.
 
 The sets are the zero-shot evaluations the params produce (every test set, each corruption
-at each severity, the typographic attack: `vlstress.pipeline.stages.zeroshot_evaluations`),
+at each severity, the typographic attack: `evaluations(params)` of each --evaluations-from module),
 read from their embeddings and classifiers, so nothing is encoded again. A temperature is
 fitted on a seeded split of the in-distribution set and applied unchanged to the held-out
 rest and to every other set. One record per set (task `calibration`): top-1, confidence,
@@ -15,7 +15,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from vlstress.argtypes import fraction, positive_int, seed_int
+from vlstress.argtypes import fraction, positive_int, seed_int, suite_modules
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--params", action="append", required=True, type=Path, help="params file(s): which sets the run evaluates")
     parser.add_argument("--model", required=True, help="model slug (key of `models`)")
+    parser.add_argument("--evaluations-from", required=True, type=suite_modules, help="modules whose evaluations(params) list the sets")
     parser.add_argument("--in-distribution", required=True, help="test set whose held-out split fits the temperature")
     parser.add_argument("--fit-fraction", type=fraction, default=0.5, help="share of the in-distribution images the temperature is fitted on")
     parser.add_argument("--seed", type=seed_int, default=0, help="seed of the fit / held-out split")
@@ -33,9 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _logits(evaluation):
     """(logits, labels, testset, model block, classifier path) of one evaluation."""
-    from vlstress.testsets import manifest as testsets
     from vlstress.embedding.files import load_embeddings, same_model
     from vlstress.suites.zeroshot import classifier
+    from vlstress.testsets import manifest as testsets
 
     testset = testsets.load(evaluation.testset)
     embeddings, emb_meta = load_embeddings(Path(evaluation.embeddings), len(testset.images), "test-set image")
@@ -50,22 +51,23 @@ def _logits(evaluation):
 
 
 def run(args: argparse.Namespace) -> None:
+    import importlib
+
     import numpy as np
 
     from vlstress import params as params_module
-    from vlstress.report import figures
     from vlstress import provenance
     from vlstress.embedding.files import record_model
     from vlstress.errors import VlstressError
     from vlstress.io import sha256_file, sidecar, write_json
-    from vlstress.pipeline.stages import zeroshot_evaluations
-    from vlstress.record import Record, write_records
-    from vlstress.report.records import weights_short
+    from vlstress.record import Record, weights_short, write_records
+    from vlstress.report import figures
     from vlstress.suites.calibration import calibration as cal
-    from vlstress.report.holistic_figures import reliability_figure
+    from vlstress.suites.calibration.reliability import reliability_figure
 
-    params = params_module.validate(params_module.load(args.params), ", ".join(map(str, args.params)))
-    evaluations = [e.for_model(args.model) for e in zeroshot_evaluations(params)]
+    params = params_module.load(args.params)
+    found = [e for module in args.evaluations_from for e in importlib.import_module(module).evaluations(params)]
+    evaluations = [e.for_model(args.model) for e in found]
     ident = [e for e in evaluations if e.condition == {"set": args.in_distribution}]
     if not ident:
         raise VlstressError(f"in-distribution set {args.in_distribution!r} is not a zero-shot test set of the params")

@@ -73,8 +73,8 @@ def library_versions() -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> None:
     from vlstress import provenance
-    from vlstress.testsets.manifest import load, manifest_path
     from vlstress.io import sha256_file
+    from vlstress.testsets.manifest import load, manifest_path
 
     clean = load(args.manifest)
     params = {"corruption": args.corruption, "severities": args.severities, "size": args.size, "format": args.fmt}

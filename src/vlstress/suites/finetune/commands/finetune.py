@@ -25,7 +25,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from vlstress.argtypes import add_model_arguments, model_params, model_spec, non_negative_float, non_negative_int, optional_str, positive_int, seed_int  # fmt: skip
+from vlstress.argtypes import (  # fmt: skip
+    non_negative_float,
+    non_negative_int,
+    optional_str,
+    positive_int,
+    seed_int,
+)
+from vlstress.embedding.flags import add_model_arguments, model_params, model_spec
 
 log = logging.getLogger(__name__)
 
@@ -79,15 +86,19 @@ def run(args: argparse.Namespace) -> None:
         return
     from safetensors.torch import save_file
 
-    from vlstress.embedding import models
     from vlstress import provenance
+    from vlstress.caption_data.manifest import load_manifest
+    from vlstress.embedding import models
     from vlstress.errors import VlstressError
+    from vlstress.io import atomic_path, sha256_file, sidecar, write_json, write_text
     from vlstress.suites.finetune.data import TrainingPairs, load_pairs
     from vlstress.suites.finetune.split import check_disjoint
-    from vlstress.suites.finetune.trainer import TrainConfig, distributed_from_env, train
+    from vlstress.suites.finetune.trainer import (
+        TrainConfig,
+        distributed_from_env,
+        train,
+    )
     from vlstress.suites.rococo_image.variants import make_plan, parse_lam, perturbation
-    from vlstress.io import atomic_path, sha256_file, sidecar, write_json, write_text
-    from vlstress.caption_data.manifest import load_manifest
 
     config = TrainConfig(
         steps=args.steps, batch_size=args.train_batch_size, lr=args.lr, weight_decay=args.weight_decay, warmup=args.warmup,

@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def finetuned_models(params: dict) -> list:
-    from vlstress.pipeline.stages import FINETUNED
+    from vlstress.suites.finetune.paths import FINETUNED
     from vlstress.suites.finetune.table import Finetuned
 
     found = []
@@ -42,10 +42,10 @@ def run(args: argparse.Namespace) -> None:
     from vlstress import params as params_module
     from vlstress import provenance
     from vlstress.io import dumps_json, sha256_file, write_text
-    from vlstress.suites.finetune import table as ft
     from vlstress.report.tables import latex_escape
+    from vlstress.suites.finetune import table as ft
 
-    params = params_module.validate(params_module.load(args.params), ", ".join(map(str, args.params)))
+    params = params_module.load(args.params)
     agg = pd.read_csv(args.summary, keep_default_na=False, na_values=[""], dtype={"condition_json": str})
     base = params["finetune"]["base"]["slug"]
     values, changes, notes = ft.comparison(agg, base, finetuned_models(params))

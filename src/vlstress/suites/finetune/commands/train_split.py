@@ -21,9 +21,9 @@ def run(args: argparse.Namespace) -> None:
     import logging
 
     from vlstress import provenance
-    from vlstress.suites.finetune.split import without_test
-    from vlstress.io import sha256_file, write_json
     from vlstress.caption_data.manifest import load_manifest
+    from vlstress.io import sha256_file, write_json
+    from vlstress.suites.finetune.split import without_test
 
     train = load_manifest(args.train)
     test = load_manifest(args.test)

@@ -42,16 +42,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     import numpy as np
 
-    from vlstress.report import figures
     from vlstress import provenance
-    from vlstress.testsets import manifest as testsets
     from vlstress.embedding.files import load_embeddings, record_model, same_model
     from vlstress.errors import VlstressError
     from vlstress.io import sha256_file, sidecar, write_json
     from vlstress.record import Record, write_records
-    from vlstress.suites.zeroshot import classifier
+    from vlstress.report import figures
     from vlstress.suites.ood import scores as ood
-    from vlstress.report.holistic_figures import roc_figure
+    from vlstress.suites.ood.roc import roc_figure
+    from vlstress.suites.zeroshot import classifier
+    from vlstress.testsets import manifest as testsets
 
     ident = testsets.load(args.testset)
     outside = testsets.load(args.ood_testset)

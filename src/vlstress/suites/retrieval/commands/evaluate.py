@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from vlstress import retrieval_metrics as metrics, provenance
+from vlstress import provenance
+from vlstress import retrieval_metrics as metrics
+from vlstress.argtypes import int_list, positive_int
+from vlstress.caption_data.manifest import caption_table, load_manifest
 from vlstress.embedding.files import load_embeddings, record_model, same_model
 from vlstress.io import sha256_file
-from vlstress.caption_data.manifest import caption_table, load_manifest
 from vlstress.record import Record, write_record
-from vlstress.argtypes import int_list, positive_int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

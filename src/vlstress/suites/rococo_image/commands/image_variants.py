@@ -13,10 +13,10 @@ import argparse
 from pathlib import Path
 
 from vlstress import provenance
-from vlstress.suites.rococo_image import variants
-from vlstress.io import atomic_dir, sha256_file, write_json
-from vlstress.caption_data.manifest import load_manifest
 from vlstress.argtypes import positive_int, seed_int
+from vlstress.caption_data.manifest import load_manifest
+from vlstress.io import atomic_dir, sha256_file, write_json
+from vlstress.suites.rococo_image import variants
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -15,11 +15,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from vlstress.embedding import models
 from vlstress import provenance
-from vlstress.io import sha256_file, write_json
+from vlstress.argtypes import positive_int
 from vlstress.caption_data.manifest import load_manifest
-from vlstress.argtypes import add_model_arguments, positive_int, batch_size
+from vlstress.embedding import models
+from vlstress.embedding.flags import add_model_arguments, batch_size
+from vlstress.io import sha256_file, write_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,8 +41,8 @@ def run(args: argparse.Namespace) -> None:
     from tqdm.auto import tqdm
 
     from vlstress.embedding.encoders import encode_texts
+    from vlstress.embedding.flags import model_params, model_spec
     from vlstress.suites.rococo_text.ei import captions_of, ei_scores
-    from vlstress.argtypes import model_params, model_spec
 
     manifest = load_manifest(args.manifest)
     captions = captions_of(manifest["images"])

@@ -25,7 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from vlstress.suites.rococo_text.nlp import install_wordnet, load_wordnet, wordnet_folder
+    from vlstress.suites.rococo_text.nlp import (
+        install_wordnet,
+        load_wordnet,
+        wordnet_folder,
+    )
 
     record = install_wordnet(args.out, tuple(s.strip() for s in args.sources.split(",") if s.strip()), force=args.force)
     wn = load_wordnet(str(args.out))

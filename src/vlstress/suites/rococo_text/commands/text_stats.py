@@ -15,7 +15,8 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from vlstress.argtypes import add_model_arguments, optional_str
+    from vlstress.argtypes import optional_str
+    from vlstress.embedding.flags import add_model_arguments
 
     parser.add_argument("--manifest", required=True, type=Path)
     parser.add_argument("--variants-dir", required=True, type=Path, help="folder of <set>.json caption sets (`vlstress text-variants`)")
@@ -54,22 +55,22 @@ def run(args: argparse.Namespace) -> None:
     import numpy as np
     import pandas as pd
 
-    from vlstress.embedding import models
     from vlstress import provenance
+    from vlstress.caption_data.manifest import load_manifest, validate_entries
+    from vlstress.embedding import models
     from vlstress.embedding.encoders import encode_texts
+    from vlstress.embedding.flags import batch_size, model_params, model_spec
     from vlstress.errors import VlstressError
     from vlstress.io import read_json, sha256_file, write_json, write_text
-    from vlstress.caption_data.manifest import load_manifest, validate_entries
     from vlstress.suites.rococo_text import stats, variants
     from vlstress.suites.rococo_text.nlp import word_classes
-    from vlstress.argtypes import batch_size, model_params, model_spec
 
     manifest = load_manifest(args.manifest)
     names = None
     if args.params:
         from vlstress import params as params_module
 
-        names = sorted(params_module.validate(params_module.load(args.params))["text_variants"]["sets"])
+        names = sorted(params_module.load(args.params)["text_variants"]["sets"])
     files = set_files(args.variants_dir, names)
     if not files:
         raise VlstressError(f"no caption sets (<set>.json) in {args.variants_dir}; run `vlstress text-variants` first")

@@ -12,8 +12,8 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from vlstress.suites.rococo_text import variants
     from vlstress.argtypes import optional_str, seed_int
+    from vlstress.suites.rococo_text import variants
 
     parser.add_argument("--manifest", required=True, type=Path)
     parser.add_argument("--ei-scores", type=optional_str, default=None, help="from `vlstress ei-scores` (needed by the *-ei strategies)")
@@ -33,9 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from vlstress import provenance
+    from vlstress.caption_data.manifest import load_manifest
     from vlstress.errors import VlstressError
     from vlstress.io import sha256_file, sidecar, write_json
-    from vlstress.caption_data.manifest import load_manifest
     from vlstress.suites.rococo_text import variants
 
     manifest = load_manifest(args.manifest)
@@ -67,7 +67,11 @@ def run(args: argparse.Namespace) -> None:
         counts = {"images_with_fewer_altered": variants.fewer_altered(out_entries, entries)}  # the documented 6 + 5 exception
         meta = {"n_images": matched, "n_manifest_images": len(entries), "official_file": str(path), "records": None, "counts": counts}
     else:
-        from vlstress.suites.rococo_text.concepts import ConceptIndex, vocabulary, vocabulary_nouns
+        from vlstress.suites.rococo_text.concepts import (
+            ConceptIndex,
+            vocabulary,
+            vocabulary_nouns,
+        )
         from vlstress.suites.rococo_text.nlp import word_classes
 
         kind = args.kind or variants.default_kind(args.set_name)

@@ -25,9 +25,9 @@ def run(args: argparse.Namespace) -> None:
     from PIL import features
 
     from vlstress import provenance
-    from vlstress.testsets.manifest import load, manifest_path
-    from vlstress.suites.typographic import overlay as typographic
     from vlstress.io import sha256_file
+    from vlstress.suites.typographic import overlay as typographic
+    from vlstress.testsets.manifest import load, manifest_path
 
     clean = load(args.manifest)
     block = provenance.build("typographic", {"size": args.size}, seed=args.seed, inputs={str(args.manifest): sha256_file(manifest_path(args.manifest))})

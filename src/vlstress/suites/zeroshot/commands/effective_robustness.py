@@ -155,9 +155,9 @@ def summary(results, lines, coloured: list[str]) -> dict:
 
 def run(args: argparse.Namespace) -> None:
     from vlstress import provenance
-    from vlstress.suites.zeroshot import robustness
     from vlstress.errors import VlstressError
     from vlstress.io import dumps_json, sidecar, write_json, write_text
+    from vlstress.suites.zeroshot import robustness
 
     shift_columns = list(dict.fromkeys(args.shift_column or PUBLISHED_SHIFTS))
     if args.id_column in shift_columns:

@@ -1,13 +1,12 @@
 """`vlstress embed-zeroshot`: the zero-shot sets of one model, embedded in one process.
 
 `--sets classifiers` writes a folder of `<test set>.npy`: the zero-shot classifier of each test
-set's class names, from --templates. `--sets images` writes a folder of image embeddings:
-`testsets/<test set>.npy`, `corrupted/<corruption>_s<severity>.npy`, `typographic.npy` and
-`ood/<OOD set>.npy`. Each file has its provenance sidecar `<file>.json`. The sets are those of
-the zero-shot suites that are on in the params files (`vlstress.pipeline.stages.
-zeroshot_embedding_sets`), the list the workflow gives the job as inputs. The model and its
-start-up are paid once per folder (docs/throughput.md); with --reuse-dir, a set unchanged since
-an earlier run is copied from there instead of embedded again (vlstress.embedding_sets).
+set's class names, from --templates (group `classifiers`). `--sets images` writes a folder of
+image embeddings (group `zeroshot`): `testsets/<test set>.npy`, and what the suites that are on add
+(`corrupted/<corruption>_s<severity>.npy`, `typographic.npy`, `ood/<OOD set>.npy`). `--sets-from`
+names the modules that add them (the workflow lists them). Each file has its provenance sidecar
+`<file>.json`. The model and its start-up are paid once per folder (docs/throughput.md); with
+--reuse-dir, a set unchanged since an earlier run is copied from there instead of embedded again.
 """
 
 from __future__ import annotations
@@ -15,13 +14,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from vlstress.argtypes import add_model_arguments, model_spec
+from vlstress.argtypes import suite_modules
 from vlstress.commands.reuse import add_reuse_argument, reuse_folder
+from vlstress.embedding.flags import add_model_arguments, model_spec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--params", action="append", required=True, type=Path, help="params file(s): the zero-shot sets of the suites that are on")
+    parser.add_argument("--params", action="append", required=True, type=Path, help="params file(s): which suites are on")
     parser.add_argument("--sets", required=True, choices=("classifiers", "images"), help="the classifiers of the test sets, or every image set")
+    parser.add_argument("--sets-from", required=True, type=suite_modules, help="modules that add sets (comma list)")
     parser.add_argument("--templates", default=None, help="prompt templates of the classifiers (default: zeroshot.templates of the params)")
     add_model_arguments(parser)
     add_reuse_argument(parser)
@@ -29,20 +30,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from vlstress.embedding import sets as embedding_sets
     from vlstress import params as params_module
+    from vlstress.embedding import sets as embedding_sets
     from vlstress.errors import VlstressError
-    from vlstress.pipeline.stages import zeroshot_embedding_sets
+    from vlstress.suites.zeroshot import sets as zeroshot_sets
 
-    config = params_module.validate(params_module.load(args.params), ", ".join(map(str, args.params)))
-    sets = zeroshot_embedding_sets(config, args.sets)
-    if not sets:
+    config = params_module.load(args.params)
+    if "zeroshot" not in {name for name, on in (config.get("suites") or {}).items() if on}:
         raise VlstressError("the params switch the zeroshot suite off: there is no zero-shot set to embed")
     if args.sets == "classifiers":
-        templates = args.templates or config["zeroshot"]["templates"]
-        plan = [(name, embedding_sets.classifier(Path(folder), templates)) for name, folder in sets]
+        plan = zeroshot_sets.classifiers(config, args.templates)
     else:
-        plan = [(name, embedding_sets.testset_images(Path(folder), name.removesuffix(".npy"))) for name, folder in sets]
+        plan = embedding_sets.from_providers(args.sets_from, "zeroshot", config)
     embedding_sets.require_files([item for _, item in plan])
     loaded = embedding_sets.load(model_spec(args), args)
-    embedding_sets.write_folder(plan, loaded, "embed-zeroshot", args.out, reuse_folder(args))
+    embedding_sets.write_folder(plan, loaded, "embed-zeroshot", args.out, reuse_folder(args, args.sets_from))

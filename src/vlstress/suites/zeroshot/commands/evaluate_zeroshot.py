@@ -14,12 +14,12 @@ from pathlib import Path
 
 from vlstress import provenance
 from vlstress.argtypes import int_list, optional_path
-from vlstress.testsets import manifest as testsets
 from vlstress.embedding.files import load_embeddings, record_model, same_model
 from vlstress.errors import VlstressError
 from vlstress.io import sha256_file, sidecar, write_json
 from vlstress.record import Record, read_record, write_record
 from vlstress.suites.zeroshot import classifier, metrics
+from vlstress.testsets import manifest as testsets
 
 TASKS = ("zeroshot", "corruption", "typographic")
 

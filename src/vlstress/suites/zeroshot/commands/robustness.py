@@ -62,14 +62,13 @@ def shift_table(table, in_distribution: str, corruptions):
 def run(args: argparse.Namespace) -> None:
     import pandas as pd
 
-    from vlstress.report import figures
     from vlstress import provenance
-    from vlstress.suites.zeroshot import robustness
-    from vlstress.io import sha256_file, write_json, write_text
-    from vlstress.report import records
-    from vlstress.suites.zeroshot.robustness_figure import draw
     from vlstress.errors import VlstressError
+    from vlstress.io import sha256_file, write_json, write_text
+    from vlstress.report import figures, records
     from vlstress.suites.corruptions.corruption_error import corruption_table
+    from vlstress.suites.zeroshot import robustness
+    from vlstress.suites.zeroshot.robustness_figure import draw
 
     table = records.read_summary(args.summary)
     rows = table[(table["task"] == "corruption") & (table["metric"] == "top1")]

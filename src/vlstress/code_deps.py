@@ -2,7 +2,7 @@
 
 Starting from the command module of a `vlstress <subcommand>`, follow every import of a
 `vlstress` module (top-level or inside functions, relative or absolute, and module
-names written as strings in registries such as `datasets.KINDS`) and every package
+names written as strings in registries such as `caption_data.kinds.KINDS`) and every package
 data file named as `"data/<file>"`. The result is the set of files whose edit may change
 the step's output, so both front ends rerun exactly the steps that use an edited file.
 `cli.py` only dispatches and is left out (adding a subcommand reruns nothing).
@@ -19,10 +19,14 @@ PACKAGE = "vlstress"
 MODULE_STRING = re.compile(r"^vlstress(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 DATA_STRING = re.compile(r"^data/[A-Za-z0-9_.-]+$")
 NOT_DEPENDENCIES = {"vlstress.cli", "vlstress.__main__"}
+# A suite's declarations (`vlstress/suites/<suite>/suite.py`) name the modules of its commands,
+# checks, set providers and figures as strings: those are other steps' code, not code a step that
+# reads the declarations runs, so module names written there are not followed (imports are).
+DECLARATIONS = re.compile(r"^suites/[a-z0-9_]+/suite\.py$")
 
 
 def package_root() -> Path:
-    return Path(__file__).resolve().parents[1]
+    return Path(__file__).resolve().parent
 
 
 def _module_file(module: str, root: Path) -> Path | None:
@@ -57,6 +61,7 @@ def _direct(path: Path, root: Path) -> tuple[frozenset[str], frozenset[Path]]:
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     current = _module_name(path, root)
     is_package = path.name == "__init__.py"
+    declaration = bool(DECLARATIONS.match(path.relative_to(root).as_posix()))
     modules: set[str] = set()
     data: set[Path] = set()
     for node in ast.walk(tree):
@@ -70,7 +75,8 @@ def _direct(path: Path, root: Path) -> tuple[frozenset[str], frozenset[Path]]:
             modules.update(f"{base}.{alias.name}" for alias in node.names)  # `from . import x` may name a module
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             if MODULE_STRING.match(node.value):
-                modules.add(node.value)
+                if not declaration:
+                    modules.add(node.value)
             elif DATA_STRING.match(node.value) and (root / node.value).is_file():
                 data.add(root / node.value)
     return frozenset(m for m in modules if m == PACKAGE or m.startswith(PACKAGE + ".")), frozenset(data)
@@ -100,12 +106,12 @@ def dependencies(module: str, root: Path | None = None) -> list[Path]:
     return sorted(seen)
 
 
-def digest(module: str) -> str:
-    """sha256 of every source and data file `module` reaches (paths and bytes)."""
+def digest(*modules: str) -> str:
+    """sha256 of every source and data file the modules reach (paths and bytes)."""
     import hashlib
 
     root = package_root()
     found = hashlib.sha256()
-    for path in dependencies(module, root):
+    for path in sorted({path for module in modules for path in dependencies(module, root)}):
         found.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return found.hexdigest()

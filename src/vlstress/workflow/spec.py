@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 PLACEHOLDER = re.compile(r"\{(?:(in|out|p|item)\.)?([A-Za-z_][A-Za-z0-9_.]*)\}")
 
@@ -38,16 +38,6 @@ class Axis:
     # the fields of each entry reach commands even in a DVC `matrix` (which hands out only the keys
     # of a mapping, but whole entries of a list)
     named: str | None = None
-
-
-@dataclass(frozen=True)
-class Suite:
-    """A switchable family of stages; `needs` are the params blocks it reads."""
-
-    name: str
-    description: str
-    needs: tuple[str, ...] = ()
-    requires: tuple[str, ...] = ()  # other suites that must be on (their stages make this one's inputs)
 
 
 @dataclass(frozen=True)
@@ -79,6 +69,9 @@ class Stage:
     external: tuple[str, ...] = ()  # params that may name a local file/folder the step reads (pipeline.external)
     after: tuple[str, ...] = ()  # DVC gates: stages that must run first (Snakemake checks params at parse time)
     doc: str = ""
+    # modules the command runs beyond its own imports (named on its command line, e.g. a suite's
+    # figure module or the set providers of `{providers.GROUP}`): their code is the stage's too
+    code: tuple[str, ...] = ()
 
     @property
     def subcommand(self) -> str:
@@ -105,3 +98,40 @@ def render_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+@dataclass(frozen=True)
+class PathList:
+    """A list of paths a stage reads as a whole: a Snakemake input list; for DVC, folders plus the params that shape it.
+
+    Paths and folders are templates: `{model}` and other axes of the reading stage are left in
+    (Snakemake fills them as wildcards, DVC as `${...}`). Suites that declare a list of the same
+    name add to it (the zero-shot image sets of a model come from four suites).
+    """
+
+    paths: Callable[[dict[str, Any]], list[str]]
+    folders: Callable[[dict[str, Any]], list[str]]
+    params: Callable[[dict[str, Any]], list[str]]
+
+
+@dataclass(frozen=True)
+class Suite:
+    """One suite: its stages and everything the engine needs to know of it, as data.
+
+    Declared in `vlstress.suites.<name>.suite` and listed in `vlstress.suites.registry`; the
+    renderer, the params check, the report and the CLI read these fields and name no suite.
+    """
+
+    name: str
+    description: str
+    stages: tuple[Stage, ...] = ()
+    needs: tuple[str, ...] = ()  # params blocks it reads
+    requires: tuple[str, ...] = ()  # other suites that must be on (their stages make this one's inputs)
+    always: bool = False  # on whatever `suites:` says (original retrieval)
+    axes: tuple[Axis, ...] = ()
+    commands: dict[str, tuple[str, str]] = field(default_factory=dict)  # subcommand -> (module, help)
+    params: str | None = None  # module with SCHEMA (its params blocks) and problems(params)
+    lists: dict[str, PathList] = field(default_factory=dict)  # path lists its stages feed others
+    providers: dict[str, str] = field(default_factory=dict)  # embedding group -> module with sets(config, group)
+    tasks: dict[str, Any] = field(default_factory=dict)  # record task -> report.tasks.Task (display)
+    extra_plots: tuple[dict[str, Any], ...] = ()  # more `dvc plots` views of its stages' plot data

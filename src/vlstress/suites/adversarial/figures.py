@@ -1,0 +1,51 @@
+"""Figures of the adversarial suite: adversarial_eps, robust top-1 against eps, one line per attack,
+one panel per model (eps 0 = clean)."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+from vlstress.report.figures import FigureResult, _add_notes, _tick
+from vlstress.report.figures import metric_rows as _rows
+from vlstress.report.figures import no_records as _none
+
+
+def adversarial_eps(table: pd.DataFrame) -> FigureResult:
+    rows = _rows(table, "adversarial", ["robust_top1", "top1_clean"])
+    if rows.empty:
+        return _none("Robust accuracy against eps", "adversarial")
+    rows["attack"] = rows["condition_dict"].map(lambda c: c.get("attack"))
+    rows["eps"] = rows["condition_dict"].map(lambda c: float(c.get("eps", float("nan"))))
+    labels = list(dict.fromkeys(rows["label"]))
+    attacks = list(dict.fromkeys(rows["attack"]))
+    palette = dict(zip(attacks, sns.color_palette("colorblind", len(attacks))))
+    fig, axes = plt.subplots(1, len(labels), figsize=(4.2 * len(labels) + 1.8, 3.8), squeeze=False, sharey=True)
+    for ax, label in zip(axes[0], labels):
+        mine = rows[rows["label"] == label]
+        for attack in attacks:
+            robust = mine[(mine["attack"] == attack) & (mine["metric"] == "robust_top1")].sort_values("eps")
+            clean = mine[(mine["attack"] == attack) & (mine["metric"] == "top1_clean")]
+            if robust.empty:
+                continue
+            x, y = list(robust["eps"]), list(robust["value"])
+            if len(clean) and 0.0 not in x:  # the clean accuracy of the same images is the point at eps 0
+                x, y = [0.0, *x], [float(clean["value"].iloc[0]), *y]
+            ax.plot(x, y, marker="o", label=attack, color=palette[attack])
+        ax.set_title(_tick(label), fontsize="medium")
+        ax.set_xlabel("eps (1/255 of the attack's norm)")
+    axes[0][0].set_ylabel("robust top-1 (%)")
+    axes[0][0].set_ylim(bottom=0)
+    axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small", title="attack")
+    n_images = sorted({int(v) for v in rows["n_images"].dropna()})
+    fig.suptitle(f"Zero-shot accuracy under adversarial attacks ({', '.join(sorted(set(rows['dataset'])))})")
+    notes = [f"{'/'.join(map(str, n_images))} attacked images per model; eps 0 = clean accuracy of the same images"]
+    fig.tight_layout()
+    _add_notes(fig, notes)
+    return fig, notes
+
+
+FIGURES = {
+    "adversarial_eps": adversarial_eps,
+}

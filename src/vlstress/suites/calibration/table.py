@@ -1,0 +1,47 @@
+"""The calibration suite's table: rows = (model, set); columns = top-1, ECE, NLL, Brier raw and temperature-scaled, T.
+Cells are means over replicates; `–` where a value is undefined.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from vlstress.report import records
+from vlstress.report.frames import cell as _cell
+from vlstress.report.frames import render_frames
+
+CAPTION = "Calibration of the zero-shot softmax: ECE (%), NLL, Brier, raw and with the temperature T fitted on held-out ID images"
+CALIBRATION_COLUMNS = {
+    "top1": "Top-1", "ece": "ECE", "ece_ts": "ECE (T)", "nll": "NLL", "nll_ts": "NLL (T)", "brier": "Brier", "brier_ts": "Brier (T)",
+    "temperature": "T",
+}  # fmt: skip
+
+
+
+
+def calibration_table(agg: pd.DataFrame) -> pd.DataFrame | None:
+    rows = records.rows(agg, "calibration")
+    if rows.empty:
+        return None
+    out = []
+    for (label, cond), group in rows.groupby(["label", "condition_json"], sort=False):
+        c = json.loads(cond)
+        name = str(c.get("set"))
+        if "corruption" in c:
+            name += f": {c['corruption']} s{c.get('severity')}"
+        elif "attack" in c:
+            name += f": {c['attack']}"
+        elif c.get("split"):
+            name += f" ({c['split']}, ID)"
+        values = dict(zip(group["metric"], group["mean"]))
+        out.append({"model": label, "set": name, **{title: _cell(values.get(metric), 3 if metric.startswith(("nll", "brier", "temp")) else 1)
+                                                    for metric, title in CALIBRATION_COLUMNS.items()}})  # fmt: skip
+    return pd.DataFrame(out).set_index(["model", "set"])
+
+
+
+
+def render(table: pd.DataFrame, block: dict) -> tuple[str, str, list[str]]:
+    return render_frames("calibration", CAPTION, calibration_table(records.aggregate(table)), block)

@@ -1,0 +1,74 @@
+"""Zero-shot classification under ImageNet-C style corruptions (accuracy, mCE)."""
+
+from vlstress.report.display import Task
+from vlstress.suites.corruptions.paths import (
+    CORRUPTED,
+    CORRUPTED_EMB,
+    data_folders,
+    folders,
+    shaping_params,
+)
+from vlstress.workflow.paths import CLASSIFIER, CLASSIFIERS, ZEROSHOT_EMB, of
+from vlstress.workflow.spec import Axis, Output, PathList, Stage, Suite
+from vlstress.workflow.stages import figures_stage, small
+
+RECORD = "results/metrics/{model}/corruption-{corruption}-s{severity}.json"
+
+SUITE = Suite(
+    "corruptions",
+    "zero-shot classification under ImageNet-C style corruptions (accuracy, mCE)",
+    needs=("corruptions",),
+    requires=("zeroshot",),
+    axes=(
+        Axis("corruption", "corruptions.names", r"[a-z][a-z0-9_]*"),
+        Axis("severity", "corruptions.severities", r"[1-5]"),
+    ),
+    stages=(
+        Stage(
+            "corrupt",
+            "vlstress corrupt --manifest {in.testset} --corruption {corruption} --severities {severity}"
+            " --seed {p.corruptions.seed} --size {p.corruptions.size} --workers {p.corruptions.workers}"
+            " --out {out.corrupted}",
+            inputs={"testset": "data/testsets/{p.corruptions.testset}"},
+            outputs={"corrupted": Output(CORRUPTED, directory=True)},
+            axes=("corruption", "severity"),
+            suite="corruptions",
+            doc="one corruption at one severity of the test set (parallel over the node's cores)",
+        ),
+        Stage(
+            "evaluate_corruption",
+            "vlstress evaluate-zeroshot --task corruption --corruption {corruption} --severity {severity}"
+            " --testset {in.testset} --image-emb {in.emb}/" + CORRUPTED_EMB
+            + " --classifier {in.classifiers}/" + of(CLASSIFIER, "p.corruptions.testset")
+            + " --clean-record {in.clean} --out {out.record}",
+            inputs={
+                "testset": CORRUPTED,
+                "emb": ZEROSHOT_EMB,
+                "classifiers": CLASSIFIERS,
+                "clean": "results/metrics/{model}/zeroshot-{p.corruptions.testset}.json",
+            },
+            outputs={"record": small(RECORD, record=True), "per_class": small(f"{RECORD}.json")},
+            axes=("model", "corruption", "severity"),
+            suite="corruptions",
+        ),
+        figures_stage(
+            "corruptions",
+            "vlstress.suites.corruptions.figures",
+            {"corruption_heatmap": (), "corruption_severity": ()},
+            "Figures",
+        ),
+    ),
+    commands={
+        "corrupt": (
+            "vlstress.suites.corruptions.commands.corrupt",
+            "ImageNet-C style corruptions of a test set (seeded, parallel)",
+        ),
+    },
+    params="vlstress.suites.corruptions.params",
+    lists={
+        "zeroshot_data": PathList(folders, data_folders, shaping_params),
+        "zeroshot_sets": PathList(folders, data_folders, shaping_params),
+    },
+    providers={"zeroshot": "vlstress.suites.corruptions.sets", "evaluations": "vlstress.suites.corruptions.paths"},
+    tasks={"corruption": Task("zero-shot classification under corruptions", (), noun="corruptions")},
+)

@@ -1,0 +1,7 @@
+"""Where fine-tuning keeps its data and checkpoints (constants: the params check reads them)."""
+
+TRAIN_RAW = "data/raw/{p.finetune.train.name}"
+TRAIN_MANIFEST = "data/finetune/train.json"
+TRAIN_CAPTIONS = "data/finetune/train_captions.json"
+BASE_CARD = "results/finetune/base.json"
+FINETUNED = "results/finetune/{variant}/model.safetensors"

@@ -1,0 +1,125 @@
+"""Robust fine-tuning with RoCOCO's semantic and visual contrastive losses; the fine-tuned models are
+models of the run (a model entry whose `pretrained` is a checkpoint this suite writes)."""
+
+from vlstress.suites.finetune.paths import (
+    BASE_CARD,
+    FINETUNED,
+    TRAIN_CAPTIONS,
+    TRAIN_MANIFEST,
+    TRAIN_RAW,
+)
+from vlstress.suites.rococo_text.paths import NLTK_DATA
+from vlstress.workflow.paths import (
+    CARD_FLAGS,
+    CHECKED,
+    MANIFEST,
+    RUN_FLAGS,
+    SUMMARY_AGG,
+)
+from vlstress.workflow.spec import Axis, Output, Stage, Suite
+from vlstress.workflow.stages import download_stage, small
+
+SUITE = Suite(
+    "finetune",
+    "robust fine-tuning with RoCOCO's semantic and visual contrastive losses; the fine-tuned models are models of the run",
+    needs=("finetune",),
+    requires=("rococo_text",),  # its altered training captions come from the text stress-test's generators (WordNet)
+    axes=(Axis("variant", "finetune.variants", r"[a-z0-9][a-z0-9_]*", keys=True),),
+    stages=(
+        download_stage("train_download", "finetune.train", TRAIN_RAW, "finetune",
+                       "fetch or copy the images and captions of the training data"),  # fmt: skip
+        Stage(
+            "train_prepare",
+            "vlstress prepare --dataset {p.finetune.train.name} --raw {in.raw} --out {out.manifest}",
+            inputs={"raw": TRAIN_RAW},
+            outputs={"manifest": Output("data/finetune/train_all.json")},
+            suite="finetune",
+            doc="the manifest of the training data",
+        ),
+        Stage(
+            "train_split",
+            "vlstress train-split --train {in.train} --test {in.test} --out {out.manifest}",
+            inputs={"train": "data/finetune/train_all.json", "test": MANIFEST},
+            outputs={"manifest": Output(TRAIN_MANIFEST)},
+            suite="finetune",
+            doc="the training manifest without any test image or test caption",
+        ),
+        Stage(
+            "train_captions",
+            "vlstress text-variants --manifest {in.manifest} --set train --kind {p.finetune.text_kind}"
+            " --seed {p.finetune.seed} --words {p.finetune.words} --strategy random"
+            " --strategy-seed {p.finetune.seed} --pool {p.text_variants.pool}"
+            " --source generated --nltk-data {in.nltk_data} --out {out.captions}",
+            inputs={"manifest": TRAIN_MANIFEST, "nltk_data": NLTK_DATA},
+            outputs={"captions": Output(TRAIN_CAPTIONS), "meta": Output(f"{TRAIN_CAPTIONS}.json")},
+            suite="finetune",
+            doc="one altered caption (one word replaced) per training caption: the semantic negatives",
+        ),
+        Stage(
+            "base_card",
+            "vlstress model-card --model {p.finetune.base.slug} --arch {p.finetune.base.arch}"
+            " --pretrained {p.finetune.base.pretrained} " + CARD_FLAGS + " --out {out.card}",
+            outputs={"card": Output(BASE_CARD)},
+            external=("finetune.base.pretrained",),
+            suite="finetune",
+            doc="the model card of the model that is fine-tuned",
+            after=(CHECKED,),
+        ),
+        Stage(
+            "finetune",
+            "vlstress finetune --train {in.train} --train-captions {in.captions} --test {in.test} --model-card {in.card} "
+            + RUN_FLAGS
+            + " --variant {variant} --w-sc {item.w_sc} --w-vc {item.w_vc} --form {p.finetune.form}"
+            " --margin {p.finetune.margin} --steps {p.finetune.steps} --train-batch-size {p.finetune.batch_size}"
+            " --lr {p.finetune.lr} --weight-decay {p.finetune.weight_decay} --warmup {p.finetune.warmup}"
+            " --accumulate {p.finetune.accumulate} --freeze {p.finetune.freeze}"
+            " --checkpoint-every {p.finetune.checkpoint_every} --train-seed {p.finetune.seed}"
+            " --method {p.finetune.method} --lam {p.finetune.lam} --processes {p.finetune.nproc}"
+            " --out {out.model} --out-log {out.log}",
+            inputs={"train": TRAIN_MANIFEST, "captions": TRAIN_CAPTIONS, "test": MANIFEST, "card": BASE_CARD},
+            outputs={
+                "model": Output(FINETUNED),
+                "meta": small(f"{FINETUNED}.json"),
+                "log": small(
+                    "results/finetune/{variant}/log.csv",
+                    plot={"x": "step", "y": "total", "template": "linear", "title": "fine-tuning loss per step"},
+                    caption="finetune_log",
+                    category="Robust fine-tuning",
+                ),
+            },
+            axes=("variant",),
+            suite="finetune",
+            gpu=True,
+            gpus="finetune.nproc",
+            doc="fine-tune the base model with the CLIP loss + w_sc * SC + w_vc * VC (resumes a killed run)",
+        ),
+        Stage(
+            "finetune_table",
+            "vlstress finetune-table {params_files} --summary {in.summary} --out-md {out.md} --out-csv {out.csv}"
+            " --out-tex {out.tex}",
+            inputs={"summary": SUMMARY_AGG},
+            outputs={
+                "md": small("results/finetune/comparison.md", caption="finetune_table", category="Robust fine-tuning"),
+                "csv": small("results/finetune/comparison.csv"),
+                "tex": small("results/finetune/comparison.tex"),
+            },
+            suite="finetune",
+            doc="base model against its fine-tuned variants on every metric of the run (RoCOCO's open question)",
+        ),
+    ),
+    commands={
+        "train-split": (
+            "vlstress.suites.finetune.commands.train_split",
+            "the training manifest of fine-tuning without any test image or caption",
+        ),
+        "finetune": (
+            "vlstress.suites.finetune.commands.finetune",
+            "fine-tune a model with the CLIP loss + RoCOCO's semantic and visual contrastive losses",
+        ),
+        "finetune-table": (
+            "vlstress.suites.finetune.commands.finetune_table",
+            "base model against its fine-tuned variants on every metric of the run",
+        ),
+    },
+    params="vlstress.suites.finetune.params",
+)

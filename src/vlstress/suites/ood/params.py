@@ -1,0 +1,50 @@
+"""The params block of the OOD suite (`ood`): schema and checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from vlstress.params_check import unknown
+
+SCHEMA = yaml.safe_load(
+    r"""
+ood:
+  type: object
+  description: "out-of-distribution detection with the zero-shot classifier (docs/holistic.md)"
+  required: [in_distribution, sets, scores, temperature]
+  additionalProperties: false
+  properties:
+    in_distribution: {type: string, description: "a key of zeroshot.testsets"}
+    sets:
+      type: object
+      minProperties: 1
+      propertyNames: {pattern: "^[a-z0-9][a-z0-9_]*$"}
+      additionalProperties: {$ref: "#/$defs/testset"}
+    scores: {type: string, pattern: "^[a-z_]+(,[a-z_]+)*$", description: "comma-separated: mcm, msp, max_logit, energy"}
+    temperature: {type: number, exclusiveMinimum: 0, description: "T of MCM and of the energy score (1 as in the MCM paper)"}
+"""
+)
+
+
+def problems(params: dict[str, Any], on: set[str]) -> list[str]:
+    """The in-distribution set, the OOD sets' kinds and names, and the scores."""
+    from vlstress.suites.ood.scores import SCORES
+    from vlstress.testsets.kinds import KINDS as TESTSET_KINDS
+
+    if "ood" not in on or "zeroshot" not in on or "ood" not in params:
+        return []
+    found = []
+    block, testsets = params["ood"], params["zeroshot"]["testsets"]
+    if block["in_distribution"] not in testsets:
+        found.append("ood.in_distribution: " + unknown("test set", block["in_distribution"], testsets))
+    for name, entry in block["sets"].items():
+        if entry["kind"] not in TESTSET_KINDS:
+            found.append(f"ood.sets.{name}.kind: " + unknown("test-set kind", entry["kind"], TESTSET_KINDS))
+        if name in testsets:
+            found.append(f"ood.sets.{name}: also a zero-shot test set name; give the OOD set its own name")
+    for score in block["scores"].split(","):
+        if score not in SCORES:
+            found.append("ood.scores: " + unknown("OOD score", score, SCORES))
+    return found

@@ -1,0 +1,36 @@
+"""Where the image stress-tests keep their variants, as pure functions of the params (no stage
+declaration: the embedding job reads them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vlstress.workflow.paths import suites_on
+from vlstress.workflow.spec import render_value
+
+SUITE = "rococo_image"
+VARIANT = "{method}_lam{lam}_seed{seed}"
+VARIANT_DIR = f"data/image_variants/{VARIANT}"
+VARIANT_EMB = f"image_variants/{VARIANT}.npy"  # inside the model's retrieval folder
+AXIS_PARAMS = ("image_variants.methods", "image_variants.lams", "image_variants.seeds")
+
+
+def variant_folders(params: dict[str, Any]) -> list[str]:
+    """Every variant folder the params make (methods x lams x seeds, in that order); none when off."""
+    if SUITE not in suites_on(params):
+        return []
+    block = params["image_variants"]
+    return [
+        VARIANT_DIR.format(method=render_value(method), lam=render_value(lam), seed=render_value(seed))
+        for method in block["methods"]
+        for lam in block["lams"]
+        for seed in block["seeds"]
+    ]
+
+
+def folders(params: dict[str, Any]) -> list[str]:
+    return ["data/image_variants"] if SUITE in suites_on(params) else []
+
+
+def shaping_params(params: dict[str, Any]) -> list[str]:
+    return list(AXIS_PARAMS) if SUITE in suites_on(params) else []

@@ -1,0 +1,72 @@
+"""RoCOCO image stress-tests: each test image mixed or patched with a partner (text → image)."""
+
+from vlstress.report.display import Task
+from vlstress.suites.rococo_image.paths import (
+    VARIANT_DIR,
+    VARIANT_EMB,
+    folders,
+    shaping_params,
+    variant_folders,
+)
+from vlstress.workflow.paths import EVALUATE_FLAGS, MANIFEST, RAW, RETRIEVAL_EMB
+from vlstress.workflow.spec import Axis, Output, PathList, Stage, Suite
+
+SUITE = Suite(
+    "rococo_image",
+    "RoCOCO image stress-tests: images mixed / patched with a partner (text → image)",
+    needs=("image_variants",),
+    axes=(
+        Axis("method", "image_variants.methods", r"[a-z][a-z0-9_]*"),
+        Axis("lam", "image_variants.lams", r"[0-9][0-9.e-]*"),
+        Axis("seed", "image_variants.seeds", r"[0-9]+"),
+    ),
+    stages=(
+        Stage(
+            "image_variants",
+            "vlstress image-variants --manifest {in.manifest} --method {method} --lam {lam} --seed {seed}"
+            " --mode {p.image_variants.mode} --size {p.image_variants.size}"
+            " --jpeg-quality {p.image_variants.jpeg_quality} --out {out.variant}",
+            inputs={"manifest": MANIFEST, "raw": RAW},
+            outputs={"variant": Output(VARIANT_DIR, directory=True)},
+            axes=("method", "lam", "seed"),
+            suite="rococo_image",
+        ),
+        Stage(
+            "evaluate_image",
+            "vlstress evaluate-image --manifest {in.manifest} --image-emb {in.emb}/images.npy"
+            " --text-emb {in.emb}/texts.npy --variant {in.variant} --variant-emb {in.emb}/" + VARIANT_EMB
+            + " " + EVALUATE_FLAGS + " --out {out.record}",
+            inputs={"manifest": MANIFEST, "emb": RETRIEVAL_EMB, "variant": VARIANT_DIR},
+            outputs={
+                "record": Output("results/metrics/{model}/image-{method}-lam{lam}-seed{seed}.json", cache=False, record=True)
+            },
+            axes=("model", "method", "lam", "seed"),
+            suite="rococo_image",
+        ),
+    ),
+    commands={
+        "image-variants": (
+            "vlstress.suites.rococo_image.commands.image_variants",
+            "perturbed-image variant of the test set (a registry perturbation: mix, patch, flip, ...)",
+        ),
+        "evaluate-image": (
+            "vlstress.suites.rococo_image.commands.evaluate_image",
+            "text-to-image metrics against original + mixed images",
+        ),
+    },
+    params="vlstress.suites.rococo_image.params",
+    lists={"retrieval_sets": PathList(variant_folders, folders, shaping_params)},
+    providers={"retrieval": "vlstress.suites.rococo_image.sets"},
+    tasks={
+        "image-stress": Task(
+            "image stress (text → image)",
+            ("t2i",),
+            baseline="retrieval",
+            names={"mix": "mix", "patch": "patch"},
+            noun="image variants",
+            distractor="a mixed image",
+            sweep="lam",
+            sweep_label="λ (share of the original image)",
+        )
+    },
+)

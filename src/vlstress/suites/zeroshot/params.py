@@ -1,0 +1,61 @@
+"""The params block of zero-shot classification (`zeroshot`): schema and checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from vlstress.params_check import unknown
+
+SCHEMA = yaml.safe_load(
+    r"""
+zeroshot:
+  type: object
+  description: "zero-shot classification under natural shifts (docs/zeroshot.md)"
+  required: [testsets, templates, in_distribution, robustness]
+  additionalProperties: false
+  properties:
+    testsets:
+      type: object
+      minProperties: 1
+      propertyNames: {pattern: "^[a-z0-9][a-z0-9_]*$"}
+      additionalProperties: {$ref: "#/$defs/testset"}
+    templates: {type: string, minLength: 1, description: "openai | simple | single | a .txt/.json template file (FILE.json#KEY)"}
+    in_distribution: {type: string, description: "the test set whose accuracy is the x axis of effective robustness"}
+    robustness:
+      type: object
+      required: [transform, fit, mce_baseline]
+      additionalProperties: false
+      properties:
+        transform: {enum: [logit, probit, linear]}
+        fit: {enum: [ols, huber]}
+        mce_baseline: {type: [string, "null"], description: "model slug whose corruption errors normalise the others (mCE); null = no mCE"}
+"""
+)
+
+
+def problems(params: dict[str, Any], on: set[str]) -> list[str]:
+    """Test-set kinds, the template set, the in-distribution set and the mCE baseline model."""
+    from pathlib import Path
+
+    from vlstress.suites.zeroshot.templates import TEMPLATE_SETS
+    from vlstress.testsets.kinds import KINDS as TESTSET_KINDS
+
+    if "zeroshot" not in on:
+        return []
+    found: list[str] = []
+    zeroshot = params["zeroshot"]
+    testsets = zeroshot["testsets"]
+    for name, entry in testsets.items():
+        if entry["kind"] not in TESTSET_KINDS:
+            found.append(f"zeroshot.testsets.{name}.kind: " + unknown("test-set kind", entry["kind"], TESTSET_KINDS))
+    templates = zeroshot["templates"]
+    if templates not in TEMPLATE_SETS and not Path(templates.partition("#")[0]).suffix:
+        found.append("zeroshot.templates: " + unknown("template set", templates, TEMPLATE_SETS) + " (or a .txt/.json file)")
+    if zeroshot["in_distribution"] not in testsets:
+        found.append("zeroshot.in_distribution: " + unknown("test set", zeroshot["in_distribution"], testsets))
+    baseline = zeroshot["robustness"]["mce_baseline"]
+    if baseline is not None and baseline not in params["models"]:
+        found.append("zeroshot.robustness.mce_baseline: " + unknown("model", baseline, params["models"]))
+    return found

@@ -1,0 +1,80 @@
+"""The zero-shot test sets and evaluations the params make, as pure functions (no stage declaration:
+the embedding jobs and calibration read them). The classification suites that require this one
+(corruptions, typographic) declare their evaluations with `Evaluation` too."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from vlstress.workflow.paths import (
+    CLASSIFIER,
+    CLASSIFIERS,
+    TESTSET,
+    TESTSET_EMB,
+    ZEROSHOT_EMB,
+    inside,
+    suites_on,
+)
+
+SUITE = "zeroshot"
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One zero-shot evaluation the params produce for every model (paths keep `{model}`)."""
+
+    condition: dict[str, Any]  # {"set": name} (+ "corruption"/"severity", or "attack": "typographic")
+    testset: str  # the test-set folder
+    embeddings: str
+    classifier: str
+
+    def paths(self) -> list[str]:
+        return [self.testset, self.embeddings, self.classifier]
+
+    def for_model(self, model: str) -> "Evaluation":
+        return Evaluation(self.condition, *(path.replace("{model}", model) for path in self.paths()))
+
+
+def classifier(testset: str) -> str:
+    return inside(CLASSIFIERS, CLASSIFIER, testset=testset)
+
+
+def testsets(params: dict[str, Any]) -> list[str]:
+    """The test-set names (sorted); none when the suite is off."""
+    return sorted(str(name) for name in params["zeroshot"]["testsets"]) if SUITE in suites_on(params) else []
+
+
+def evaluations(params: dict[str, Any]) -> list[Evaluation]:
+    """The clean evaluation of every test set (sorted)."""
+    return [
+        Evaluation({"set": name}, TESTSET.format(testset=name), inside(ZEROSHOT_EMB, TESTSET_EMB, testset=name), classifier(name))
+        for name in testsets(params)
+    ]
+
+
+# ---- path lists: what the model jobs and calibration read
+def testset_folders(params: dict[str, Any]) -> list[str]:
+    return [TESTSET.format(testset=name) for name in testsets(params)]
+
+
+def evaluation_paths(params: dict[str, Any]) -> list[str]:
+    """Test-set folders and the model's two folders (a file inside a folder output is no Snakemake input)."""
+    found = testset_folders(params)
+    return found + [ZEROSHOT_EMB, CLASSIFIERS] * bool(found)
+
+
+def evaluation_folders(params: dict[str, Any]) -> list[str]:
+    return ["data/testsets", ZEROSHOT_EMB, CLASSIFIERS] if SUITE in suites_on(params) else []
+
+
+def data_folders(params: dict[str, Any]) -> list[str]:
+    return ["data/testsets"] if SUITE in suites_on(params) else []
+
+
+def shaping_params(params: dict[str, Any]) -> list[str]:
+    return ["suites", "zeroshot.testsets"] if SUITE in suites_on(params) else []
+
+
+def testset_params(params: dict[str, Any]) -> list[str]:
+    return ["zeroshot.testsets"] if SUITE in suites_on(params) else []

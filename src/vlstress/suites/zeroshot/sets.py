@@ -1,0 +1,60 @@
+"""The zero-shot sets of this suite: each test set's classifier (group `classifiers`) and its
+images (group `zeroshot`), as embedding sets of a model's two zero-shot jobs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlstress.embedding.sets import EmbeddingSet, Loaded, testset_images
+from vlstress.suites.zeroshot import paths
+from vlstress.workflow.paths import CLASSIFIER, ZEROSHOT_EMB
+
+
+def classifier(folder: Path, templates: str) -> EmbeddingSet:
+    """The zero-shot classifier of a test set's class names: one weight row per class from the prompt
+    templates (a named set or a file, `vlstress.suites.zeroshot.templates`)."""
+    from vlstress.suites.zeroshot import templates as template_sets
+    from vlstress.testsets import manifest as testsets
+
+    testset = testsets.load(folder)
+    manifest_file = testsets.manifest_path(folder)
+    prompts, description = template_sets.resolve(templates)
+
+    def embed(run: Loaded) -> np.ndarray:
+        from vlstress.suites.zeroshot.classifier import build
+
+        return build(run.model, run.tokenizer, testset.classes, prompts, device=run.device, precision=run.precision)
+
+    def logit_scale(run: Loaded) -> dict[str, Any]:
+        from vlstress.suites.zeroshot.classifier import model_logit_scale
+
+        return model_logit_scale(run.model)
+
+    fields = {"dataset": testset.dataset, "classes": testset.classes, "templates": prompts, "templates_source": templates}
+    return EmbeddingSet(
+        f"{testset.dataset} classifier", manifest_file, [str(manifest_file)], "zeroshot-classifier", fields, embed,
+        {"templates": templates, "templates_description": description}, logit_scale,
+    )  # fmt: skip
+
+
+def classifiers(config: dict[str, Any], templates: str | None = None) -> list[tuple[str, EmbeddingSet]]:
+    """The classifier of every test set, from `templates` (default: zeroshot.templates)."""
+    chosen = templates or (config.get("zeroshot") or {}).get("templates")
+    return [
+        (CLASSIFIER.format(testset=name), classifier(Path(folder), chosen))
+        for name, folder in zip(paths.testsets(config), paths.testset_folders(config))
+    ]
+
+
+def image_sets(found: list[paths.Evaluation]) -> list[tuple[str, EmbeddingSet]]:
+    """The images each evaluation reads, as sets named by their file inside the model's zero-shot folder."""
+    files = [e.embeddings.removeprefix(f"{ZEROSHOT_EMB}/") for e in found]
+    return [(file, testset_images(Path(e.testset), file.removesuffix(".npy"))) for file, e in zip(files, found)]
+
+
+def zeroshot(config: dict[str, Any]) -> list[tuple[str, EmbeddingSet]]:
+    """The images of every test set (the clean evaluations)."""
+    return image_sets(paths.evaluations(config))

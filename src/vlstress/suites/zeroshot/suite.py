@@ -1,0 +1,122 @@
+"""Zero-shot classification on clean and naturally shifted test sets, and effective robustness.
+
+A model's zero-shot work is two jobs: the classifier of every test set (group `classifiers`), and
+every zero-shot image set (group `zeroshot`: this suite's test sets and the corrupted, typographic
+and OOD copies other suites add). Two folders, so the attacks, which read only a classifier, do not
+rerun when an image set is added.
+"""
+
+from vlstress.report.display import Task
+from vlstress.suites.zeroshot import paths
+from vlstress.workflow.paths import (
+    CARD,
+    CLASSIFIER,
+    CLASSIFIERS,
+    REUSE_FLAG,
+    RUN_FLAGS,
+    SUMMARY,
+    TESTSET,
+    TESTSET_EMB,
+    ZEROSHOT_EMB,
+    ZEROSHOT_RECORD,
+)  # fmt: skip
+from vlstress.workflow.spec import Axis, Output, PathList, Stage, Suite
+from vlstress.workflow.stages import figures_stage, small, testset_stage
+
+SUITE = Suite(
+    "zeroshot",
+    "zero-shot classification on clean and naturally shifted test sets, effective robustness",
+    needs=("zeroshot",),
+    axes=(Axis("testset", "zeroshot.testsets", r"[a-z0-9][a-z0-9_]*", keys=True),),
+    stages=(
+        testset_stage("testset", "testset", TESTSET, "zeroshot",
+                      "the labelled manifest of a classification test set (materialised crops / CIFAR images included)"),  # fmt: skip
+        Stage(
+            "zeroshot_classifiers",
+            "vlstress embed-zeroshot {params_files} --sets classifiers --sets-from {providers.classifiers}"
+            " --templates {p.zeroshot.templates} --model-card {in.card} " + RUN_FLAGS + " " + REUSE_FLAG
+            + " --out {out.classifiers}",
+            inputs={"card": CARD},
+            input_lists={"testsets": "zeroshot_testsets"},
+            outputs={"classifiers": Output(CLASSIFIERS, directory=True)},
+            axes=("model",),
+            external=("zeroshot.templates",),
+            suite="zeroshot",
+            gpu=True,
+            doc="the zero-shot classifier of every test set of a model (prompt templates) in one job; unchanged"
+            " ones reused",
+        ),
+        Stage(
+            "embed_zeroshot",
+            "vlstress embed-zeroshot {params_files} --sets images --sets-from {providers.zeroshot}"
+            " --model-card {in.card} " + RUN_FLAGS + " " + REUSE_FLAG + " --out {out.emb}",
+            inputs={"card": CARD},
+            input_lists={"sets": "zeroshot_data"},
+            outputs={"emb": Output(ZEROSHOT_EMB, directory=True)},
+            axes=("model",),
+            suite="zeroshot",
+            gpu=True,
+            doc="every zero-shot image set of a model in one job (each test set, corruption, typographic attack"
+            " and OOD set); unchanged sets are reused",
+        ),
+        Stage(
+            "evaluate_zeroshot",
+            "vlstress evaluate-zeroshot --testset {in.testset} --image-emb {in.emb}/" + TESTSET_EMB
+            + " --classifier {in.classifiers}/" + CLASSIFIER + " --out {out.record}",
+            inputs={"testset": TESTSET, "emb": ZEROSHOT_EMB, "classifiers": CLASSIFIERS},
+            outputs={"record": small(ZEROSHOT_RECORD, record=True), "per_class": small(f"{ZEROSHOT_RECORD}.json")},
+            axes=("model", "testset"),
+            suite="zeroshot",
+        ),
+        Stage(
+            "robustness",
+            "vlstress robustness --summary {in.summary} --in-distribution {p.zeroshot.in_distribution}"
+            " --mce-baseline {p.zeroshot.robustness.mce_baseline} --transform {p.zeroshot.robustness.transform}"
+            " --fit {p.zeroshot.robustness.fit} --out-corruptions {out.corruptions} --out-effective {out.effective}"
+            " --out-json {out.json} --out-fig {out.png}",
+            inputs={"summary": SUMMARY},
+            outputs={
+                "corruptions": small("results/robustness/corruptions.csv", caption="robustness", category="Zero-shot robustness"),
+                "effective": small("results/robustness/effective.csv", caption="robustness", category="Zero-shot robustness"),
+                "json": small("results/robustness/metrics.json", metric=True),
+                "png": Output("results/figures/effective_robustness.png", plot={}, caption="effective_robustness",
+                              category="Zero-shot robustness"),  # fmt: skip
+                "pdf": Output("results/figures/effective_robustness.pdf"),
+            },
+            suite="zeroshot",
+            doc="mCE of the corruptions and effective robustness of every shift, from the summary",
+        ),
+        figures_stage("zeroshot", "vlstress.suites.zeroshot.figures", {"zeroshot_accuracy": ()}, "Figures"),
+    ),
+    commands={
+        "embed-zeroshot": (
+            "vlstress.suites.zeroshot.commands.embed_zeroshot",
+            "the zero-shot classifiers, or every zero-shot image set (test sets, corrupted, typographic, OOD),"
+            " of one model in one job",
+        ),
+        "evaluate-zeroshot": (
+            "vlstress.suites.zeroshot.commands.evaluate_zeroshot",
+            "zero-shot accuracy of one model on a clean, corrupted or typographic test set",
+        ),
+        "robustness": (
+            "vlstress.suites.zeroshot.commands.robustness",
+            "corruption (mCE), typographic and effective-robustness tables of this run's records",
+        ),
+        "effective-robustness": (
+            "vlstress.suites.zeroshot.commands.effective_robustness",
+            "effective and relative robustness from any table of ID and shifted accuracies",
+        ),
+    },
+    params="vlstress.suites.zeroshot.params",
+    lists={
+        "zeroshot_testsets": PathList(paths.testset_folders, paths.data_folders, paths.testset_params),
+        "zeroshot_sets": PathList(paths.evaluation_paths, paths.evaluation_folders, paths.shaping_params),
+        "zeroshot_data": PathList(paths.testset_folders, paths.data_folders, paths.shaping_params),
+    },
+    providers={
+        "classifiers": "vlstress.suites.zeroshot.sets",
+        "zeroshot": "vlstress.suites.zeroshot.sets",
+        "evaluations": "vlstress.suites.zeroshot.paths",
+    },
+    tasks={"zeroshot": Task("zero-shot classification", (), noun="test sets")},
+)

@@ -1,0 +1,52 @@
+"""Where the workflow keeps things: path templates and flag strings that stages of several suites
+share (placeholders as in `vlstress.workflow.spec`). Constants only, so that a step's code may
+read them without depending on any stage declaration."""
+
+RAW = "data/raw/{p.dataset.name}"
+MANIFEST = "data/prepared/manifest.json"
+CHECKED = "results/params.checked"
+SUMMARY = "results/summary.csv"
+SUMMARY_AGG = "results/summary_agg.csv"
+CARD = "results/models/{model}.json"
+CARD_FLAGS = "--seed {p.seed} --cache-dir {p.embed.cache_dir}"
+RUN_FLAGS = (
+    "--device {p.embed.device} --batch-size {p.embed.batch_size} --cuda-batch-size {p.embed.cuda_batch_size}"
+    " --threads {p.embed.threads} --workers {p.embed.workers} --precision {p.embed.precision}"
+)
+REUSE_FLAG = "--reuse-dir {p.embed.cache_dir}/embeddings"
+EVALUATE_FLAGS = "--ks {p.evaluate.ks} --chunk-size {p.evaluate.chunk_size} --ties {p.evaluate.ties}"
+METRICS = "results/metrics/{model}"
+FIGURES = "results/figures"
+
+# the embeddings of a model: one folder per embedding job
+EMB = "results/embeddings/{model}"
+RETRIEVAL_EMB = f"{EMB}/retrieval"  # every retrieval set (embed_retrieval)
+CLASSIFIERS = f"{EMB}/classifiers"  # the zero-shot classifier of each test set (zeroshot_classifiers)
+ZEROSHOT_EMB = f"{EMB}/zeroshot"  # every zero-shot image set (embed_zeroshot)
+
+# labelled test sets (the `testset` command), and files inside the two zero-shot folders
+TESTSET = "data/testsets/{testset}"
+CLASSIFIER = "{testset}.npy"
+TESTSET_EMB = "testsets/{testset}.npy"
+TESTSET_FLAGS = (
+    " --kind {item.kind} --root {item.root} --annotations {item.annotations} --classnames {item.classnames}"
+    " --max-per-class {item.max_per_class} --min-size {item.min_size} --label {item.label}"
+    ' --corruption {item.corruption} --keep "{item.keep}" --drop "{item.drop}"'  # quoted: class names may hold spaces
+)
+TESTSET_EXTERNAL = ("item.root", "item.annotations", "item.classnames")
+ZEROSHOT_RECORD = "results/metrics/{model}/zeroshot-{testset}.json"
+
+
+def of(template: str, testset: str) -> str:
+    """A per-test-set template for the test set a param names (`{p.corruptions.testset}`...)."""
+    return template.replace("{testset}", "{%s}" % testset)
+
+
+def inside(folder: str, template: str, **values: object) -> str:
+    """A file inside a model's folder, with the given axis values filled in."""
+    return f"{folder}/" + template.format(**{name: str(value) for name, value in values.items()})
+
+
+def suites_on(params: dict) -> set[str]:
+    """The suites `suites:` switches on (the always-on suite is not listed there)."""
+    return {name for name, on in (params.get("suites") or {}).items() if on}

@@ -1,0 +1,172 @@
+"""The engine's stages (the params gate, the gallery's data, model cards, the summary) and the
+builders suites declare their stages with. Every other stage is declared by its suite
+(`vlstress.suites.<name>.suite`); `vlstress.pipeline` puts them together from the registry.
+Placeholders are explained in `vlstress.workflow.spec`.
+"""
+
+from __future__ import annotations
+
+from vlstress.workflow.paths import (
+    CARD,
+    CARD_FLAGS,
+    CHECKED,
+    FIGURES,
+    MANIFEST,
+    RAW,
+    SUMMARY,
+    TESTSET_EXTERNAL,
+    TESTSET_FLAGS,
+)
+from vlstress.workflow.spec import Output, Stage
+
+
+def small(path: str, **kw) -> Output:
+    """A small text result tracked by git rather than the DVC cache."""
+    return Output(path, cache=False, **kw)
+
+
+def download_stage(name: str, block: str, raw: str, suite: str | None, doc: str) -> Stage:
+    """`vlstress download` of a dataset block of params (`dataset`, or fine-tuning's `finetune.train`)."""
+    flags = " ".join(
+        f"--{flag.replace('_', '-')} {{p.{block}.{flag}}}"
+        for flag in ("kind", "max_images", "images", "captions", "image_ids", "coco_url", "karpathy_url", "rococo_url")
+    )
+    return Stage(
+        name,
+        f"vlstress download --dataset {{p.{block}.name}} {flags} --out {{out.raw}}",
+        outputs={"raw": Output(raw, directory=True)},
+        external=tuple(f"{block}.{key}" for key in ("images", "captions", "coco_url", "karpathy_url", "rococo_url")),
+        suite=suite,
+        doc=doc,
+        after=(CHECKED,),
+    )
+
+
+def testset_stage(name: str, axis: str, folder: str, suite: str, doc: str) -> Stage:
+    """`vlstress testset` over the entries of a mapping of test-set entries (zero-shot test sets, OOD sets)."""
+    return Stage(
+        name,
+        "vlstress testset --name {%s}" % axis + TESTSET_FLAGS + " --out {out.testset}",
+        outputs={"testset": Output(folder, directory=True)},
+        axes=(axis,),
+        external=TESTSET_EXTERNAL,
+        suite=suite,
+        doc=doc,
+        after=(CHECKED,),
+    )
+
+
+def figures_stage(suite: str, module: str, names: dict[str, tuple[str, ...]], category: str) -> Stage:
+    """`vlstress figures` of one suite's figure module: each name -> the suites of which one must be on
+    for it to be drawn (empty: whenever this suite is on). Its own stage, so editing one suite's
+    figures redraws only them."""
+    return Stage(
+        f"{suite}_figures",
+        f"vlstress figures --summary {{in.summary}} --module {module} --out-dir {FIGURES} --only {{figures}}",
+        inputs={"summary": SUMMARY},
+        outputs={
+            **{
+                f"{name}_png": Output(f"{FIGURES}/{name}.png", plot={}, caption=name, category=category, suites=on)
+                for name, on in names.items()
+            },
+            **{f"{name}_pdf": Output(f"{FIGURES}/{name}.pdf", suites=on) for name, on in names.items()},
+        },
+        suite=suite,
+        code=(module,),
+        doc=f"the figures of the {suite} suite from the summary",
+    )
+
+
+def tables_stage(suite: str, module: str, outputs: dict[str, Output]) -> Stage:
+    """`vlstress tables` of one suite's table module (Markdown + LaTeX)."""
+    flags = " ".join(f"--out-{name.replace('_', '-')} {{out.{name}}}" for name in outputs)
+    return Stage(
+        f"{suite}_tables",
+        f"vlstress tables --summary {{in.summary}} --module {module} {flags}",
+        inputs={"summary": SUMMARY},
+        outputs=outputs,
+        suite=suite,
+        code=(module,),
+        doc=f"the tables of the {suite} suite from the summary",
+    )
+
+
+GATE = Stage(
+    "check_params",
+    "vlstress pipeline check {params_files} --stamp {out.stamp}",
+    inputs={"params": "params.yaml"},
+    outputs={"stamp": small(CHECKED)},
+    doc="params valid and dvc.yaml current, before any step works (every first step waits for it)",
+)
+
+DATA = (
+    download_stage("download", "dataset", RAW, None, "fetch or copy the raw data of the dataset"),
+    Stage(
+        "prepare",
+        "vlstress prepare --dataset {p.dataset.name} --raw {in.raw} --out {out.manifest}",
+        inputs={"raw": RAW},
+        outputs={"manifest": Output(MANIFEST)},
+        doc="the canonical manifest of images and captions",
+    ),
+    Stage(
+        "model_card",
+        "vlstress model-card --model {model} --arch {item.arch} --pretrained {item.pretrained} " + CARD_FLAGS
+        + " --out {out.card}",
+        outputs={"card": Output(CARD)},
+        axes=("model",),
+        external=("item.pretrained",),  # a local checkpoint
+        doc="check a model of the registry once; every step that uses it reads this card",
+        after=(CHECKED,),
+    ),
+)
+
+SUMMARIZE = Stage(
+    "summarize",
+    "vlstress summarize {params_files} --out-csv {out.csv} --out-agg {out.agg} --out-md {out.md}"
+    " --out-json {out.json} --out-plot {out.plot}",
+    input_lists={"records": "records"},
+    outputs={
+        "csv": small(SUMMARY),
+        "csv_meta": small(f"{SUMMARY}.json"),
+        "agg": small("results/summary_agg.csv", caption="summary", category="Tables"),
+        "agg_meta": small("results/summary_agg.csv.json"),
+        "md": small("results/summary.md"),
+        "json": small("results/metrics.json", metric=True),
+        "json_meta": small("results/metrics.json.json"),
+        "plot": small(
+            "results/plots/stress.csv",
+            plot={
+                "template": "bar_horizontal",
+                "x": "R@1",
+                "y": "case",
+                "title": "R@1 (%) per model, direction and condition (mean over variant seeds)",
+            },
+        ),
+        "plot_meta": small("results/plots/stress.csv.json"),
+    },
+    doc="every record the current params produce (an explicit list) -> summary tables",
+)
+
+# More views of the summary's plot data (`dvc plots show`), declared beside the stage that writes it.
+EXTRA_PLOTS = (
+    {
+        "stage": "summarize",
+        "title": "false R@1 per model and condition",
+        "options": {
+            "template": "bar_horizontal",
+            "x": "false_R@1",
+            "y": {"results/plots/stress.csv": "case"},
+            "title": "false R@1 (%) per model, direction and stress condition",
+        },
+    },
+    {
+        "stage": "summarize",
+        "title": "drop rate per model and condition",
+        "options": {
+            "template": "bar_horizontal",
+            "x": "drop_rate",
+            "y": {"results/plots/stress.csv": "case"},
+            "title": "drop rate of R@1 (%) per model, direction and stress condition",
+        },
+    },
+)

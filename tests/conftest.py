@@ -102,7 +102,7 @@ def committed_copy(dest: Path, edit: Callable[[dict], dict]) -> Path:
 
 def zeroshot_off(params: dict) -> dict:
     """Switch off the zero-shot suite and every suite that requires it (for tests about other suites)."""
-    from vlstress.workflow.stages import SUITES
+    from vlstress.pipeline import SUITES
 
     off = {name: False for name, suite in SUITES.items() if name == "zeroshot" or "zeroshot" in suite.requires}
     params["suites"].update(off)
@@ -115,3 +115,27 @@ def finetune_off(params: dict) -> dict:
     params["models"] = {slug: entry for slug, entry in params["models"].items()
                         if not str(entry.get("pretrained") or "").startswith("results/finetune/")}  # fmt: skip
     return params
+
+
+def embed_set(kind: str, source: Path | str, flags: list, out: Path | str) -> Path:
+    """One set embedded alone through the embedding engine, as a model job writes it (`.npy` + sidecar):
+    `images` of a manifest, `captions` of a manifest or caption set, an image `variant` folder."""
+    import argparse
+
+    from vlstress.embedding import sets
+    from vlstress.embedding.flags import add_model_arguments, model_spec
+
+    parser = argparse.ArgumentParser()
+    add_model_arguments(parser)
+    args = parser.parse_args([str(flag) for flag in flags])
+    if kind == "images":
+        item = sets.original_images(Path(source))
+    elif kind == "captions":
+        item = sets.captions(Path(source))
+    else:
+        from vlstress.suites.rococo_image.sets import image_variant
+
+        item = image_variant(Path(source))
+    sets.require_files([item])
+    sets.write(item, sets.load(model_spec(args), args), "embed-set", Path(out))
+    return Path(out)

@@ -107,9 +107,9 @@ def test_unknown_arch_through_the_cli(tmp_path):
     raw, manifest = tmp_path / "raw", tmp_path / "manifest.json"
     download(images, captions, raw)
     run_cli("prepare", "--dataset", "t", "--raw", str(raw), "--out", str(manifest))
-    out = tmp_path / "emb" / "images.npy"
+    out = tmp_path / "emb" / "retrieval"
     result = run_cli(
-        "embed-images", "--manifest", str(manifest), "--model", "mystery", "--arch", "ViT-Z-1",
+        "embed-retrieval", "--manifest", str(manifest), "--model", "mystery", "--arch", "ViT-Z-1",
         "--pretrained", "None", "--out", str(out), check=False,
     )  # fmt: skip
     assert_clean_failure(result, "model 'mystery'", "unknown open_clip architecture 'ViT-Z-1'", absent=out)

@@ -1,8 +1,9 @@
 """`vlstress embed-retrieval`: every retrieval set of a model in one job, unchanged sets reused.
 
-The one-job folder must hold what the single-set commands write, and reuse must return
+The one-job folder must hold what embedding each set alone writes, and reuse must return
 exactly the bytes a fresh run writes, for the sets whose inputs, model and settings are
-unchanged, and only for those.
+unchanged, and only for those. The sets beyond the gallery's images and captions come from the
+modules of the suites that are on (`--sets-from`), as the workflow names them.
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ import yaml
 from PIL import Image
 
 from vlstress import cli
-from vlstress.pipeline import LISTS
+from vlstress.embedding import sets as embedding_sets
+from vlstress.embedding.flags import add_model_arguments, model_spec
+from vlstress.pipeline import LISTS, providers
 
 VARIANT = "mix_lam0.5_seed1"
+PROVIDERS = "vlstress.suites.rococo_text.sets,vlstress.suites.rococo_image.sets"
 
 
 def run(*args) -> int:
@@ -35,8 +39,10 @@ def run(*args) -> int:
 
 
 @pytest.fixture()
-def inputs(tmp_path: Path) -> dict[str, Path]:
-    """Four small photos with two captions each, one image variant folder and one caption set."""
+def inputs(tmp_path: Path, monkeypatch, repo_root) -> dict[str, Path]:
+    """Four small photos with two captions each, one image variant folder and one caption set where the
+    workflow keeps them, and the params that switch both stress suites on."""
+    monkeypatch.chdir(tmp_path)
     rng = np.random.default_rng(0)
     entries = []
     for i, (h, w) in enumerate([(40, 60), (50, 50), (64, 48), (30, 70)]):
@@ -46,12 +52,17 @@ def inputs(tmp_path: Path) -> dict[str, Path]:
         entries.append({"image": f"img{i}.png", "path": str(path), "image_id": str(i), "caption": [f"a photo {i}", f"a picture of {i}"]})
     manifest = tmp_path / "manifest.json"
     manifest.write_text(json.dumps({"dataset": "synthetic", "images": entries, "provenance": {}}))
-    variant = tmp_path / "image_variants" / VARIANT
+    variant = tmp_path / "data" / "image_variants" / VARIANT
     assert run("image-variants", "--manifest", manifest, "--method", "mix", "--lam", "0.5", "--seed", "1", "--out", variant) == 0
-    caption_set = tmp_path / "text_variants" / "swapped.json"
+    caption_set = tmp_path / "data" / "text_variants" / "swapped.json"
     caption_set.parent.mkdir()
     caption_set.write_text(json.dumps([{"image": e["image"], "caption": [f"a drawing {i}", f"a sketch of {i}"]} for i, e in enumerate(entries)]))
-    return {"manifest": manifest, "variant": variant, "captions": caption_set}
+    params = yaml.safe_load((repo_root / "params.yaml").read_text())
+    params["suites"] = {"rococo_text": True, "rococo_image": True}
+    params["image_variants"].update(methods=["mix"], lams=[0.5], seeds=[1])
+    params["text_variants"]["sets"] = {"swapped": {"kind": "same-concept", "seed": 0, "words": None}}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    return {"manifest": manifest, "variant": variant, "captions": caption_set, "params": tmp_path / "params.yaml"}
 
 
 def model_flags(arch: str, batch_size: int = 2, seed: int = 3) -> list[str]:
@@ -60,7 +71,7 @@ def model_flags(arch: str, batch_size: int = 2, seed: int = 3) -> list[str]:
 
 
 def embed_all(inputs, out: Path, arch: str, reuse: Path | None, batch_size: int = 2, seed: int = 3) -> None:
-    argv = ["embed-retrieval", "--manifest", inputs["manifest"], "--image-variant", inputs["variant"], "--caption-set", inputs["captions"]]
+    argv = ["embed-retrieval", "--manifest", inputs["manifest"], "--params", inputs["params"], "--sets-from", PROVIDERS]
     argv += [*model_flags(arch, batch_size, seed), "--out", out]
     if reuse is not None:
         argv += ["--reuse-dir", reuse]
@@ -78,25 +89,40 @@ def counts(caplog) -> str:
     return [r.getMessage() for r in caplog.records if "set(s) embedded" in r.getMessage()][-1]
 
 
-def test_one_job_writes_what_the_single_set_commands_write(inputs, tmp_path, tiny_arch):
+def alone(plan, arch: str, folder: Path) -> None:
+    """Each set embedded by itself (a fresh model per set), as a job of one set would."""
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    add_model_arguments(parser)
+    args = parser.parse_args(model_flags(arch))
+    for name, item in plan:
+        embedding_sets.write(item, embedding_sets.load(model_spec(args), args), "embed-retrieval", folder / name)
+
+
+def test_one_job_writes_what_each_set_alone_writes(inputs, tmp_path, tiny_arch):
     out = tmp_path / "retrieval"
     embed_all(inputs, out, tiny_arch, reuse=None)
     assert sorted(files_of(out)) == sorted([*FILES, *(f"{name}.json" for name in FILES)])
     single = tmp_path / "single"
-    flags = model_flags(tiny_arch)
-    assert run("embed-images", "--manifest", inputs["manifest"], *flags, "--out", single / FILES[0]) == 0
-    assert run("embed-texts", "--captions", inputs["manifest"], *flags, "--out", single / FILES[1]) == 0
-    assert run("embed-image-variant", "--variant", inputs["variant"], *flags, "--out", single / FILES[2]) == 0
-    assert run("embed-texts", "--captions", inputs["captions"], *flags, "--out", single / FILES[3]) == 0
+    plan = [("images.npy", embedding_sets.original_images(inputs["manifest"])),
+            ("texts.npy", embedding_sets.captions(inputs["manifest"], "texts"))]  # fmt: skip
+    plan += embedding_sets.from_providers(PROVIDERS.split(","), "retrieval", yaml.safe_load(inputs["params"].read_text()))
+    assert sorted(name for name, _ in plan) == sorted(FILES)
+    alone(plan, tiny_arch, single)
     for name in FILES:
         # same code, batching, threads and machine: the same bytes
         assert (out / name).read_bytes() == (single / name).read_bytes(), name
         ours, theirs = (json.loads(Path(f"{folder / name}.json").read_text()) for folder in (out, single))
-        assert ours["provenance"].pop("step") == "embed-retrieval"
         for meta in (ours, theirs):
             meta["provenance"].pop("command")
-        theirs["provenance"].pop("step")
         assert ours == theirs, name
+        assert ours["provenance"]["step"] == "embed-retrieval"
+    # the sidecar fields the readers (embedding.files.load_embeddings, the evaluations) rely on
+    variant = json.loads((out / FILES[2]).with_suffix(".npy.json").read_text())
+    assert set(variant) >= {"kind", "shape", "images", "variant", "provenance"} and variant["kind"] == "image-variant-embeddings"
+    texts = json.loads((out / FILES[3]).with_suffix(".npy.json").read_text())
+    assert texts["kind"] == "text-embeddings" and texts["captions_per_image"] == [2, 2, 2, 2]
     assert np.load(out / FILES[2]).shape == (4, 32) and np.load(out / FILES[3]).shape == (8, 32)
 
 
@@ -131,10 +157,10 @@ def test_what_the_bytes_depend_on_is_in_the_key(inputs, tmp_path, tiny_arch, cap
     elif change == "model seed":
         options["seed"] = 4
     elif change == "embedding code":
-        from vlstress.pipeline import code_deps
+        from vlstress import code_deps
 
         real = code_deps.digest
-        monkeypatch.setattr(code_deps, "digest", lambda module: real(module)[::-1])
+        monkeypatch.setattr(code_deps, "digest", lambda *modules: real(*modules)[::-1])
     else:
         out = tmp_path / "elsewhere"  # the sidecar records the command line
     embed_all(inputs, out, tiny_arch, reuse, **options)
@@ -196,18 +222,25 @@ def test_a_reuse_folder_that_cannot_be_written_costs_reuse_not_the_run(inputs, t
 
 
 def test_two_sets_with_one_name_are_refused(inputs, tmp_path, tiny_arch, capsys):
-    other = tmp_path / "other" / "swapped.json"
-    other.parent.mkdir()
-    other.write_bytes(inputs["captions"].read_bytes())
-    argv = ["embed-retrieval", "--manifest", inputs["manifest"], "--caption-set", inputs["captions"], "--caption-set", other]
+    # the same provider named twice: both would write text_variants/swapped.npy
+    argv = ["embed-retrieval", "--manifest", inputs["manifest"], "--params", inputs["params"],
+            "--sets-from", f"{PROVIDERS},vlstress.suites.rococo_text.sets"]  # fmt: skip
     assert run(*argv, *model_flags(tiny_arch), "--out", tmp_path / "out") == 2
     assert "text_variants/swapped.npy" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_a_module_that_is_not_a_suite_module_is_refused(inputs, tmp_path, tiny_arch, capsys):
+    argv = ["embed-retrieval", "--manifest", inputs["manifest"], "--params", inputs["params"], "--sets-from", "os.path"]
+    with pytest.raises(SystemExit):
+        run(*argv, *model_flags(tiny_arch), "--out", tmp_path / "out")
+    assert "is not a suite module" in capsys.readouterr().err and not (tmp_path / "out").exists()
 
 
 def test_a_missing_image_is_named_before_any_model_work_and_leaves_no_output(inputs, tmp_path, tiny_arch, capsys):
     (inputs["variant"] / "images" / "img1.jpg").unlink()
     out = tmp_path / "out"
-    argv = ["embed-retrieval", "--manifest", inputs["manifest"], "--image-variant", inputs["variant"], *model_flags(tiny_arch), "--out", out]
+    argv = ["embed-retrieval", "--manifest", inputs["manifest"], "--params", inputs["params"], "--sets-from", PROVIDERS,
+            *model_flags(tiny_arch), "--out", out]  # fmt: skip
     assert run(*argv) == 2
     error = capsys.readouterr().err
     assert f"set {VARIANT}" in error and "img1.jpg" in error and "t images" not in error  # nothing embedded first
@@ -217,10 +250,13 @@ def test_a_missing_image_is_named_before_any_model_work_and_leaves_no_output(inp
 def test_the_params_name_the_sets_of_the_suites_that_are_on(repo_root):
     params = yaml.safe_load((repo_root / "params.yaml").read_text())
     params["image_variants"].update(methods=["mix", "patch"], lams=[0.9], seeds=[1, 10])
-    variants = LISTS["image_variant_sets"].paths(params)
-    assert variants == [f"data/image_variants/{m}_lam0.9_seed{s}" for m in ("mix", "patch") for s in (1, 10)]
-    assert LISTS["text_sets"].paths(params) == [f"data/text_variants/{name}.json" for name in sorted(params["text_variants"]["sets"])]
+    sets = [f"data/text_variants/{name}.json" for name in sorted(params["text_variants"]["sets"])]
+    variants = [f"data/image_variants/{m}_lam0.9_seed{s}" for m in ("mix", "patch") for s in (1, 10)]
+    assert LISTS["text_sets"].paths(params) == sets
+    assert LISTS["retrieval_sets"].paths(params) == sets + variants  # what the one job reads, in registry order
+    assert LISTS["retrieval_sets"].folders(params) == ["data/text_variants", "data/image_variants"]
+    assert providers("retrieval") == PROVIDERS.split(",")
     params["suites"].update(rococo_image=False, rococo_text=False)
     del params["image_variants"], params["text_variants"]  # a suite that is off needs no params block
-    assert LISTS["image_variant_sets"].paths(params) == [] and LISTS["text_sets"].paths(params) == []
-    assert LISTS["image_variant_sets"].folders(params) == [] and LISTS["image_variant_sets"].params(params) == []
+    assert LISTS["retrieval_sets"].paths(params) == [] and LISTS["text_sets"].paths(params) == []
+    assert LISTS["retrieval_sets"].folders(params) == [] and LISTS["retrieval_sets"].params(params) == []

@@ -1,9 +1,9 @@
 """`vlstress embed-zeroshot`: the zero-shot classifiers of a model in one job, its zero-shot image
 sets in another, unchanged sets reused.
 
-The folders must hold what the single-set commands (`zeroshot-classifier`, `embed-testset`)
-write, for exactly the sets the params switch on, and a rerun must embed only the sets whose
-inputs changed.
+The folders must hold what embedding each set alone writes, for exactly the sets the params
+switch on (each suite adds its own through its `sets` module), and a rerun must embed only the
+sets whose inputs changed.
 """
 
 from __future__ import annotations
@@ -17,11 +17,12 @@ import numpy as np
 import pytest
 import yaml
 from PIL import Image
-from test_embed_retrieval import counts, files_of, model_flags, run
+from test_embed_retrieval import alone, counts, files_of, model_flags, run
 
-from vlstress.pipeline import LISTS
+from vlstress.embedding.sets import from_providers
+from vlstress.pipeline import LISTS, providers
+from vlstress.suites.zeroshot.sets import classifiers
 from vlstress.testsets import manifest as testsets
-from vlstress.workflow.stages import zeroshot_embedding_sets
 
 REPO = Path(__file__).resolve().parents[1]
 CLASSES = ["cat", "dog", "car"]
@@ -62,29 +63,34 @@ def project(tmp_path, monkeypatch) -> Path:
     return tmp_path
 
 
+def sets_from(group: str) -> str:
+    return ",".join(providers(group))
+
+
 def embed(out: Path, arch: str, sets: str, reuse: Path | None = None) -> None:
-    argv = ["embed-zeroshot", "--params", "params.yaml", "--sets", sets, *model_flags(arch), "--out", out]
+    group = "classifiers" if sets == "classifiers" else "zeroshot"
+    argv = ["embed-zeroshot", "--params", "params.yaml", "--sets", sets, "--sets-from", sets_from(group), *model_flags(arch), "--out", out]
     assert run(*argv, *(["--reuse-dir", reuse] if reuse else [])) == 0
 
 
-def test_the_jobs_write_what_the_single_set_commands_write(project, tiny_arch):
+def test_the_jobs_write_what_each_set_alone_writes(project, tiny_arch):
     embed(project / "classifiers", tiny_arch, "classifiers")
     embed(project / "zeroshot", tiny_arch, "images")
     assert sorted(files_of(project / "classifiers")) == [CLASSIFIER, f"{CLASSIFIER}.json"]
     assert sorted(files_of(project / "zeroshot")) == sorted([*FILES, *(f"{name}.json" for name in FILES)])
-    single, flags = project / "single", model_flags(tiny_arch)
-    assert run("zeroshot-classifier", "--testset", FOLDERS[0], "--templates", "simple", *flags, "--out", single / CLASSIFIER) == 0
-    for name, folder in zip(FILES, FOLDERS):
-        assert run("embed-testset", "--testset", folder, *flags, "--out", single / name) == 0
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    single = project / "single"
+    alone(classifiers(params), tiny_arch, single)
+    alone(from_providers(providers("zeroshot"), "zeroshot", params), tiny_arch, single)
     for folder, name in [(project / "classifiers", CLASSIFIER), *((project / "zeroshot", name) for name in FILES)]:
         assert (folder / name).read_bytes() == (single / name).read_bytes(), name
         ours, theirs = (json.loads(Path(f"{where / name}.json").read_text()) for where in (folder, single))
         assert ours["provenance"].pop("step") == "embed-zeroshot"
-        assert theirs["provenance"].pop("step") == ("zeroshot-classifier" if name == CLASSIFIER else "embed-testset")
+        theirs["provenance"].pop("step")
         for meta in (ours, theirs):
             meta["provenance"].pop("command")
         assert ours == theirs, name
-    # the sidecar fields the old per-set commands wrote, which the readers (zeroshot.classifier.load,
+    # the sidecar fields the readers (zeroshot.classifier.load,
     # embeddings.load_embeddings) and the records' provenance rely on
     classifier = json.loads((project / "classifiers" / f"{CLASSIFIER}.json").read_text())
     assert set(classifier) == {"kind", "shape", "dataset", "classes", "templates", "templates_source", "logit_scale", "provenance"}
@@ -125,7 +131,8 @@ def test_a_rerun_embeds_only_the_sets_whose_inputs_changed(project, tiny_arch, c
 
 def test_a_missing_image_is_named_before_any_model_work(project, tiny_arch, capsys):
     (project / "data/ood/far/2.png").unlink()
-    assert run("embed-zeroshot", "--params", "params.yaml", "--sets", "images", *model_flags(tiny_arch), "--out", project / "out") == 2
+    argv = ["embed-zeroshot", "--params", "params.yaml", "--sets", "images", "--sets-from", sets_from("zeroshot")]
+    assert run(*argv, *model_flags(tiny_arch), "--out", project / "out") == 2
     error = capsys.readouterr().err
     assert "set ood/far" in error and "2.png" in error and not (project / "out").exists()
 
@@ -134,14 +141,21 @@ def test_the_suite_off_is_an_error_not_an_empty_folder(project, tiny_arch, capsy
     params = yaml.safe_load((project / "params.yaml").read_text())
     params["suites"] = {"zeroshot": False}
     (project / "off.yaml").write_text(yaml.safe_dump(params))
-    assert run("embed-zeroshot", "--params", "off.yaml", "--sets", "images", *model_flags(tiny_arch), "--out", project / "out") == 2
+    argv = ["embed-zeroshot", "--params", "off.yaml", "--sets", "images", "--sets-from", sets_from("zeroshot")]
+    assert run(*argv, *model_flags(tiny_arch), "--out", project / "out") == 2
     assert "zeroshot suite off" in capsys.readouterr().err and not (project / "out").exists()
+
+
+def planned(params: dict, group: str) -> list[tuple[str, str]]:
+    """(file inside the folder, the test-set folder it reads) of every set of a group."""
+    found = classifiers(params) if group == "classifiers" else from_providers(providers("zeroshot"), "zeroshot", params)
+    return [(name, str(item.source.parent)) for name, item in found]
 
 
 def test_the_params_name_the_sets_and_the_job_inputs(project):
     params = yaml.safe_load((project / "params.yaml").read_text())
-    assert zeroshot_embedding_sets(params, "classifiers") == [(CLASSIFIER, FOLDERS[0])]
-    assert zeroshot_embedding_sets(params, "images") == list(zip(FILES, FOLDERS))
+    assert planned(params, "classifiers") == [(CLASSIFIER, FOLDERS[0])]
+    assert planned(params, "zeroshot") == list(zip(FILES, FOLDERS))
     assert LISTS["zeroshot_data"].paths(params) == FOLDERS  # the image job's Snakemake inputs: every folder it reads, once
     assert LISTS["zeroshot_data"].folders(params) == ["data/testsets", "data/corruptions", "data/typographic", "data/ood"]
     assert "ood.sets" in LISTS["zeroshot_data"].params(params) and "corruptions.names" in LISTS["zeroshot_data"].params(params)
@@ -150,6 +164,6 @@ def test_the_params_name_the_sets_and_the_job_inputs(project):
     emb = "results/embeddings/{model}"
     assert LISTS["zeroshot_sets"].paths(params) == [*FOLDERS[:3], f"{emb}/zeroshot", f"{emb}/classifiers"]
     params["suites"].update(ood=False, typographic=False, corruptions=False)
-    assert zeroshot_embedding_sets(params, "images") == [(FILES[0], FOLDERS[0])]
+    assert planned(params, "zeroshot") == [(FILES[0], FOLDERS[0])]
     params["suites"]["zeroshot"] = False
-    assert LISTS["zeroshot_testsets"].paths(params) == [] and zeroshot_embedding_sets(params, "classifiers") == []
+    assert LISTS["zeroshot_testsets"].paths(params) == [] and planned(params, "classifiers") == []

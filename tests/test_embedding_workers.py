@@ -12,6 +12,7 @@ from conftest import REPO
 
 from vlstress import cli
 from vlstress import params as params_module
+from vlstress import params_check
 from vlstress.argtypes import optional_count
 from vlstress.caption_data.demo import demo_captions, load_photo
 from vlstress.embedding import models
@@ -19,7 +20,7 @@ from vlstress.embedding.encoders import encode_images, encode_texts, load_rgb
 from vlstress.embedding.image_batches import default_workers, resolve_workers
 from vlstress.errors import VlstressError
 from vlstress.pipeline import STAGES
-from vlstress.workflow.stages import RUN_FLAGS
+from vlstress.workflow.paths import RUN_FLAGS
 
 N_PHOTOS = 7  # batch size 3: two full batches and a partial one
 
@@ -128,15 +129,15 @@ def write_manifest(path, photos):
 
 def test_the_step_records_workers_and_precision(tiny_arch, photos, tmp_path):
     manifest = write_manifest(tmp_path / "manifest.json", photos)
-    common = ["embed-images", "--manifest", str(manifest), "--model", "tiny", "--arch", tiny_arch, "--device", "cpu", "--batch-size", "3"]
-    assert cli.main([*common, "--workers", "2", "--cuda-batch-size", "7", "--out", str(tmp_path / "w2.npy")]) == 0
-    assert cli.main([*common, "--workers", "None", "--precision", "fp32", "--out", str(tmp_path / "auto.npy")]) == 0
-    assert np.array_equal(np.load(tmp_path / "w2.npy"), np.load(tmp_path / "auto.npy"))
-    params = json.loads((tmp_path / "w2.npy.json").read_text())["provenance"]["params"]
+    common = ["embed-retrieval", "--manifest", str(manifest), "--model", "tiny", "--arch", tiny_arch, "--device", "cpu", "--batch-size", "3"]
+    assert cli.main([*common, "--workers", "2", "--cuda-batch-size", "7", "--out", str(tmp_path / "w2")]) == 0
+    assert cli.main([*common, "--workers", "None", "--precision", "fp32", "--out", str(tmp_path / "auto")]) == 0
+    assert np.array_equal(np.load(tmp_path / "w2/images.npy"), np.load(tmp_path / "auto/images.npy"))
+    params = json.loads((tmp_path / "w2/images.npy.json").read_text())["provenance"]["params"]
     assert params["workers"] == 2 and params["precision"] == "fp32" and params["batch_size"] == 3  # on the CPU
-    assert json.loads((tmp_path / "auto.npy.json").read_text())["provenance"]["params"]["workers"] is None
-    assert cli.main([*common, "--precision", "amp", "--out", str(tmp_path / "amp.npy")]) == 2
-    assert not (tmp_path / "amp.npy").exists()
+    assert json.loads((tmp_path / "auto/images.npy.json").read_text())["provenance"]["params"]["workers"] is None
+    assert cli.main([*common, "--precision", "amp", "--out", str(tmp_path / "amp")]) == 2
+    assert not (tmp_path / "amp").exists()
 
 
 def test_the_batch_size_follows_the_device():
@@ -181,10 +182,10 @@ def test_embed_workers_and_precision_are_validated(key, value, valid):
     params = demo_params()
     params["embed"][key] = value
     if valid:
-        params_module.validate(params)
+        params_check.validate(params)
         return
     with pytest.raises(VlstressError, match=f"embed.{key}"):
-        params_module.validate(params)
+        params_check.validate(params)
 
 
 @pytest.mark.parametrize("key", ["workers", "precision", "cuda_batch_size"])
@@ -192,4 +193,4 @@ def test_embed_workers_and_precision_are_required(key):
     params = demo_params()
     params["embed"].pop(key)
     with pytest.raises(VlstressError, match=key):
-        params_module.validate(params)
+        params_check.validate(params)

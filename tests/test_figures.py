@@ -12,8 +12,15 @@ from conftest import REPO, copy_repo, finetune_off, run_cli
 from PIL import Image
 from report_fixtures import record_flags, write_records
 
-from vlstress.pipeline import stages
-from vlstress.report import figures, records
+import importlib
+
+from vlstress.pipeline import STAGES
+from vlstress.report import records
+from vlstress.report.figures import setup
+from vlstress.suites.retrieval import figures
+
+MODULE = ("--module", "vlstress.suites.retrieval.figures")
+FIGURE_STAGES = [stage for stage in STAGES if stage.subcommand == "figures"]
 
 SUMMARIZE_FLAGS = ("--out-csv", "summary.csv", "--out-agg", "summary_agg.csv", "--out-md", "summary.md", "--out-json", "metrics.json", "--out-plot", "plots/stress.csv")  # fmt: skip
 
@@ -43,7 +50,7 @@ def no_image(tmp_path_factory):
 @pytest.fixture(scope="module")
 def drawn(full_summary, tmp_path_factory):
     out = tmp_path_factory.mktemp("figs")
-    result = run_cli("figures", "--summary", str(full_summary), "--out-dir", str(out))
+    result = run_cli("figures", "--summary", str(full_summary), *MODULE, "--out-dir", str(out))
     return out, result
 
 
@@ -63,7 +70,7 @@ def test_every_registered_figure_is_written_as_png_and_pdf(drawn):
 
 def test_figures_are_deterministic(full_summary, tmp_path):
     """Same summary, same command -> byte-identical PNG and PDF (no timestamps anywhere)."""
-    args = ("figures", "--summary", str(full_summary), "--out-dir", str(tmp_path), "--only", "recall_bars,lambda_sweep")
+    args = ("figures", "--summary", str(full_summary), *MODULE, "--out-dir", str(tmp_path), "--only", "recall_bars,lambda_sweep")
     run_cli(*args)
     first = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     run_cli(*args)
@@ -73,17 +80,26 @@ def test_figures_are_deterministic(full_summary, tmp_path):
 
 
 def test_registry_matches_the_workflow():
-    """The stage table lists the figure outputs (both front ends build from it); dvc.yaml declares them too."""
-    assert list(stages.FIGURES) == list(figures.FIGURES)
+    """Each suite's figure stage lists exactly its module's figures (both front ends build from it),
+    every figure is drawn by one stage, and dvc.yaml declares them too."""
+    assert {stage.name for stage in FIGURE_STAGES} >= {"retrieval_figures", "zeroshot_figures", "calibration_figures"}
     dvc = (REPO / "dvc.yaml").read_text()
-    for name in figures.FIGURES:
-        assert f"results/figures/{name}.png" in dvc and f"results/figures/{name}.pdf" in dvc
-        assert (REPO / "workflow" / "report" / f"{name}.rst").is_file()  # a report caption per figure
+    seen = []
+    for stage in FIGURE_STAGES:
+        (module,) = stage.code
+        names = list(importlib.import_module(module).FIGURES)
+        assert [n.removesuffix("_png") for n in stage.outputs if n.endswith("_png")] == names, stage.name
+        assert stage.name == f"{stage.suite}_figures" and module == f"vlstress.suites.{stage.suite}.figures"
+        seen += names
+        for name in names:
+            assert f"results/figures/{name}.png" in dvc and f"results/figures/{name}.pdf" in dvc
+            assert (REPO / "workflow" / "report" / f"{name}.rst").is_file()  # a report caption per figure
+    assert len(seen) == len(set(seen))
 
 
 def test_full_figures_have_all_panels(full_summary):
     table = records.read_summary(full_summary)
-    figures.setup()
+    setup()
     fig, notes = figures.recall_bars(table)
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
     assert titles == ["image → text", "text → image"]
@@ -111,7 +127,7 @@ def test_full_figures_have_all_panels(full_summary):
 )
 def test_absent_image_family_is_noted_not_drawn(no_image, name, expected):
     table = records.read_summary(no_image)
-    figures.setup()
+    setup()
     fig, notes = figures.FIGURES[name](table)
     assert expected in notes
     if name == "recall_bars":
@@ -121,7 +137,7 @@ def test_absent_image_family_is_noted_not_drawn(no_image, name, expected):
 
 
 def test_original_only_degrades_without_crashing(original_only, tmp_path):
-    result = run_cli("figures", "--summary", str(original_only), "--out-dir", str(tmp_path))
+    result = run_cli("figures", "--summary", str(original_only), *MODULE, "--out-dir", str(tmp_path))
     assert "only original-gallery records" in result.stderr
     assert "the λ sweep is left out" in result.stderr
     assert all((tmp_path / f"{n}.png").is_file() for n in figures.FIGURES)
@@ -146,11 +162,11 @@ def _data_axes(fig):
 def test_a_stress_suite_alone_draws_only_its_panels(tmp_path, kinds, panels, sweep):
     """No retrieval records and one stress task: every figure from what exists, no empty panel, notes say why."""
     summary = summary_of(tmp_path, **kinds)
-    result = run_cli("figures", "--summary", str(summary), "--out-dir", str(tmp_path / "figs"))
+    result = run_cli("figures", "--summary", str(summary), *MODULE, "--out-dir", str(tmp_path / "figs"))
     assert all((tmp_path / "figs" / f"{n}.png").is_file() for n in figures.FIGURES)
     assert "no retrieval on the original gallery records" in result.stderr
     table = records.read_summary(summary)
-    figures.setup()
+    setup()
     fig, notes = figures.recall_bars(table)
     assert [ax.get_title() for ax in fig.axes if ax.get_title()] == panels
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
@@ -173,18 +189,20 @@ def test_drop_rate_without_model_size_or_with_undefined_values(full_summary):
     table = records.read_summary(full_summary)
     table.loc[table["model"] == "rn50-openai", "n_params"] = float("nan")
     table.loc[(table["model"] == "vit-b-32-random") & (table["metric"] == "i2t_drop_rate"), "value"] = float("nan")
-    figures.setup()
+    setup()
     _, notes = figures.drop_vs_size(table)
     assert any("model size unknown" in n and "RN50 (openai)" in n for n in notes)
     assert any("drop rate undefined" in n and "ViT-B-32 (random-init)" in n for n in notes)
 
 
 def test_unknown_figure_is_a_clear_error(full_summary, tmp_path):
-    result = run_cli("figures", "--summary", str(full_summary), "--out-dir", str(tmp_path), "--only", "pie", check=False)
+    result = run_cli("figures", "--summary", str(full_summary), *MODULE, "--out-dir", str(tmp_path), "--only", "pie", check=False)
     assert result.returncode == 2 and "unknown figure(s) pie" in result.stderr
     assert not any(tmp_path.iterdir())
-    result = run_cli("figures", "--summary", str(tmp_path / "nope.csv"), "--out-dir", str(tmp_path), check=False)
+    result = run_cli("figures", "--summary", str(tmp_path / "nope.csv"), *MODULE, "--out-dir", str(tmp_path), check=False)
     assert result.returncode == 2 and "summary table not found" in result.stderr
+    result = run_cli("figures", "--summary", str(full_summary), "--module", "os.path", "--out-dir", str(tmp_path), check=False)
+    assert result.returncode == 2 and "is not a suite module" in result.stderr
 
 
 @pytest.mark.skipif(shutil.which("snakemake") is None, reason="snakemake not installed")
@@ -200,10 +218,17 @@ def test_snakemake_report_collects_figures_and_tables(tmp_path):
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     summary = summary_of(root / "results")  # metrics under results/metrics, summary outputs under results/
     assert summary == root / "results" / "summary.csv"
-    run_cli("figures", "--summary", "results/summary.csv", "--out-dir", "results/figures", cwd=root)
-    run_cli("tables", "--summary", "results/summary.csv", "--out-md", "results/tables/stress.md", "--out-tex", "results/tables/stress.tex", cwd=root)
-    drawn = [name for name, suites in stages.FIGURES.items() if not suites or any(params["suites"][s] for s in suites)]
-    assert "calibration_ece" not in drawn and "recall_bars" in drawn  # the figures rule follows the suite switches
+    on = {name for name, value in params["suites"].items() if value} | {"retrieval"}
+    drawn = []
+    for stage in FIGURE_STAGES:
+        if stage.suite in on:
+            names = [n.removesuffix("_png") for n, out in stage.outputs.items() if n.endswith("_png")
+                     and (not out.suites or set(out.suites) & on)]  # fmt: skip
+            run_cli("figures", "--summary", "results/summary.csv", "--module", stage.code[0], "--out-dir", "results/figures", cwd=root)
+            drawn += names
+    run_cli("tables", "--summary", "results/summary.csv", "--module", "vlstress.suites.retrieval.table",
+            "--out-md", "results/tables/stress.md", "--out-tex", "results/tables/stress.tex", cwd=root)  # fmt: skip
+    assert "calibration_ece" not in drawn and "recall_bars" in drawn  # the figures rules follow the suite switches
     targets = [*(f"results/figures/{n}.png" for n in drawn), "results/tables/stress.md", "results/summary_agg.csv"]
     result = subprocess.run(  # only these targets: other steps' report items are not built here
         [shutil.which("snakemake"), "--report", "report.html", "--cores", "1", *targets], cwd=root, capture_output=True, text=True

@@ -12,6 +12,7 @@ import pytest
 import torch
 from PIL import Image
 
+from conftest import embed_set
 from vlstress import cli
 from vlstress.caption_data.manifest import load_manifest
 from vlstress.errors import VlstressError
@@ -167,11 +168,11 @@ def test_faithful_output_is_byte_identical_across_runs(dataset, tmp_path):
     assert (c / "images" / "img0.jpg").read_bytes() != (a / "images" / "img0.jpg").read_bytes()
 
 
-def test_faithful_manifest_is_embeddable_by_embed_images(dataset, tmp_path, tiny_arch):
+def test_faithful_manifest_is_embeddable_as_plain_images(dataset, tmp_path, tiny_arch):
     out = tmp_path / "variant"
     assert run("image-variants", "--manifest", dataset, "--method", "mix", "--lam", "0.9", "--seed", "1", "--out", out) == 0
     emb = tmp_path / "emb.npy"
-    assert run("embed-images", "--manifest", out / "manifest.json", "--model", "t", "--arch", tiny_arch, "--pretrained", "None", "--device", "cpu", "--out", emb) == 0
+    embed_set("images", out / "manifest.json", ["--model", "t", "--arch", tiny_arch, "--pretrained", "None", "--device", "cpu"], emb)
     assert np.load(emb).shape == (5, 32)
 
 
@@ -185,7 +186,7 @@ def model_flags(arch: str) -> list[str]:
 
 def embed_originals(dataset: Path, tmp_path: Path, arch: str) -> Path:
     ref = tmp_path / "emb" / "images.npy"
-    assert run("embed-images", "--manifest", dataset, "--model", "t", "--arch", arch, "--pretrained", "None", "--seed", "3", "--device", "cpu", "--batch-size", "2", "--out", ref) == 0
+    embed_set("images", dataset, ["--model", "t", "--arch", arch, "--pretrained", "None", "--seed", "3", "--device", "cpu", "--batch-size", "2"], ref)
     return ref
 
 
@@ -197,7 +198,7 @@ def test_clean_mode_lam_one_reproduces_the_original_embeddings(dataset, tmp_path
     assert manifest["variant"]["mode"] == "clean" and not (out / "images").exists()
     assert all("path" not in e for e in manifest["images"]), "clean variants cannot be embedded as plain images by mistake"
     emb = tmp_path / "clean.npy"
-    assert run("embed-image-variant", "--variant", out, *model_flags(tiny_arch), "--device", "cpu", "--batch-size", "2", "--out", emb) == 0
+    embed_set("variant", out, [*model_flags(tiny_arch), "--device", "cpu", "--batch-size", "2"], emb)
     # lam = 1 gives the very input tensors of `ref`, in the same batches of 2: the same computation, so bit-equal
     assert np.array_equal(np.load(emb), np.load(ref))
     meta = json.loads((tmp_path / "clean.npy.json").read_text())
@@ -215,7 +216,7 @@ def test_clean_mode_mixes_the_preprocessed_tensors(dataset, tmp_path, tiny_arch)
     out = tmp_path / "clean"
     assert run("image-variants", "--manifest", dataset, "--method", "mix", "--lam", "0.6", "--seed", "10", "--mode", "clean", "--out", out) == 0
     emb = tmp_path / "clean.npy"
-    assert run("embed-image-variant", "--variant", out, *model_flags(tiny_arch), "--device", "cpu", "--out", emb) == 0
+    embed_set("variant", out, [*model_flags(tiny_arch), "--device", "cpu"], emb)
     model, preprocess, _ = models.load(models.ModelSpec("t", tiny_arch, None, seed=3), "cpu")
     entries = json.loads((out / "manifest.json").read_text())["images"]
     by_hand = encode_images(
@@ -235,9 +236,9 @@ def test_faithful_variant_embedding_uses_the_reference_model(dataset, tmp_path, 
     out = tmp_path / "faithful"
     assert run("image-variants", "--manifest", dataset, "--method", "patch", "--lam", "0.9", "--seed", "1", "--out", out) == 0
     emb = tmp_path / "v.npy"
-    assert run("embed-image-variant", "--variant", out, *model_flags(tiny_arch), "--device", "cpu", "--batch-size", "64", "--out", emb) == 0
+    embed_set("variant", out, [*model_flags(tiny_arch), "--device", "cpu", "--batch-size", "64"], emb)
     direct = tmp_path / "direct.npy"
-    assert run("embed-images", "--manifest", out / "manifest.json", "--model", "t", "--arch", tiny_arch, "--pretrained", "None", "--seed", "3", "--device", "cpu", "--batch-size", "64", "--out", direct) == 0
+    embed_set("images", out / "manifest.json", ["--model", "t", "--arch", tiny_arch, "--pretrained", "None", "--seed", "3", "--device", "cpu", "--batch-size", "64"], direct)
     # same files, same model, same batches: the same computation, so bit-equal on one machine
     assert np.array_equal(np.load(emb), np.load(direct))
 
@@ -348,9 +349,9 @@ def test_flip_through_image_variants_embedding_and_evaluation(demo_photos, tmp_p
 
     ref = embed_originals(demo_photos, tmp_path, tiny_arch)
     texts = tmp_path / "emb" / "texts.npy"
-    assert run("embed-texts", "--captions", demo_photos, "--model", "t", "--arch", tiny_arch, "--pretrained", "None", "--seed", "3", "--device", "cpu", "--out", texts) == 0
+    embed_set("captions", demo_photos, ["--model", "t", "--arch", tiny_arch, "--pretrained", "None", "--seed", "3", "--device", "cpu"], texts)
     emb = tmp_path / "emb" / "flip.npy"
-    assert run("embed-image-variant", "--variant", out, *model_flags(tiny_arch), "--device", "cpu", "--batch-size", "2", "--out", emb) == 0
+    embed_set("variant", out, [*model_flags(tiny_arch), "--device", "cpu", "--batch-size", "2"], emb)
     assert np.load(emb).shape == np.load(ref).shape
     record_path = tmp_path / "metrics" / "image-flip.json"
     argv = ["evaluate-image", "--manifest", demo_photos, "--image-emb", ref, "--text-emb", texts, "--variant", out, "--variant-emb", emb]

@@ -13,6 +13,7 @@ import yaml
 from conftest import REPO, copy_repo, finetune_off
 
 from vlstress import params as params_module
+from vlstress import params_check
 from vlstress.code_deps import dependencies
 from vlstress.errors import VlstressError
 from vlstress.pipeline import (
@@ -73,12 +74,16 @@ def test_every_stage_names_its_subcommand_and_a_suite_that_exists():
 
 
 def test_code_deps_follow_imports_lazy_imports_registries_and_data_files():
-    deps = {p.as_posix().split("src/vlstress/")[1] for p in dependencies("vlstress.commands.embed_images")}
-    assert {"commands/embed_images.py", "encoders.py", "models.py", "io.py", "provenance.py", "__init__.py"} <= deps
-    assert "cli.py" not in deps and "figures.py" not in deps
+    deps = {p.as_posix().split("src/vlstress/")[1] for p in dependencies("vlstress.suites.retrieval.commands.embed_retrieval")}
+    assert {"suites/retrieval/commands/embed_retrieval.py", "embedding/encoders.py", "embedding/models.py", "io.py",
+            "provenance.py", "__init__.py", "suites/__init__.py", "suites/retrieval/__init__.py"} <= deps  # fmt: skip
+    assert "cli.py" not in deps and not any(path.endswith(("figures.py", "suite.py")) for path in deps)
     download = {p.as_posix().split("src/vlstress/")[1] for p in dependencies("vlstress.commands.download")}
-    # kinds are named as strings in datasets.KINDS; their data files are read through importlib.resources
-    assert {"datasets/karpathy.py", "datasets/demo.py", "data/karpathy_sources.json", "data/demo_captions.json"} <= download
+    # kinds are named as strings in caption_data.kinds.KINDS; their data files are read through importlib.resources
+    assert {"caption_data/karpathy.py", "caption_data/demo.py", "data/karpathy_sources.json", "data/demo_captions.json"} <= download
+    # a suite's declarations name other steps' modules as strings: those are not followed
+    registry = {p.as_posix().split("src/vlstress/")[1] for p in dependencies("vlstress.suites.registry")}
+    assert "suites/calibration/suite.py" in registry and "suites/calibration/commands/calibrate.py" not in registry
 
 
 def test_suites_off_remove_their_stages_and_outputs():
@@ -88,8 +93,9 @@ def test_suites_off_remove_their_stages_and_outputs():
     none = {s.name for s in active_stages(with_suites(params))}
     assert {"evaluate_image", "image_variants"} <= everything - only_text
     assert {"evaluate_text", "ei_scores", "text_stats"} <= only_text - none
-    assert none == {"check_params", "download", "prepare", "model_card", "embed_retrieval", "evaluate", "summarize", "figures", "tables"}
-    figures = next(s for s in active_stages(with_suites(params)) if s.name == "figures")
+    assert none == {"check_params", "download", "prepare", "model_card", "embed_retrieval", "evaluate", "summarize",
+                    "retrieval_figures", "retrieval_tables"}  # fmt: skip
+    figures = next(s for s in active_stages(with_suites(params)) if s.name == "retrieval_figures")
     assert [name for name in figures.outputs if name.endswith("_png")] == ["recall_bars_png"]
 
 
@@ -155,7 +161,7 @@ def test_invalid_params_name_the_problem(edit, needles):
     params = demo_params()
     edit(params)
     with pytest.raises(VlstressError) as error:
-        params_module.validate(params)
+        params_check.validate(params)
     for needle in needles:
         assert needle in str(error.value)
 
@@ -166,7 +172,7 @@ def test_a_suite_that_is_off_needs_no_params_block():
         params.pop(block)
     params["suites"] = {"rococo_text": False}
     finetune_off(params)
-    assert params_module.validate(params) is params
+    assert params_check.validate(params) is params
 
 
 # ----------------------------------------------------------------------------- both front ends
@@ -226,8 +232,10 @@ def test_both_front_ends_run_the_same_commands(project):
     # zero-shot: test set, 2 x (classifiers job, image-sets job, record), 4 corrupted sets x (1 + 2 evaluations),
     # typographic 1 + 2 evaluations, robustness; 2 models x 2 attacks, 2 calibrations, OOD: the set + 2 detections
     # (its images are in the image-sets job); fine-tuning: training data (download, prepare, split, captions), base
-    # card, one variant, the comparison table
-    assert sum(map(len, smk.values())) == 46 + 1 + 2 * 3 + 4 * 3 + 3 + 1 + 2 * 2 + 2 + 1 + 2 + 4 + 1 + 1 + 1
+    # card, one variant, the comparison table; the report: one figure stage per suite with figures (7, the retrieval
+    # one replacing the old single figures stage) and one table stage per suite with tables (4, the retrieval one
+    # replacing the old tables stage)
+    assert sum(map(len, smk.values())) == 46 + 1 + 2 * 3 + 4 * 3 + 3 + 1 + 2 * 2 + 2 + 1 + 2 + 4 + 1 + 1 + 1 + 6 + 3
 
 
 @pytest.mark.parametrize(
@@ -235,7 +243,7 @@ def test_both_front_ends_run_the_same_commands(project):
     [
         ({"rococo_text": True}, {"evaluate_text", "text_stats"}, {"evaluate_image", "image_variants"}),
         ({"rococo_image": True}, {"evaluate_image"}, {"evaluate_text", "ei_scores", "nlp_data"}),
-        ({}, {"evaluate", "summarize", "figures"}, {"evaluate_text", "evaluate_image", "text_stats"}),
+        ({}, {"evaluate", "summarize", "retrieval_figures"}, {"evaluate_text", "evaluate_image", "text_stats", "zeroshot_figures"}),
     ],
 )
 def test_a_suite_switched_off_has_no_job_in_either_front_end(project, suites, present, absent):
@@ -315,13 +323,13 @@ def test_registry_names_are_checked_against_the_registries(edit, needle):
     params = demo_params()
     edit(params)
     with pytest.raises(VlstressError, match=re.escape(needle)):
-        params_module.validate(params)
+        params_check.validate(params)
 
 
 def test_a_new_perturbation_is_valid_in_params_without_touching_the_schema():
     params = demo_params()
     params["image_variants"]["methods"] = ["flip"]
-    assert params_module.validate(params) is params
+    assert params_check.validate(params) is params
 
 
 @pytest.mark.parametrize(

@@ -309,7 +309,7 @@ def local_run(tmp_path_factory) -> Path:
 
 
 def gpu_rules() -> set[str]:
-    from vlstress.workflow.stages import STAGES
+    from vlstress.pipeline import STAGES
 
     return {stage.name for stage in STAGES if stage.gpu}
 

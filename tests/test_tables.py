@@ -10,7 +10,8 @@ import pytest
 from conftest import run_cli
 from report_fixtures import MODELS, record_flags, write_records
 
-from vlstress.report import records, tables
+from vlstress.report import frames, records
+from vlstress.suites.retrieval import table as tables
 
 
 def table_of(root, **kwargs):
@@ -61,7 +62,7 @@ def test_markdown_and_latex_rendering(full):
 
 
 def test_latex_escapes_user_names():
-    assert tables.latex_escape("laion2b_s34b_b79k & co 50%") == r"laion2b\_s34b\_b79k \& co 50\%"
+    assert frames.latex_escape("laion2b_s34b_b79k & co 50%") == r"laion2b\_s34b\_b79k \& co 50\%"
 
 
 def test_absent_family_keeps_the_original_column_and_says_so(tmp_path):
@@ -95,7 +96,7 @@ def test_a_stress_suite_alone_has_only_its_group(tmp_path, kinds, kept, left_out
     assert "Original" not in set(frame[kept].columns.get_level_values(0))
     assert any(f"the {left_out} group is left out" in n for n in notes)
     assert any(f"the {kept} group has no Original column" in n for n in notes)
-    assert (frame != tables.MISSING).all().all()  # every cell has a value
+    assert (frame != frames.MISSING).all().all()  # every cell has a value
     md, tex = tables.to_markdown(table), tables.to_latex(table, caption="Results.")
     assert f"### {kept}" in md and f"### {left_out}" not in md
     assert tex.count(r"\begin{table*}") == 1
@@ -105,7 +106,7 @@ def test_undefined_values_show_a_dash(tmp_path):
     table = table_of(tmp_path, image=False)
     table.loc[(table["model"] == "vit-b-32-random") & (table["metric"] == "i2t_drop_rate"), "value"] = float("nan")
     frame, _ = tables.paper_table(table)
-    assert frame.loc["ViT-B-32 (random-init)", ("Image → Text", "danger", "Drop")] == tables.MISSING
+    assert frame.loc["ViT-B-32 (random-init)", ("Image → Text", "danger", "Drop")] == frames.MISSING
 
 
 def test_cli_writes_both_files_with_provenance(tmp_path):
@@ -113,7 +114,7 @@ def test_cli_writes_both_files_with_provenance(tmp_path):
     out = tmp_path / "out"
     run_cli("summarize", *record_flags(paths), "--out-csv", str(out / "s.csv"), "--out-agg", str(out / "a.csv"),
             "--out-md", str(out / "s.md"), "--out-json", str(out / "m.json"), "--out-plot", str(out / "p.csv"))  # fmt: skip
-    args = ("tables", "--summary", str(out / "s.csv"), "--out-md", str(out / "t.md"), "--out-tex", str(out / "t.tex"))
+    args = ("tables", "--summary", str(out / "s.csv"), "--module", "vlstress.suites.retrieval.table", "--out-md", str(out / "t.md"), "--out-tex", str(out / "t.tex"))
     run_cli(*args)
     md, tex = (out / "t.md").read_text(), (out / "t.tex").read_text()
     assert md.startswith("Retrieval under stress on demo") and "mean ± std over variant seeds" in md

@@ -7,7 +7,7 @@ import math
 import re
 
 import pytest
-from conftest import run_cli
+from conftest import embed_set, run_cli
 
 from vlstress.errors import VlstressError
 from vlstress.suites.rococo_text import variants
@@ -285,7 +285,7 @@ def test_coco_mini_karpathy_images_against_official(shared_data, wc, concepts):
 
 
 def test_set_originals_embed_like_the_manifest(tmp_path):
-    """Originals inside a set get the embeddings `embed-texts` gave them in the manifest (up to batching)."""
+    """Originals inside a set get the embeddings they get in the manifest (up to batching)."""
     import numpy as np
 
     manifest = {"dataset": "toy", "images": [{"image": e["image"], "path": "", "caption": e["caption"]} for e in MANIFEST["images"]]}
@@ -293,8 +293,8 @@ def test_set_originals_embed_like_the_manifest(tmp_path):
     tset = [{"image": e["image"], "caption": e["caption"] + [c.replace("a", "the", 1) for c in e["caption"]]} for e in manifest["images"]]
     (tmp_path / "set.json").write_text(json.dumps(tset))
     model = ["--model", "tiny", "--arch", "ViT-S-32-alt", "--pretrained", "None", "--seed", "3", "--device", "cpu", "--batch-size", "4"]
-    run_cli("embed-texts", "--captions", str(tmp_path / "manifest.json"), *model, "--out", str(tmp_path / "texts.npy"))
-    run_cli("embed-texts", "--captions", str(tmp_path / "set.json"), *model, "--out", str(tmp_path / "text_set.npy"))
+    embed_set("captions", str(tmp_path / "manifest.json"), [*model], str(tmp_path / "texts.npy"))
+    embed_set("captions", str(tmp_path / "set.json"), [*model], str(tmp_path / "text_set.npy"))
     ref, var = np.load(tmp_path / "texts.npy"), np.load(tmp_path / "text_set.npy")
     meta = json.loads((tmp_path / "text_set.npy.json").read_text())
     assert var.shape == (8, ref.shape[1]) and meta["captions_per_image"] == [4, 4]

@@ -216,7 +216,7 @@ def test_zeroshot_params_are_checked_against_registries_while_on():
     import yaml
     from conftest import REPO
 
-    from vlstress import params as checks
+    from vlstress import params_check as checks
 
     base = yaml.safe_load((REPO / "params.yaml").read_text())
     assert checks.problems(base) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import seaborn as sns
 
 
 def roc_figure(title: str, curves: dict[str, tuple[list[float], list[float], float]]) -> plt.Figure:

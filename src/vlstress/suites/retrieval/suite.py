@@ -72,6 +72,5 @@ SUITE = Suite(
         ),
         "evaluate": ("vlstress.suites.retrieval.commands.evaluate", "retrieval metrics (Recall@K) from embeddings"),
     },
-    providers={"retrieval": "vlstress.suites.retrieval.sets"},
     tasks={"retrieval": Task("retrieval on the original gallery", ("i2t", "t2i"), noun="original gallery")},
 )

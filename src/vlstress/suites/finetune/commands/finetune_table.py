@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> None:
     from vlstress import params as params_module
     from vlstress import provenance
     from vlstress.io import dumps_json, sha256_file, write_text
-    from vlstress.report.tables import latex_escape
+    from vlstress.report.frames import latex_escape
     from vlstress.suites.finetune import table as ft
 
     params = params_module.load(args.params)

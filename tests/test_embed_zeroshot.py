@@ -162,7 +162,7 @@ def test_the_params_name_the_sets_and_the_job_inputs(project):
     assert LISTS["zeroshot_testsets"].paths(params) == FOLDERS[:1]
     # calibration reads the folders the jobs write, never a file inside one (no Snakemake rule makes one)
     emb = "results/embeddings/{model}"
-    assert LISTS["zeroshot_sets"].paths(params) == [*FOLDERS[:3], f"{emb}/zeroshot", f"{emb}/classifiers"]
+    assert LISTS["zeroshot_sets"].paths(params) == [FOLDERS[0], f"{emb}/zeroshot", f"{emb}/classifiers", *FOLDERS[1:3]]
     params["suites"].update(ood=False, typographic=False, corruptions=False)
     assert planned(params, "zeroshot") == [(FILES[0], FOLDERS[0])]
     params["suites"]["zeroshot"] = False

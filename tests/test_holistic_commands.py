@@ -23,6 +23,7 @@ from vlstress.testsets import manifest as testsets
 REPO = Path(__file__).resolve().parents[1]
 MODEL = {"slug": "m", "arch": "RN50", "pretrained": None, "weights": "random-init", "weights_label": "random-init (seed 0)", "seed": 0}
 DIM = 8
+EVALUATIONS = ("--evaluations-from", "vlstress.suites.zeroshot.paths,vlstress.suites.corruptions.paths,vlstress.suites.typographic.paths")
 
 
 def unit(rows: np.ndarray) -> np.ndarray:
@@ -78,7 +79,7 @@ def project(tmp_path, monkeypatch):
 
 
 def test_calibrate_fits_on_held_out_id_and_carries_t_to_the_shift(project, capsys):
-    code, err = call(capsys, "calibrate", "--params", "params.yaml", "--model", "m", "--in-distribution", "objects",
+    code, err = call(capsys, "calibrate", "--params", "params.yaml", "--model", "m", *EVALUATIONS, "--in-distribution", "objects",
                      "--out", "cal.json", "--out-fig", "rel.png")  # fmt: skip
     assert code == 0, err
     records = read_records(project / "cal.json")
@@ -97,12 +98,12 @@ def test_calibrate_fits_on_held_out_id_and_carries_t_to_the_shift(project, capsy
 
 
 def test_calibrate_names_a_missing_in_distribution_set(project, capsys):
-    code, err = call(capsys, "calibrate", "--params", "params.yaml", "--model", "m", "--in-distribution", "nope",
+    code, err = call(capsys, "calibrate", "--params", "params.yaml", "--model", "m", *EVALUATIONS, "--in-distribution", "nope",
                      "--out", "cal.json", "--out-fig", "rel.png")  # fmt: skip
     assert code == 2 and "in-distribution set 'nope' is not a zero-shot test set" in err
     assert not (project / "cal.json").exists()
     (project / "results/embeddings/m/zeroshot/testsets/noisy.npy").unlink()
-    code, err = call(capsys, "calibrate", "--params", "params.yaml", "--model", "m", "--in-distribution", "objects",
+    code, err = call(capsys, "calibrate", "--params", "params.yaml", "--model", "m", *EVALUATIONS, "--in-distribution", "objects",
                      "--out", "cal.json", "--out-fig", "rel.png")  # fmt: skip
     assert code == 2 and "embeddings not found: results/embeddings/m/zeroshot/testsets/noisy.npy" in err
     assert not (project / "cal.json").exists()

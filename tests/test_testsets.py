@@ -31,7 +31,6 @@ def image(path: Path, seed: int = 0, size: tuple[int, int] = (12, 10)) -> Path:
 
 def call_testset(capsys, monkeypatch, *flags: str) -> tuple[int, str]:
     """Run `vlstress testset FLAGS` in this process; (exit code, stderr)."""
-    monkeypatch.setitem(cli.COMMANDS, "testset", ("vlstress.commands.testset", "classification test set"))
     code = cli.main(["testset", "--name", "t", *flags])
     return code, capsys.readouterr().err
 

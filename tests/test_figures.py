@@ -93,7 +93,8 @@ def test_registry_matches_the_workflow():
         seen += names
         for name in names:
             assert f"results/figures/{name}.png" in dvc and f"results/figures/{name}.pdf" in dvc
-            assert (REPO / "workflow" / "report" / f"{name}.rst").is_file()  # a report caption per figure
+            # a report caption per figure, in the suite's package
+            assert (REPO / "src/vlstress/suites" / stage.suite / "report" / f"{name}.rst").is_file()
     assert len(seen) == len(set(seen))
 
 

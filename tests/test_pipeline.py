@@ -86,6 +86,18 @@ def test_code_deps_follow_imports_lazy_imports_registries_and_data_files():
     assert "suites/calibration/suite.py" in registry and "suites/calibration/commands/calibrate.py" not in registry
 
 
+def test_every_report_caption_is_a_file_of_its_suite():
+    from vlstress.pipeline.snakemake import caption_path
+
+    captions = [(stage, out.caption) for stage in STAGES for out in stage.outputs.values() if out.caption]
+    assert len(captions) > 20
+    for stage, caption in captions:
+        path = (REPO / "workflow" / caption_path(stage, caption)).resolve()
+        assert path.is_file(), (stage.name, caption)
+        suite = f"src/vlstress/suites/{stage.suite}/" if stage.suite else "workflow/report/"
+        assert path.relative_to(REPO).as_posix().startswith(suite), (stage.name, path)
+
+
 def test_suites_off_remove_their_stages_and_outputs():
     params = demo_params()
     everything = {s.name for s in active_stages(with_suites(params, rococo_text=True, rococo_image=True))}

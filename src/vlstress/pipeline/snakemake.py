@@ -1,7 +1,8 @@
 """Snakemake rules from the stage table (used by workflow/Snakefile).
 
 Each active stage becomes one named rule: inputs (with the code the step imports),
-outputs (`directory()`, `report()` with a caption from workflow/report/), `log:` and
+outputs (`directory()`, `report()` with a caption: the suite's `report/<caption>.rst`, the
+engine's in workflow/report/), `log:` and
 `benchmark:` under logs/, wildcard constraints from the axes, `resources: gpu=1` for
 GPU stages, and the shell command with params values written in as DVC prints them,
 so a Snakemake job runs the same command line as the matching DVC stage.
@@ -41,6 +42,14 @@ SHELL = (
     " || {{ status=$?; echo 'vlstress: step failed (exit '$status'); last lines of {log}:' >&2;"
     " tail -n 20 {log} >&2; exit $status; }}"
 )
+
+
+def caption_path(stage: Stage, caption: str) -> str:
+    """The report caption of an output, relative to the Snakefile: a suite keeps its captions in its
+    package (`src/vlstress/suites/<suite>/report/`), the engine's stages in workflow/report/."""
+    if stage.suite is None:
+        return f"report/{caption}.rst"
+    return f"../src/vlstress/suites/{stage.suite}/report/{caption}.rst"
 
 
 @dataclass
@@ -175,7 +184,7 @@ def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpe
         if out.directory:
             path = directory(path)
         if out.caption:
-            path = report(path, caption=f"report/{out.caption}.rst", category=out.category)
+            path = report(path, caption=caption_path(stage, out.caption), category=out.category)
         outputs[name] = path
     items: dict[str, Any] = {}
     template = _shell(stage, config, files, items)

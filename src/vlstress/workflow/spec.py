@@ -49,7 +49,7 @@ class Output:
     record: bool = False  # a metric record the summary reads
     metric: bool = False  # DVC `metrics:`
     plot: dict[str, Any] | None = None  # DVC `plots:` options ({} = defaults)
-    caption: str | None = None  # Snakemake report caption (workflow/report/<caption>.rst)
+    caption: str | None = None  # Snakemake report caption: report/<caption>.rst of the suite (engine: workflow/report)
     category: str | None = None  # Snakemake report category
     suites: tuple[str, ...] = ()  # present only when one of these suites is on (empty: always)
 

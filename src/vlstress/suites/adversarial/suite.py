@@ -36,8 +36,8 @@ SUITE = Suite(
             "adversarial",
             "vlstress.suites.adversarial.table",
             {
-                "md": small("results/tables/adversarial.md", caption="holistic_tables", category="Tables"),
-                "tex": small("results/tables/adversarial.tex", caption="holistic_tables", category="Tables"),
+                "md": small("results/tables/adversarial.md", caption="tables", category="Tables"),
+                "tex": small("results/tables/adversarial.tex", caption="tables", category="Tables"),
             },
         ),
     ),

@@ -32,8 +32,8 @@ SUITE = Suite(
             "calibration",
             "vlstress.suites.calibration.table",
             {
-                "md": small("results/tables/calibration.md", caption="holistic_tables", category="Tables"),
-                "tex": small("results/tables/calibration.tex", caption="holistic_tables", category="Tables"),
+                "md": small("results/tables/calibration.md", caption="tables", category="Tables"),
+                "tex": small("results/tables/calibration.tex", caption="tables", category="Tables"),
             },
         ),
     ),

@@ -53,8 +53,8 @@ SUITE = Suite(
             "ood",
             "vlstress.suites.ood.table",
             {
-                "md": small("results/tables/ood.md", caption="holistic_tables", category="Tables"),
-                "tex": small("results/tables/ood.tex", caption="holistic_tables", category="Tables"),
+                "md": small("results/tables/ood.md", caption="tables", category="Tables"),
+                "tex": small("results/tables/ood.tex", caption="tables", category="Tables"),
             },
         ),
     ),

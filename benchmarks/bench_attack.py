@@ -46,7 +46,12 @@ def main(argv=None) -> int:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=None, help="default: benchmarks/results/bench_attack[-<device>].json")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="default: benchmarks/results/bench_attack[-<device>].json",
+    )
     args = parser.parse_args(argv)
 
     from vlstress import provenance
@@ -60,7 +65,11 @@ def main(argv=None) -> int:
     spec = models.ModelSpec(slug=args.arch.lower(), arch=args.arch, pretrained=None, seed=args.seed)
     model, preprocess, _ = models.load(spec, device)
     _, mean, std = adversarial.pixel_pipeline(preprocess)
-    size = int(model.visual.image_size[0] if isinstance(model.visual.image_size, (tuple, list)) else model.visual.image_size)
+    size = int(
+        model.visual.image_size[0]
+        if isinstance(model.visual.image_size, (tuple, list))
+        else model.visual.image_size
+    )
     rng = np.random.default_rng(args.seed)
     weights = rng.normal(size=(args.classes, model.visual.output_dim)).astype(np.float32)
     weights /= np.linalg.norm(weights, axis=1, keepdims=True)
@@ -69,16 +78,39 @@ def main(argv=None) -> int:
     with torch.no_grad():
         labels = np.concatenate([module(pixels[i : i + args.batch_size].to(device)).argmax(1).cpu().numpy()
                                  for i in range(0, args.images, args.batch_size)])  # fmt: skip  # all clean-correct
-    attack = adversarial.AttackSpec(name=args.kind, kind=args.kind, eps=(args.eps,), steps=args.steps)
-    adversarial.run_attack(module, attack, pixels[:2], labels[:2], n_classes=args.classes, seed=0, batch_size=2, progress=False)  # warm-up
+    attack = adversarial.AttackSpec(
+        name=args.kind, kind=args.kind, eps=(args.eps,), steps=args.steps
+    )
+    adversarial.run_attack(
+        module,
+        attack,
+        pixels[:2],
+        labels[:2],
+        n_classes=args.classes,
+        seed=0,
+        batch_size=2,
+        progress=False,
+    )  # warm-up
 
     def clean_pass():
         with torch.no_grad():
-            return [module(pixels[i : i + args.batch_size].to(device)).argmax(1) for i in range(0, args.images, args.batch_size)]
+            return [
+                module(pixels[i : i + args.batch_size].to(device)).argmax(1)
+                for i in range(0, args.images, args.batch_size)
+            ]
 
     _, t_clean = timed(clean_pass, device)
     (clean, results), t_attack = timed(
-        lambda: adversarial.run_attack(module, attack, pixels, labels, n_classes=args.classes, seed=0, batch_size=args.batch_size, progress=False),
+        lambda: adversarial.run_attack(
+            module,
+            attack,
+            pixels,
+            labels,
+            n_classes=args.classes,
+            seed=0,
+            batch_size=args.batch_size,
+            progress=False,
+        ),
         device,
     )
     metrics = adversarial.attack_metrics(clean, results[0])
@@ -106,12 +138,16 @@ def main(argv=None) -> int:
             packages=("torchattacks",),
         ),
     }
-    print(f"{'model / device':<30}{spec.weights_label()} {args.arch} / {device} ({torch.get_num_threads()} threads)")
+    print(
+        f"{'model / device':<30}{spec.weights_label()} {args.arch} / {device} ({torch.get_num_threads()} threads)"
+    )
     print(f"{'attack':<30}{result['attack']}, {args.images} images, {args.classes} classes")
     print(f"{'clean s / 1000 images':<30}{result['clean_seconds_per_1000']:>10.2f}")
     print(f"{'attack s / 1000 images':<30}{result['attack_seconds_per_1000']:>10.2f}")
     print(f"{'attack cost (clean passes)':<30}{result['attack_cost_in_clean_passes']:>10.1f}")
-    print(f"{'robust top-1 / max L-inf':<30}{metrics['robust_top1']:>10.1f} / {metrics['max_linf']:.3f}")
+    print(
+        f"{'robust top-1 / max L-inf':<30}{metrics['robust_top1']:>10.1f} / {metrics['max_linf']:.3f}"
+    )
     suffix = "" if device == "cpu" else f"-{device.split(':')[0]}"
     out = args.out or ROOT / "benchmarks" / "results" / f"bench_attack{suffix}.json"
     write_json(out, result)

@@ -40,7 +40,9 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-os.environ.setdefault("TQDM_DISABLE", "1")  # read when tqdm is imported (torch may import it): no progress bars here
+os.environ.setdefault(
+    "TQDM_DISABLE", "1"
+)  # read when tqdm is imported (torch may import it): no progress bars here
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -60,7 +62,9 @@ def synthetic_photo(seed: int):
     from PIL import Image, ImageDraw, ImageFilter
 
     rng = np.random.default_rng(seed)
-    field = Image.fromarray(rng.integers(0, 256, (6, 8, 3), dtype=np.uint8)).resize((WIDTH, HEIGHT), Image.BICUBIC)
+    field = Image.fromarray(rng.integers(0, 256, (6, 8, 3), dtype=np.uint8)).resize(
+        (WIDTH, HEIGHT), Image.BICUBIC
+    )
     draw = ImageDraw.Draw(field)
     for _ in range(int(rng.integers(6, 16))):
         x0, y0 = int(rng.integers(-100, WIDTH)), int(rng.integers(-100, HEIGHT))
@@ -83,28 +87,76 @@ def synthetic_captions(n: int, seed: int) -> tuple[list[str], str]:
     """n captions: real COCO captions (sampled) when the shared data is there, else generated."""
     rng = random.Random(seed)
     if COCO_CAPTIONS.is_file():
-        pool = [c for entry in json.loads(COCO_CAPTIONS.read_text(encoding="utf-8")) for c in entry["caption"]]
-        return [rng.choice(pool) for _ in range(n)], f"COCO Karpathy test captions ({COCO_CAPTIONS.name}), sampled"
-    subjects = ["a man", "a woman", "two dogs", "a cat", "a red bus", "a group of people", "a plate of food", "a train"]
-    verbs = ["sitting on", "standing next to", "walking along", "parked near", "lying on", "looking at"]
-    places = ["a wooden bench", "the street", "a kitchen table", "a grassy field", "the beach", "a busy platform"]
-    return [f"{rng.choice(subjects)} {rng.choice(verbs)} {rng.choice(places)}" for _ in range(n)], "generated"
+        pool = [
+            c
+            for entry in json.loads(COCO_CAPTIONS.read_text(encoding="utf-8"))
+            for c in entry["caption"]
+        ]
+        return [
+            rng.choice(pool) for _ in range(n)
+        ], f"COCO Karpathy test captions ({COCO_CAPTIONS.name}), sampled"
+    subjects = [
+        "a man",
+        "a woman",
+        "two dogs",
+        "a cat",
+        "a red bus",
+        "a group of people",
+        "a plate of food",
+        "a train",
+    ]
+    verbs = [
+        "sitting on",
+        "standing next to",
+        "walking along",
+        "parked near",
+        "lying on",
+        "looking at",
+    ]
+    places = [
+        "a wooden bench",
+        "the street",
+        "a kitchen table",
+        "a grassy field",
+        "the beach",
+        "a busy platform",
+    ]
+    return [
+        f"{rng.choice(subjects)} {rng.choice(verbs)} {rng.choice(places)}" for _ in range(n)
+    ], "generated"
 
 
 def dataset(folder: Path, n: int, seed: int) -> tuple[list[str], list[str], str]:
     """(image paths, captions, caption source), generated once per (n, seed, version)."""
     marker = folder / "dataset.json"
-    spec = {"images": n, "seed": seed, "version": DATASET_VERSION, "size": [WIDTH, HEIGHT], "quality": QUALITY}
+    spec = {
+        "images": n,
+        "seed": seed,
+        "version": DATASET_VERSION,
+        "size": [WIDTH, HEIGHT],
+        "quality": QUALITY,
+    }
     paths = [str(folder / f"{i:06d}.jpg") for i in range(n)]
     if not (marker.is_file() and json.loads(marker.read_text()).get("spec") == spec):
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         start = time.perf_counter()
         with ProcessPoolExecutor(os.cpu_count()) as pool:
-            list(pool.map(write_photo, [(seed * 1_000_003 + i, p) for i, p in enumerate(paths)], chunksize=16))
+            list(
+                pool.map(
+                    write_photo,
+                    [(seed * 1_000_003 + i, p) for i, p in enumerate(paths)],
+                    chunksize=16,
+                )
+            )
         captions, source = synthetic_captions(n * CAPTIONS_PER_IMAGE, seed)
-        marker.write_text(json.dumps({"spec": spec, "captions": captions, "caption_source": source}))
-        print(f"generated {n} images in {time.perf_counter() - start:.1f}s under {folder}", file=sys.stderr)
+        marker.write_text(
+            json.dumps({"spec": spec, "captions": captions, "caption_source": source})
+        )
+        print(
+            f"generated {n} images in {time.perf_counter() - start:.1f}s under {folder}",
+            file=sys.stderr,
+        )
     meta = json.loads(marker.read_text())
     return paths, meta["captions"], meta["caption_source"]
 
@@ -119,9 +171,13 @@ def serial_baseline(model, preprocess, paths, *, batch_size, device):
 
     chunks = []
     for start in range(0, len(paths), batch_size):
-        batch = torch.stack([preprocess(load_rgb(p)) for p in paths[start : start + batch_size]]).to(device)
+        batch = torch.stack(
+            [preprocess(load_rgb(p)) for p in paths[start : start + batch_size]]
+        ).to(device)
         features = model.encode_image(batch).float()
-        chunks.append(torch.nn.functional.normalize(features, dim=-1).cpu().numpy().astype(np.float32))
+        chunks.append(
+            torch.nn.functional.normalize(features, dim=-1).cpu().numpy().astype(np.float32)
+        )
     return np.concatenate(chunks, axis=0)
 
 
@@ -130,7 +186,9 @@ def decode_only(paths, preprocess, *, batch_size, workers, device):
     from vlstress.embedding.image_batches import image_batches
 
     n = 0
-    for batch in image_batches(paths, preprocess, batch_size=batch_size, workers=workers, device=device, load=load_rgb):
+    for batch in image_batches(
+        paths, preprocess, batch_size=batch_size, workers=workers, device=device, load=load_rgb
+    ):
         n += batch.shape[0]
     return n
 
@@ -154,9 +212,16 @@ class GpuSampler:
         if self.source == "torch.cuda.utilization":
             return float(torch.cuda.utilization())
         out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits", "-i", str(torch.cuda.current_device())],
-            capture_output=True, text=True,
-        )  # fmt: skip
+            [
+                "nvidia-smi",
+                "--query-gpu=utilization.gpu",
+                "--format=csv,noheader,nounits",
+                "-i",
+                str(torch.cuda.current_device()),
+            ],
+            capture_output=True,
+            text=True,
+        )
         return float(out.stdout.split()[0]) if out.returncode == 0 and out.stdout.strip() else None
 
     def __enter__(self):
@@ -218,7 +283,9 @@ def cpu_model() -> str:
 def retrieval(image_emb, text_emb, n_images):
     from vlstress.retrieval_metrics import image_text_recalls
 
-    return image_text_recalls(image_emb, text_emb, np.repeat(np.arange(n_images), CAPTIONS_PER_IMAGE))
+    return image_text_recalls(
+        image_emb, text_emb, np.repeat(np.arange(n_images), CAPTIONS_PER_IMAGE)
+    )
 
 
 # ----------------------------------------------------------------------------- main
@@ -226,17 +293,39 @@ def retrieval(image_emb, text_emb, n_images):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--images", type=int, default=5000, help="synthetic 640x480 JPEGs (5 captions each)")
-    parser.add_argument("--data-dir", type=Path, default=None, help="where they are generated (default: a temp folder, reused)")
-    parser.add_argument("--workers", default="1,2", help="comma-separated worker counts to time besides the serial baseline")
+    parser.add_argument(
+        "--images", type=int, default=5000, help="synthetic 640x480 JPEGs (5 captions each)"
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="where they are generated (default: a temp folder, reused)",
+    )
+    parser.add_argument(
+        "--workers",
+        default="1,2",
+        help="comma-separated worker counts to time besides the serial baseline",
+    )
     parser.add_argument("--arch", default="ViT-B-32")
     parser.add_argument("--pretrained", default=None, help="default: seeded random init")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--batch-size", type=int, default=32, help="as embed.batch_size in params.yaml")
+    parser.add_argument(
+        "--batch-size", type=int, default=32, help="as embed.batch_size in params.yaml"
+    )
     parser.add_argument("--device", default="auto")
-    parser.add_argument("--threads", type=int, default=None, help="torch threads of this process (default: torch's choice)")
-    parser.add_argument("--repeats", type=int, default=1, help="timed runs of each measurement (best is reported)")
-    parser.add_argument("--tag", default=None, help="suffix of the result file: bench_embedding-<tag>.json")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch threads of this process (default: torch's choice)",
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="timed runs of each measurement (best is reported)"
+    )
+    parser.add_argument(
+        "--tag", default=None, help="suffix of the result file: bench_embedding-<tag>.json"
+    )
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
 
@@ -249,10 +338,14 @@ def main(argv=None) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     worker_counts = [int(w) for w in args.workers.split(",")]
-    folder = args.data_dir or Path(tempfile.gettempdir()) / f"vlstress-bench-embedding-{args.images}"
+    folder = (
+        args.data_dir or Path(tempfile.gettempdir()) / f"vlstress-bench-embedding-{args.images}"
+    )
     paths, captions, caption_source = dataset(folder, args.images, args.seed)
     device = models.resolve_device(args.device)
-    spec = models.ModelSpec(slug=args.arch.lower(), arch=args.arch, pretrained=args.pretrained, seed=args.seed)
+    spec = models.ModelSpec(
+        slug=args.arch.lower(), arch=args.arch, pretrained=args.pretrained, seed=args.seed
+    )
     model, preprocess, tokenizer = models.load(spec, device)
     load_before = os.getloadavg()
     run = {"batch_size": args.batch_size, "device": device}
@@ -264,11 +357,17 @@ def main(argv=None) -> int:
 
     image_paths = {"serial": lambda: serial_baseline(model, preprocess, paths, **run)}
     for k in [0, *worker_counts]:
-        image_paths[f"workers={k}"] = lambda k=k: encode_images(model, preprocess, paths, workers=k, desc=f"workers={k}", **run)
-    if device.startswith("cuda"):  # the resize left in the workers (a preprocess device_preprocess.split does not know)
+        image_paths[f"workers={k}"] = lambda k=k: encode_images(
+            model, preprocess, paths, workers=k, desc=f"workers={k}", **run
+        )
+    if device.startswith(
+        "cuda"
+    ):  # the resize left in the workers (a preprocess device_preprocess.split does not know)
         whole = lambda image: preprocess(image)  # noqa: E731
         k = max(worker_counts)
-        image_paths[f"workers={k}, resize in workers"] = lambda: encode_images(model, whole, paths, workers=k, desc="cpu resize", **run)
+        image_paths[f"workers={k}, resize in workers"] = lambda: encode_images(
+            model, whole, paths, workers=k, desc="cpu resize", **run
+        )
     times: dict[str, list[float]] = {name: [] for name in image_paths}
     gpu_util: dict[str, float | None] = {}
     outputs: dict[str, np.ndarray] = {}
@@ -298,19 +397,32 @@ def main(argv=None) -> int:
     most = max(worker_counts)
     decode = {}
     for k in (0, most):
-        _, t, ts = best_of(lambda k=k: decode_only(paths, preprocess, workers=k, **run), device, args.repeats)
-        decode[f"workers={k}"] = {"seconds": round(t, 3), "images_per_s": round(len(paths) / t, 2), "all_seconds": ts}
+        _, t, ts = best_of(
+            lambda k=k: decode_only(paths, preprocess, workers=k, **run), device, args.repeats
+        )
+        decode[f"workers={k}"] = {
+            "seconds": round(t, 3),
+            "images_per_s": round(len(paths) / t, 2),
+            "all_seconds": ts,
+        }
     decode_speedup = round(decode["workers=0"]["seconds"] / decode[f"workers={most}"]["seconds"], 3)
 
     text_kw = {"batch_size": args.batch_size, "device": device, "progress": False}
     encode_texts(model, tokenizer, captions[:8], **text_kw)
-    text_emb, t_text, text_times = best_of(lambda: encode_texts(model, tokenizer, captions, **text_kw), device, args.repeats)
+    text_emb, t_text, text_times = best_of(
+        lambda: encode_texts(model, tokenizer, captions, **text_kw), device, args.repeats
+    )
 
     amp = None
     if device.startswith("cuda"):
-        amp_images = encode_images(model, preprocess, paths, workers=most, precision="amp", desc="amp", **run)
+        amp_images = encode_images(
+            model, preprocess, paths, workers=most, precision="amp", desc="amp", **run
+        )
         amp_texts = encode_texts(model, tokenizer, captions, precision="amp", **text_kw)
-        fp32_metrics, amp_metrics = retrieval(baseline, text_emb, len(paths)), retrieval(amp_images, amp_texts, len(paths))
+        fp32_metrics, amp_metrics = (
+            retrieval(baseline, text_emb, len(paths)),
+            retrieval(amp_images, amp_texts, len(paths)),
+        )
         from vlstress.embedding.precision import autocast_dtype
 
         amp = {
@@ -319,7 +431,9 @@ def main(argv=None) -> int:
             "max_abs_diff_text_embeddings": float(np.abs(amp_texts - text_emb).max()),
             "recall_fp32": fp32_metrics,
             "recall_amp": amp_metrics,
-            "max_recall_change_points": round(max(abs(amp_metrics[k] - fp32_metrics[k]) for k in fp32_metrics), 4),
+            "max_recall_change_points": round(
+                max(abs(amp_metrics[k] - fp32_metrics[k]) for k in fp32_metrics), 4
+            ),
         }
 
     target_row = next(r for r in rows if r["path"] == "workers=2") if 2 in worker_counts else None
@@ -333,7 +447,11 @@ def main(argv=None) -> int:
         "batch_size": args.batch_size,
         "image_paths": rows,
         "decode_only": {**decode, "speedup": decode_speedup},
-        "text": {"seconds": round(t_text, 3), "captions_per_s": round(len(captions) / t_text, 1), "all_seconds": text_times},
+        "text": {
+            "seconds": round(t_text, 3),
+            "captions_per_s": round(len(captions) / t_text, 1),
+            "all_seconds": text_times,
+        },
         "amp_vs_fp32": amp,
         "target": "image path >= 1.8x the serial path with 2 workers (CPU)",
         "target_met": None if target_row is None else bool(target_row["speedup_vs_serial"] >= 1.8),
@@ -356,23 +474,39 @@ def main(argv=None) -> int:
         ),
     }
 
-    print(f"\n{len(paths)} JPEGs {WIDTH}x{HEIGHT}, {spec.weights_label()} {args.arch} on {device}, batch {args.batch_size}, "
-          f"{torch.get_num_threads()} torch threads, {available_cores()} cores ({cpu_model()})\n")  # fmt: skip
+    print(
+        f"\n{len(paths)} JPEGs {WIDTH}x{HEIGHT}, {spec.weights_label()} {args.arch} on {device}, batch {args.batch_size}, "
+        f"{torch.get_num_threads()} torch threads, {available_cores()} cores ({cpu_model()})\n"
+    )
     gpu = device.startswith("cuda")
-    print("| image path | s | images/s | vs serial | max abs diff | identical |" + (" GPU util % |" if gpu else ""))
+    print(
+        "| image path | s | images/s | vs serial | max abs diff | identical |"
+        + (" GPU util % |" if gpu else "")
+    )
     print("|---|---:|---:|---:|---:|:---:|" + ("---:|" if gpu else ""))
     for r in rows:
-        print(f"| {r['path']} | {r['seconds']:.2f} | {r['images_per_s']:.1f} | {r['speedup_vs_serial']:.2f}x "
-              f"| {r['max_abs_diff_vs_serial']:.1e} | {'yes' if r['identical_to_serial'] else 'NO'} |"
-              + (f" {r['gpu_utilisation_percent']} |" if gpu else ""))  # fmt: skip
+        print(
+            f"| {r['path']} | {r['seconds']:.2f} | {r['images_per_s']:.1f} | {r['speedup_vs_serial']:.2f}x "
+            f"| {r['max_abs_diff_vs_serial']:.1e} | {'yes' if r['identical_to_serial'] else 'NO'} |"
+            + (f" {r['gpu_utilisation_percent']} |" if gpu else "")
+        )
     for name, d in decode.items():
-        print(f"| decode only, {name} | {d['seconds']:.2f} | {d['images_per_s']:.1f} | | | |" + (" |" if gpu else ""))
+        print(
+            f"| decode only, {name} | {d['seconds']:.2f} | {d['images_per_s']:.1f} | | | |"
+            + (" |" if gpu else "")
+        )
     print(f"\ndecode-only speed-up with {most} workers: {decode_speedup:.2f}x")
-    print(f"text: {len(captions)} captions in {t_text:.2f}s = {result['text']['captions_per_s']:.1f} captions/s")
+    print(
+        f"text: {len(captions)} captions in {t_text:.2f}s = {result['text']['captions_per_s']:.1f} captions/s"
+    )
     if amp:
-        print(f"amp ({amp['autocast_dtype']}) vs fp32: max |diff| images {amp['max_abs_diff_image_embeddings']:.1e}, "
-              f"texts {amp['max_abs_diff_text_embeddings']:.1e}, max Recall@K change {amp['max_recall_change_points']} points")  # fmt: skip
-    print(f"load average before / after: {result['machine']['load_average_before']} / {result['machine']['load_average_after']}")
+        print(
+            f"amp ({amp['autocast_dtype']}) vs fp32: max |diff| images {amp['max_abs_diff_image_embeddings']:.1e}, "
+            f"texts {amp['max_abs_diff_text_embeddings']:.1e}, max Recall@K change {amp['max_recall_change_points']} points"
+        )
+    print(
+        f"load average before / after: {result['machine']['load_average_before']} / {result['machine']['load_average_after']}"
+    )
     if result["target_met"] is not None:
         print(f"target (workers=2 >= 1.8x serial): {'met' if result['target_met'] else 'NOT met'}")
     suffix = f"-{args.tag}" if args.tag else ""

@@ -70,7 +70,9 @@ def memory_probe():
         return {
             "peak_rss_mb": round(peak / 1024, 1),
             "peak_increase_mb": round((peak - before) / 1024, 1),
-            "peak_method": "VmHWM reset via /proc/self/clear_refs" if exact else "ru_maxrss (process lifetime)",
+            "peak_method": "VmHWM reset via /proc/self/clear_refs"
+            if exact
+            else "ru_maxrss (process lifetime)",
         }
 
     return after
@@ -124,7 +126,9 @@ class RowReader:
     def rows(self, start: int, n: int) -> np.ndarray:
         t = time.perf_counter()
         self.fh.seek(start * self.n_gallery * 4)
-        block = np.fromfile(self.fh, dtype=np.float32, count=n * self.n_gallery).reshape(n, self.n_gallery)
+        block = np.fromfile(self.fh, dtype=np.float32, count=n * self.n_gallery).reshape(
+            n, self.n_gallery
+        )
         self.seconds += time.perf_counter() - t
         return block
 
@@ -151,7 +155,14 @@ def fast_from_file(path, n_queries, n_gallery, per_query, chunk, threads):
     start = time.perf_counter()
     result = retrieval_ranks(index, torch.empty(0), gt, chunk_size=chunk, score_fn=score_fn)
     seconds = time.perf_counter() - start
-    return {"ranks": result.ranks, "top1": result.top1, "rows": n_queries, "seconds": seconds, "read_seconds": reader.seconds, **after()}
+    return {
+        "ranks": result.ranks,
+        "top1": result.top1,
+        "rows": n_queries,
+        "seconds": seconds,
+        "read_seconds": reader.seconds,
+        **after(),
+    }
 
 
 def reference_from_file(path, n_queries, n_gallery, per_query, chunk, rows, threads):
@@ -205,7 +216,13 @@ def fast_from_embeddings(emb_path, n_queries, n_gallery, per_query, chunk, threa
     start = time.perf_counter()
     result = retrieval_ranks(queries, gallery, gt, chunk_size=chunk)
     seconds = time.perf_counter() - start
-    return {"ranks": result.ranks, "top1": result.top1, "rows": n_queries, "seconds": seconds, **after()}
+    return {
+        "ranks": result.ranks,
+        "top1": result.top1,
+        "rows": n_queries,
+        "seconds": seconds,
+        **after(),
+    }
 
 
 def warm_up() -> None:
@@ -231,13 +248,31 @@ def main(argv=None) -> int:
     parser.add_argument("--queries", type=int, default=5000)
     parser.add_argument("--gallery", type=int, default=50010)
     parser.add_argument("--dim", type=int, default=512, help="embedding size (CLIP ViT-B: 512)")
-    parser.add_argument("--per-query", type=int, default=5, help="ground-truth items per query (captions per image)")
-    parser.add_argument("--chunk-size", type=int, default=1024, help="query rows scored at a time (both paths)")
-    parser.add_argument("--reference-rows", type=int, default=None, help="argsort only the first N rows, extrapolate (default: all)")
+    parser.add_argument(
+        "--per-query", type=int, default=5, help="ground-truth items per query (captions per image)"
+    )
+    parser.add_argument(
+        "--chunk-size", type=int, default=1024, help="query rows scored at a time (both paths)"
+    )
+    parser.add_argument(
+        "--reference-rows",
+        type=int,
+        default=None,
+        help="argsort only the first N rows, extrapolate (default: all)",
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
-    parser.add_argument("--workdir", type=Path, default=None, help="where the 1 GB matrix file goes (default: a temp folder)")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "retrieval.json")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)"
+    )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="where the 1 GB matrix file goes (default: a temp folder)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / "benchmarks" / "results" / "retrieval.json"
+    )
     args = parser.parse_args(argv)
 
     import torch
@@ -273,18 +308,40 @@ def main(argv=None) -> int:
     speedup = ref_full_seconds / fast["seconds"]
     result = {
         "benchmark": "retrieval-ranks-chunked-torch-vs-per-row-argsort",
-        "matrix": {"queries": n_q, "gallery": n_g, "float32_gb": round(matrix_gb, 3), "dim": args.dim, "per_query": args.per_query},
+        "matrix": {
+            "queries": n_q,
+            "gallery": n_g,
+            "float32_gb": round(matrix_gb, 3),
+            "dim": args.dim,
+            "per_query": args.per_query,
+        },
         "chunk_size": args.chunk_size,
         "write_matrix_seconds": round(write_seconds, 2),
         "reference_rows": ref_rows,
         "reference_extrapolated": ref_rows < n_q,
-        "fast": {k: (round(v, 3) if isinstance(v, float) else v) for k, v in fast.items() if k not in ("ranks", "top1")},
-        "reference": {k: (round(v, 3) if isinstance(v, float) else v) for k, v in ref.items() if k not in ("ranks", "top1")},
-        "fast_from_embeddings": {k: (round(v, 3) if isinstance(v, float) else v) for k, v in emb.items() if k not in ("ranks", "top1")},
+        "fast": {
+            k: (round(v, 3) if isinstance(v, float) else v)
+            for k, v in fast.items()
+            if k not in ("ranks", "top1")
+        },
+        "reference": {
+            k: (round(v, 3) if isinstance(v, float) else v)
+            for k, v in ref.items()
+            if k not in ("ranks", "top1")
+        },
+        "fast_from_embeddings": {
+            k: (round(v, 3) if isinstance(v, float) else v)
+            for k, v in emb.items()
+            if k not in ("ranks", "top1")
+        },
         "reference_seconds_all_rows": round(ref_full_seconds, 2),
         "speedup": round(speedup, 1),
         "speedup_excluding_reads": round(
-            (ref["seconds"] - ref["read_seconds"]) * n_q / ref_rows / (fast["seconds"] - fast["read_seconds"]), 1
+            (ref["seconds"] - ref["read_seconds"])
+            * n_q
+            / ref_rows
+            / (fast["seconds"] - fast["read_seconds"]),
+            1,
         ),
         "identical_ranks": same_ranks,
         "identical_top1": same_top1,
@@ -297,13 +354,19 @@ def main(argv=None) -> int:
         "cpu_count": os.cpu_count(),
         "provenance": provenance.build(
             "bench-retrieval",
-            {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k not in ("out", "workdir")},
+            {
+                k: (str(v) if isinstance(v, Path) else v)
+                for k, v in vars(args).items()
+                if k not in ("out", "workdir")
+            },
             seed=args.seed,
             device="cpu",
         ),
     }
     line = "{:<34}{:>10}{:>12}{:>12}{:>8}{:>8}{:>8}"
-    print(f"similarity matrix {n_q} x {n_g} float32 ({matrix_gb:.2f} GB, never held whole), chunk {args.chunk_size} rows")
+    print(
+        f"similarity matrix {n_q} x {n_g} float32 ({matrix_gb:.2f} GB, never held whole), chunk {args.chunk_size} rows"
+    )
     print(line.format("path", "seconds", "peak MB", "+MB", "R@1", "R@5", "R@10"))
     rows = [
         ("fast: chunked torch ranks", fast, recalls["fast_all_rows"]),
@@ -311,11 +374,23 @@ def main(argv=None) -> int:
         ("fast from embeddings (matmul)", emb, recalls["fast_from_embeddings_all_rows"]),
     ]
     for name, run, rec in rows:
-        print(line.format(name, f"{run['seconds']:.2f}", run["peak_rss_mb"], run["peak_increase_mb"], *(f"{rec[f'R@{k}']:.2f}" for k in ks)))
+        print(
+            line.format(
+                name,
+                f"{run['seconds']:.2f}",
+                run["peak_rss_mb"],
+                run["peak_increase_mb"],
+                *(f"{rec[f'R@{k}']:.2f}" for k in ks),
+            )
+        )
     if ref_rows < n_q:
         print(f"reference extrapolated to {n_q} rows: {ref_full_seconds:.1f} s (linear in rows)")
-    print(f"reading the matrix: fast {fast['read_seconds']:.2f} s, reference {ref['read_seconds']:.2f} s; argsort alone {ref['sort_seconds']:.2f} s")
-    print(f"speed-up {speedup:.1f}x (excluding reads {result['speedup_excluding_reads']}x); identical ranks {same_ranks}, top-1 {same_top1}; rows with exact ties {ref['rows_with_ties']}")
+    print(
+        f"reading the matrix: fast {fast['read_seconds']:.2f} s, reference {ref['read_seconds']:.2f} s; argsort alone {ref['sort_seconds']:.2f} s"
+    )
+    print(
+        f"speed-up {speedup:.1f}x (excluding reads {result['speedup_excluding_reads']}x); identical ranks {same_ranks}, top-1 {same_top1}; rows with exact ties {ref['rows_with_ties']}"
+    )
     print(f"pass (identical, >= 10x): {result['passes']}")
     write_json(args.out, result)
     print(f"wrote {args.out}")

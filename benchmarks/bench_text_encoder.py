@@ -67,17 +67,34 @@ def timed(fn, device):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--captions", type=Path, default=DEFAULT_CAPTIONS, help="official-format caption list")
-    parser.add_argument("--n-captions", type=int, default=300, help="captions sampled from the file")
-    parser.add_argument("--ei", action="store_true", help="add every one-word deletion of each caption (EI workload)")
+    parser.add_argument(
+        "--captions", type=Path, default=DEFAULT_CAPTIONS, help="official-format caption list"
+    )
+    parser.add_argument(
+        "--n-captions", type=int, default=300, help="captions sampled from the file"
+    )
+    parser.add_argument(
+        "--ei",
+        action="store_true",
+        help="add every one-word deletion of each caption (EI workload)",
+    )
     parser.add_argument("--arch", default="ViT-B-32")
     parser.add_argument("--pretrained", default=None, help="default: seeded random init")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--device", default="auto")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
-    parser.add_argument("--repeats", type=int, default=2, help="timed runs of each path (best is reported)")
-    parser.add_argument("--out", type=Path, default=None, help="default: benchmarks/results/bench_text_encoder[-ei].json")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)"
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=2, help="timed runs of each path (best is reported)"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="default: benchmarks/results/bench_text_encoder[-ei].json",
+    )
     args = parser.parse_args(argv)
 
     from vlstress import provenance
@@ -97,7 +114,9 @@ def main(argv=None) -> int:
     captions = load_captions(args.captions, args.n_captions, args.seed)
     workload = with_deletions(captions) if args.ei else captions
     device = models.resolve_device(args.device)
-    spec = models.ModelSpec(slug=args.arch.lower(), arch=args.arch, pretrained=args.pretrained, seed=args.seed)
+    spec = models.ModelSpec(
+        slug=args.arch.lower(), arch=args.arch, pretrained=args.pretrained, seed=args.seed
+    )
     model, _, tokenizer = models.load(spec, device)
     tower, reason = trimmable_text_tower(model)
     if tower is None:
@@ -107,13 +126,24 @@ def main(argv=None) -> int:
 
     # warm-up (allocator, kernels) on a few captions, then alternate the timed runs
     reference_encode(model, tokenizer, workload[:8], args.batch_size, device)
-    encode_texts_raw(model, tokenizer, workload[:8], batch_size=args.batch_size, device=device, progress=False)
+    encode_texts_raw(
+        model, tokenizer, workload[:8], batch_size=args.batch_size, device=device, progress=False
+    )
     ref_times, fast_times = [], []
     for _ in range(args.repeats):
-        ref, t = timed(lambda: reference_encode(model, tokenizer, workload, args.batch_size, device), device)
+        ref, t = timed(
+            lambda: reference_encode(model, tokenizer, workload, args.batch_size, device), device
+        )
         ref_times.append(t)
         fast, t = timed(
-            lambda: encode_texts_raw(model, tokenizer, workload, batch_size=args.batch_size, device=device, progress=False),
+            lambda: encode_texts_raw(
+                model,
+                tokenizer,
+                workload,
+                batch_size=args.batch_size,
+                device=device,
+                progress=False,
+            ),
             device,
         )
         fast_times.append(t)
@@ -151,8 +181,12 @@ def main(argv=None) -> int:
     }
     print(f"{'workload':<28}{result['workload']}")
     print(f"{'texts (unique)':<28}{result['n_texts']} ({result['n_unique_texts']})")
-    print(f"{'model / device':<28}{spec.weights_label()} {args.arch} / {device}, batch {args.batch_size}")
-    print(f"{'tokens mean / max':<28}{result['tokens_mean']} / {result['tokens_max']} of {result['context_length']}")
+    print(
+        f"{'model / device':<28}{spec.weights_label()} {args.arch} / {device}, batch {args.batch_size}"
+    )
+    print(
+        f"{'tokens mean / max':<28}{result['tokens_mean']} / {result['tokens_max']} of {result['context_length']}"
+    )
     print(f"{'':<28}{'seconds':>10}{'texts/s':>10}")
     print(f"{'encode_text (77 ctx)':<28}{t_ref:>10.2f}{result['reference_texts_per_s']:>10.1f}")
     print(f"{'trimmed (vlstress)':<28}{t_fast:>10.2f}{result['trimmed_texts_per_s']:>10.1f}")

@@ -34,10 +34,15 @@ PROBE = "\n# stale-stages probe: this line is removed again\n"
 
 
 def run(cmd: list[str], root: Path) -> str:
-    env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+    env = {
+        **os.environ,
+        "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+    }
     done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
     if done.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+        raise SystemExit(
+            f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+        )
     return done.stdout + done.stderr
 
 
@@ -67,16 +72,27 @@ def source_counts(dvc_yaml: str) -> dict[str, int]:
     """Stage -> number of source files among its dependencies in a dvc.yaml."""
     stages = yaml.safe_load(dvc_yaml)["stages"]
     return {
-        name: sum(1 for dep in entry.get("do", entry).get("deps", []) if str(dep).startswith("src/"))
+        name: sum(
+            1 for dep in entry.get("do", entry).get("deps", []) if str(dep).startswith("src/")
+        )
         for name, entry in stages.items()
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=Path, default=Path("."), help="a built checkout (default: here)")
-    parser.add_argument("--edit", action="append", default=None, help="a file to edit (repeatable; default: the five of the docs)")
-    parser.add_argument("--before", default=None, help="a git revision whose dvc.yaml the counts are compared with")
+    parser.add_argument(
+        "--root", type=Path, default=Path("."), help="a built checkout (default: here)"
+    )
+    parser.add_argument(
+        "--edit",
+        action="append",
+        default=None,
+        help="a file to edit (repeatable; default: the five of the docs)",
+    )
+    parser.add_argument(
+        "--before", default=None, help="a git revision whose dvc.yaml the counts are compared with"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the lists and counts here")
     args = parser.parse_args()
     root = args.root.resolve()
@@ -86,9 +102,13 @@ def main() -> None:
     found = {"edits": {edit: stale_after_edit(root, edit) for edit in (args.edit or EDITS)}}
     found["sources_now"] = source_counts((root / "dvc.yaml").read_text())
     if args.before:
-        found["sources_before"] = source_counts(run(["git", "show", f"{args.before}:dvc.yaml"], root))
+        found["sources_before"] = source_counts(
+            run(["git", "show", f"{args.before}:dvc.yaml"], root)
+        )
     for edit, lists in found["edits"].items():
-        print(f"{edit}\n  dvc status:   {', '.join(lists['dvc']) or '-'}\n  snakemake -n: {', '.join(lists['snakemake']) or '-'}")
+        print(
+            f"{edit}\n  dvc status:   {', '.join(lists['dvc']) or '-'}\n  snakemake -n: {', '.join(lists['snakemake']) or '-'}"
+        )
     print("\nsource files per stage" + (f" ({args.before} -> now)" if args.before else ""))
     for stage, count in found["sources_now"].items():
         before = found.get("sources_before", {}).get(stage)

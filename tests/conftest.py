@@ -37,7 +37,9 @@ def nltk_data() -> Path:
     from vlstress.suites.rococo_text.nlp import is_complete, wordnet_folder
 
     if not is_complete(wordnet_folder(NLTK_DATA)):
-        pytest.skip(f"WordNet not installed in {NLTK_DATA}: run `vlstress nlp-data --out {NLTK_DATA}`")
+        pytest.skip(
+            f"WordNet not installed in {NLTK_DATA}: run `vlstress nlp-data --out {NLTK_DATA}`"
+        )
     return NLTK_DATA
 
 
@@ -65,13 +67,17 @@ def run_cli(*args: str, cwd: Path | None = None, check: bool = True) -> subproce
         [sys.executable, "-m", "vlstress", *args], cwd=cwd, capture_output=True, text=True
     )
     if check and result.returncode != 0:
-        raise AssertionError(f"vlstress {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
+        raise AssertionError(
+            f"vlstress {' '.join(args)} failed ({result.returncode}):\n{result.stderr}"
+        )
     return result
 
 
 def copy_repo(dest: Path) -> Path:
     """A fresh copy of the tracked files of this checkout (a stand-in for a clone)."""
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout.split(b"\0")
+    files = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True
+    ).stdout.split(b"\0")
     for name in filter(None, files):
         src = REPO / name.decode()
         if src.is_file():
@@ -88,14 +94,20 @@ def committed_copy(dest: Path, edit: Callable[[dict], dict]) -> Path:
 
     root = copy_repo(dest)
     params_path = root / "params.yaml"
-    params_path.write_text(yaml.safe_dump(edit(yaml.safe_load(params_path.read_text())), sort_keys=False))
+    params_path.write_text(
+        yaml.safe_dump(edit(yaml.safe_load(params_path.read_text())), sort_keys=False)
+    )
     run_cli("pipeline", "render", cwd=root)
     for top in ("data", "results"):
         for path in (root / top).rglob("*"):
             if path.is_file() and path.name != ".gitignore":
                 path.unlink()
     (root / "dvc.lock").unlink(missing_ok=True)
-    for cmd in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"]):
+    for cmd in (
+        ["init", "-q"],
+        ["add", "-A"],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"],
+    ):
         subprocess.run(["git", *cmd], cwd=root, capture_output=True, check=True)
     return root
 
@@ -104,7 +116,11 @@ def zeroshot_off(params: dict) -> dict:
     """Switch off the zero-shot suite and every suite that requires it (for tests about other suites)."""
     from vlstress.pipeline import SUITES
 
-    off = {name: False for name, suite in SUITES.items() if name == "zeroshot" or "zeroshot" in suite.requires}
+    off = {
+        name: False
+        for name, suite in SUITES.items()
+        if name == "zeroshot" or "zeroshot" in suite.requires
+    }
     params["suites"].update(off)
     return params
 
@@ -112,8 +128,11 @@ def zeroshot_off(params: dict) -> dict:
 def finetune_off(params: dict) -> dict:
     """Switch off robust fine-tuning and leave out the models of its checkpoints (tests about other things)."""
     params["suites"]["finetune"] = False
-    params["models"] = {slug: entry for slug, entry in params["models"].items()
-                        if not str(entry.get("pretrained") or "").startswith("results/finetune/")}  # fmt: skip
+    params["models"] = {
+        slug: entry
+        for slug, entry in params["models"].items()
+        if not str(entry.get("pretrained") or "").startswith("results/finetune/")
+    }
     return params
 
 

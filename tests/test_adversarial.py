@@ -46,7 +46,9 @@ def setup():
 def attack(setup, **fields):
     module, pixels, labels = setup
     spec = adv.AttackSpec(name=fields.pop("name", fields["kind"]), **fields)
-    return adv.run_attack(module, spec, pixels, labels, n_classes=N_CLASSES, seed=0, batch_size=5, progress=False)
+    return adv.run_attack(
+        module, spec, pixels, labels, n_classes=N_CLASSES, seed=0, batch_size=5, progress=False
+    )
 
 
 BOUNDED = [
@@ -99,7 +101,9 @@ def test_fgsm_equals_a_hand_written_step(setup):
     got = torchattacks.FGSM(module, eps=eps)(pixels, torch.as_tensor(labels))
     assert torch.allclose(got, expected, atol=1e-6)
     spec = adv.AttackSpec(name="fgsm", kind="fgsm", eps=(4.0,))
-    clean, (result,) = adv.run_attack(module, spec, pixels, labels, n_classes=N_CLASSES, seed=0, batch_size=12, progress=False)
+    clean, (result,) = adv.run_attack(
+        module, spec, pixels, labels, n_classes=N_CLASSES, seed=0, batch_size=12, progress=False
+    )
     with torch.no_grad():
         hand = module(expected).argmax(dim=1).numpy() == labels
     assert np.array_equal(result.correct, hand)
@@ -108,7 +112,9 @@ def test_fgsm_equals_a_hand_written_step(setup):
 def test_reruns_are_identical(setup):
     first = attack(setup, kind="pgd", eps=(4.0,), steps=3)
     second = attack(setup, kind="pgd", eps=(4.0,), steps=3)
-    assert np.array_equal(first[1][0].linf, second[1][0].linf) and np.array_equal(first[1][0].l2, second[1][0].l2)
+    assert np.array_equal(first[1][0].linf, second[1][0].linf) and np.array_equal(
+        first[1][0].l2, second[1][0].l2
+    )
 
 
 def test_deepfool_counts_only_perturbations_within_eps(setup):
@@ -121,17 +127,35 @@ def test_deepfool_counts_only_perturbations_within_eps(setup):
 
 def test_attack_metrics_known_answer():
     clean = np.array([True, True, True, False])
-    result = adv.EpsResult(4.0, np.array([True, False, False, False]), np.array([4.0, 4.0, 2.0, 0.0]), np.array([10.0, 20.0, 30.0, 40.0]))
+    result = adv.EpsResult(
+        4.0,
+        np.array([True, False, False, False]),
+        np.array([4.0, 4.0, 2.0, 0.0]),
+        np.array([10.0, 20.0, 30.0, 40.0]),
+    )
     metrics = adv.attack_metrics(clean, result)
     assert metrics == {
-        "top1_clean": 75.0, "robust_top1": 25.0, "drop": 50.0, "attack_success": pytest.approx(200 / 3),
-        "mean_linf": 2.5, "max_linf": 4.0, "mean_l2": 25.0, "max_l2": 40.0,
-    }  # fmt: skip
-    assert adv.attack_metrics(np.zeros(2, bool), adv.EpsResult(1.0, np.zeros(2, bool), np.zeros(2), np.zeros(2)))["attack_success"] is None
+        "top1_clean": 75.0,
+        "robust_top1": 25.0,
+        "drop": 50.0,
+        "attack_success": pytest.approx(200 / 3),
+        "mean_linf": 2.5,
+        "max_linf": 4.0,
+        "mean_l2": 25.0,
+        "max_l2": 40.0,
+    }
+    assert (
+        adv.attack_metrics(
+            np.zeros(2, bool), adv.EpsResult(1.0, np.zeros(2, bool), np.zeros(2), np.zeros(2))
+        )["attack_success"]
+        is None
+    )
 
 
 def test_bad_attack_entries_are_named():
-    with pytest.raises(VlstressError, match=r"attack 'x': unknown kind 'pgdd' \(did you mean 'pgd'\?\)"):
+    with pytest.raises(
+        VlstressError, match=r"attack 'x': unknown kind 'pgdd' \(did you mean 'pgd'\?\)"
+    ):
         adv.check_spec(adv.AttackSpec(name="x", kind="pgdd"))
     with pytest.raises(VlstressError, match="supports norm linf, not 'l2'"):
         adv.check_spec(adv.AttackSpec(name="x", kind="fgsm", norm="l2"))
@@ -141,7 +165,12 @@ def test_bad_attack_entries_are_named():
         adv.check_spec(adv.AttackSpec(name="x", kind="spsa", extra={"nb_samples": 3}))
     with pytest.raises(VlstressError, match="eps must be"):
         adv.check_spec(adv.AttackSpec(name="x", kind="pgd", eps=()))
-    assert adv.parse_extra("decay=1.0,nb_sample=32,loss=ce,flag=true") == {"decay": 1.0, "nb_sample": 32, "loss": "ce", "flag": True}
+    assert adv.parse_extra("decay=1.0,nb_sample=32,loss=ce,flag=true") == {
+        "decay": 1.0,
+        "nb_sample": 32,
+        "loss": "ce",
+        "flag": True,
+    }
     with pytest.raises(VlstressError, match="key=value"):
         adv.parse_extra("decay")
 
@@ -149,5 +178,9 @@ def test_bad_attack_entries_are_named():
 def test_subset_is_seeded_sorted_and_capped():
     rows = adv.subset(100, 10, seed=0)
     assert list(rows) == sorted(rows) and len(set(rows)) == 10
-    assert np.array_equal(rows, adv.subset(100, 10, seed=0)) and not np.array_equal(rows, adv.subset(100, 10, seed=1))
-    assert list(adv.subset(5, 10, seed=0)) == list(range(5)) and list(adv.subset(5, None, seed=0)) == list(range(5))
+    assert np.array_equal(rows, adv.subset(100, 10, seed=0)) and not np.array_equal(
+        rows, adv.subset(100, 10, seed=1)
+    )
+    assert list(adv.subset(5, 10, seed=0)) == list(range(5)) and list(
+        adv.subset(5, None, seed=0)
+    ) == list(range(5))

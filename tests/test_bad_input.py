@@ -7,8 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cli
 from PIL import Image
+
+from conftest import run_cli
 
 
 def make_coco_dir(root: Path, n: int = 3) -> tuple[Path, Path]:
@@ -18,9 +19,13 @@ def make_coco_dir(root: Path, n: int = 3) -> tuple[Path, Path]:
     entries, anns = [], []
     for i in range(1, n + 1):
         name = f"{i:012d}.jpg"
-        Image.fromarray(rng.integers(0, 255, (24, 32, 3), dtype=np.uint8)).save(images / name, quality=90)
+        Image.fromarray(rng.integers(0, 255, (24, 32, 3), dtype=np.uint8)).save(
+            images / name, quality=90
+        )
         entries.append({"id": i, "file_name": name})
-        anns += [{"id": i * 10 + k, "image_id": i, "caption": f"photo {i} caption {k}"} for k in range(5)]
+        anns += [
+            {"id": i * 10 + k, "image_id": i, "caption": f"photo {i} caption {k}"} for k in range(5)
+        ]
     captions = root / "captions.json"
     captions.write_text(json.dumps({"images": entries, "annotations": anns}))
     return images, captions
@@ -28,9 +33,19 @@ def make_coco_dir(root: Path, n: int = 3) -> tuple[Path, Path]:
 
 def download(images: Path, captions: Path, out: Path):
     return run_cli(
-        "download", "--dataset", "t", "--kind", "coco-dir", "--images", str(images),
-        "--captions", str(captions), "--out", str(out), check=False,
-    )  # fmt: skip
+        "download",
+        "--dataset",
+        "t",
+        "--kind",
+        "coco-dir",
+        "--images",
+        str(images),
+        "--captions",
+        str(captions),
+        "--out",
+        str(out),
+        check=False,
+    )
 
 
 def assert_clean_failure(result, *needles: str, absent: Path):
@@ -39,7 +54,9 @@ def assert_clean_failure(result, *needles: str, absent: Path):
     for needle in needles:
         assert needle in result.stderr, result.stderr
     assert not absent.exists(), f"partial output left behind: {absent}"
-    leftovers = [p.name for p in absent.parent.glob(f".{absent.name}*")] if absent.parent.exists() else []
+    leftovers = (
+        [p.name for p in absent.parent.glob(f".{absent.name}*")] if absent.parent.exists() else []
+    )
     assert not leftovers, leftovers
 
 
@@ -47,7 +64,9 @@ def test_coco_dir_roundtrip(tmp_path):
     images, captions = make_coco_dir(tmp_path / "src")
     out = tmp_path / "raw"
     assert download(images, captions, out).returncode == 0
-    run_cli("prepare", "--dataset", "t", "--raw", str(out), "--out", str(tmp_path / "manifest.json"))
+    run_cli(
+        "prepare", "--dataset", "t", "--raw", str(out), "--out", str(tmp_path / "manifest.json")
+    )
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert [e["image_id"] for e in manifest["images"]] == ["1", "2", "3"]
     assert all(len(e["caption"]) == 5 for e in manifest["images"])
@@ -58,7 +77,9 @@ def test_missing_image(tmp_path):
     images, captions = make_coco_dir(tmp_path / "src")
     (images / "000000000002.jpg").unlink()
     out = tmp_path / "raw"
-    assert_clean_failure(download(images, captions, out), "image not found", "000000000002.jpg", absent=out)
+    assert_clean_failure(
+        download(images, captions, out), "image not found", "000000000002.jpg", absent=out
+    )
 
 
 def test_corrupt_jpeg(tmp_path):
@@ -75,7 +96,10 @@ def test_corrupt_jpeg(tmp_path):
         ('{"images": [', "not valid JSON"),
         ("", "is empty"),
         ('{"images": []}', "expected an object with 'images' and 'annotations'"),
-        ('{"images": [{"id": 1}], "annotations": [{"image_id": 1, "caption": "x"}]}', "lacks 'id' or 'file_name'"),
+        (
+            '{"images": [{"id": 1}], "annotations": [{"image_id": 1, "caption": "x"}]}',
+            "lacks 'id' or 'file_name'",
+        ),
     ],
 )
 def test_malformed_annotations(tmp_path, content, message):
@@ -91,12 +115,27 @@ def test_prepare_detects_image_corrupted_after_download(tmp_path):
     download(images, captions, raw)
     (raw / "images" / "000000000001.jpg").write_bytes(b"not a jpeg")
     manifest = tmp_path / "prepared" / "manifest.json"
-    result = run_cli("prepare", "--dataset", "t", "--raw", str(raw), "--out", str(manifest), check=False)
+    result = run_cli(
+        "prepare", "--dataset", "t", "--raw", str(raw), "--out", str(manifest), check=False
+    )
     assert_clean_failure(result, "corrupt", "000000000001.jpg", absent=manifest)
 
 
 def test_invalid_flag_values_are_named():
-    result = run_cli("evaluate", "--manifest", "m", "--image-emb", "a", "--text-emb", "b", "--ks", "1,0", "--out", "x", check=False)
+    result = run_cli(
+        "evaluate",
+        "--manifest",
+        "m",
+        "--image-emb",
+        "a",
+        "--text-emb",
+        "b",
+        "--ks",
+        "1,0",
+        "--out",
+        "x",
+        check=False,
+    )
     assert result.returncode == 2 and "--ks" in result.stderr and "1,0" in result.stderr
     result = run_cli("download", "--dataset", "d", "--kind", "flickr", "--out", "x", check=False)
     assert result.returncode == 2 and "invalid choice: 'flickr'" in result.stderr
@@ -109,7 +148,19 @@ def test_unknown_arch_through_the_cli(tmp_path):
     run_cli("prepare", "--dataset", "t", "--raw", str(raw), "--out", str(manifest))
     out = tmp_path / "emb" / "retrieval"
     result = run_cli(
-        "embed-retrieval", "--manifest", str(manifest), "--model", "mystery", "--arch", "ViT-Z-1",
-        "--pretrained", "None", "--out", str(out), check=False,
-    )  # fmt: skip
-    assert_clean_failure(result, "model 'mystery'", "unknown open_clip architecture 'ViT-Z-1'", absent=out)
+        "embed-retrieval",
+        "--manifest",
+        str(manifest),
+        "--model",
+        "mystery",
+        "--arch",
+        "ViT-Z-1",
+        "--pretrained",
+        "None",
+        "--out",
+        str(out),
+        check=False,
+    )
+    assert_clean_failure(
+        result, "model 'mystery'", "unknown open_clip architecture 'ViT-Z-1'", absent=out
+    )

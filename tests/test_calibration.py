@@ -39,7 +39,10 @@ def test_reliability_bins_agree_with_torchmetrics(n_bins):
     assert bins.counts.sum() == 500
     assert bins.ece == pytest.approx(cal.ece(logits, labels, n_bins), abs=1e-6)
     filled = bins.counts > 0
-    assert np.all((bins.confidence[filled] >= bins.edges[:-1][filled] - 1e-7) & (bins.confidence[filled] <= bins.edges[1:][filled] + 1e-7))
+    assert np.all(
+        (bins.confidence[filled] >= bins.edges[:-1][filled] - 1e-7)
+        & (bins.confidence[filled] <= bins.edges[1:][filled] + 1e-7)
+    )
 
 
 def test_nll_and_brier_known_answers_and_torch():
@@ -53,7 +56,9 @@ def test_nll_and_brier_known_answers_and_torch():
     rng = np.random.default_rng(0)
     logits = rng.normal(0, 2, size=(64, 5))
     labels = rng.integers(0, 5, size=64)
-    expected = torch.nn.functional.cross_entropy(torch.from_numpy(logits), torch.from_numpy(labels)).item()
+    expected = torch.nn.functional.cross_entropy(
+        torch.from_numpy(logits), torch.from_numpy(labels)
+    ).item()
     assert cal.nll(logits, labels) == pytest.approx(expected, rel=1e-9)
 
 

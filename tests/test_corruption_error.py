@@ -17,10 +17,16 @@ def test_mce_known_answer():
     # errors: base fog 50,70; base noise 40,60 | m fog 25,35; m noise 40,60
     top1 = _grid(
         [
-            ("base", "fog", 1, 50.0), ("base", "fog", 3, 30.0), ("base", "noise", 1, 60.0), ("base", "noise", 3, 40.0),
-            ("m", "fog", 1, 75.0), ("m", "fog", 3, 65.0), ("m", "noise", 1, 60.0), ("m", "noise", 3, 40.0),
+            ("base", "fog", 1, 50.0),
+            ("base", "fog", 3, 30.0),
+            ("base", "noise", 1, 60.0),
+            ("base", "noise", 3, 40.0),
+            ("m", "fog", 1, 75.0),
+            ("m", "fog", 3, 65.0),
+            ("m", "noise", 1, 60.0),
+            ("m", "noise", 3, 40.0),
         ]
-    )  # fmt: skip
+    )
     clean = {"base": 80.0, "m": 90.0}
     table = corruption_table(top1, clean, "base").set_index("model")
     # CE_fog = 60/120, CE_noise = 100/100 -> mCE = 75
@@ -38,7 +44,9 @@ def test_no_baseline_no_mce_and_undefined_ratio():
     table = corruption_table(top1, {"a": 100.0, "b": 60.0}, None).set_index("model")
     assert table["mCE"].isna().all()
     perfect = corruption_table(top1, {"a": 100.0, "b": 60.0}, "a").set_index("model")
-    assert perfect.loc["b", "mCE"] is None  # the baseline makes no error: CE undefined, not infinite
+    assert (
+        perfect.loc["b", "mCE"] is None
+    )  # the baseline makes no error: CE undefined, not infinite
 
 
 def test_baseline_must_have_records_and_grids_match():

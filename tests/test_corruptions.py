@@ -17,21 +17,44 @@ from vlstress.suites.corruptions.commands import corrupt as corrupt_command
 from vlstress.testsets import manifest as cls_manifest
 from vlstress.testsets.manifest import ClassificationSet
 
-RANDOM = {"gaussian_noise", "shot_noise", "impulse_noise", "glass_blur", "motion_blur", "snow", "frost", "fog", "elastic_transform", "speckle_noise", "spatter"}
+RANDOM = {
+    "gaussian_noise",
+    "shot_noise",
+    "impulse_noise",
+    "glass_blur",
+    "motion_blur",
+    "snow",
+    "frost",
+    "fog",
+    "elastic_transform",
+    "speckle_noise",
+    "spatter",
+}
 
 
-def make_clean_set(root: Path, sizes=((48, 40), (40, 56), (36, 36), (64, 64), (50, 33))) -> ClassificationSet:
+def make_clean_set(
+    root: Path, sizes=((48, 40), (40, 56), (36, 36), (64, 64), (50, 33))
+) -> ClassificationSet:
     """Small smooth photos-like images (one grayscale) under root, labels cycling over 3 classes."""
     rng = np.random.default_rng(0)
     images = []
     for i, (w, h) in enumerate(sizes):
         field = rng.random((4, 4, 3))
-        array = np.asarray(Image.fromarray((field * 255).astype(np.uint8)).resize((w, h), Image.BILINEAR))
+        array = np.asarray(
+            Image.fromarray((field * 255).astype(np.uint8)).resize((w, h), Image.BILINEAR)
+        )
         image = Image.fromarray(array).convert("L") if i == 2 else Image.fromarray(array)
         (root / "imgs").mkdir(parents=True, exist_ok=True)
         image.save(root / "imgs" / f"im{i}.png")
         images.append({"path": f"imgs/im{i}.png", "label": i % 3})
-    return ClassificationSet(dataset="toy", kind="folders", classes=["cat", "dog", "car"], class_ids=["c", "d", "r"], root=str(root), images=images)
+    return ClassificationSet(
+        dataset="toy",
+        kind="folders",
+        classes=["cat", "dog", "car"],
+        class_ids=["c", "d", "r"],
+        root=str(root),
+        images=images,
+    )
 
 
 @pytest.fixture()
@@ -40,7 +63,11 @@ def clean(tmp_path: Path) -> ClassificationSet:
 
 
 def files(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file() and p.name != "manifest.json"}
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != "manifest.json"
+    }
 
 
 # --- registry and one image ------------------------------------------------------------------
@@ -51,8 +78,12 @@ def test_registry_is_imagecorruptions_with_its_families():
 
     assert list(corruptions.CORRUPTIONS) == imagecorruptions.get_corruption_names("all")
     for family in ("noise", "blur", "weather", "digital"):
-        assert [n for n, f in corruptions.CORRUPTIONS.items() if f == family] == imagecorruptions.get_corruption_names(family)
-    assert [n for n, f in corruptions.CORRUPTIONS.items() if f == "extra"] == imagecorruptions.get_corruption_names("validation")
+        assert [
+            n for n, f in corruptions.CORRUPTIONS.items() if f == family
+        ] == imagecorruptions.get_corruption_names(family)
+    assert [
+        n for n, f in corruptions.CORRUPTIONS.items() if f == "extra"
+    ] == imagecorruptions.get_corruption_names("validation")
     assert corruptions.IMAGENET_C == imagecorruptions.get_corruption_names("common")
 
 
@@ -73,7 +104,10 @@ def test_every_corruption_is_seeded_keeps_odd_shapes_and_leaves_numpy_state_alon
 
 def test_noise_grows_with_severity():
     image = np.full((64, 64, 3), 128, np.uint8)
-    diffs = [np.abs(corruptions.corrupt_image(image, "gaussian_noise", s, 3).astype(float) - 128).mean() for s in corruptions.SEVERITIES]
+    diffs = [
+        np.abs(corruptions.corrupt_image(image, "gaussian_noise", s, 3).astype(float) - 128).mean()
+        for s in corruptions.SEVERITIES
+    ]
     assert all(a < b for a, b in zip(diffs, diffs[1:])), diffs
 
 
@@ -117,11 +151,15 @@ def test_as_perturbation_on_channels_first_float_images():
 
 def test_generate_writes_severity_folders_and_a_manifest(clean, tmp_path):
     out = tmp_path / "out"
-    data = corruptions.generate(clean, "gaussian_noise", [1, 3], 11, out, size=32, workers=1, progress=False)
+    data = corruptions.generate(
+        clean, "gaussian_noise", [1, 3], 11, out, size=32, workers=1, progress=False
+    )
     assert sorted(files(out)) == [f"s{s}/{i:06d}.png" for s in (1, 3) for i in range(5)]
     loaded = cls_manifest.load(out / "manifest.json")
     assert loaded.to_dict() == data.to_dict()
-    assert loaded.root == str(out) and loaded.kind == "corruption" and loaded.classes == clean.classes
+    assert (
+        loaded.root == str(out) and loaded.kind == "corruption" and loaded.classes == clean.classes
+    )
     assert [e["severity"] for e in loaded.images] == [1] * 5 + [3] * 5
     assert [e["label"] for e in loaded.images] == clean.labels * 2
     assert loaded.images[6]["source_path"] == str(Path(clean.root) / "imgs/im1.png")
@@ -129,23 +167,45 @@ def test_generate_writes_severity_folders_and_a_manifest(clean, tmp_path):
         assert Image.open(path).size == (32, 32)
     # severity 3 is further from the clean crop than severity 1, image by image
     for i in range(5):
-        crop = np.asarray(corruptions.resize_center_crop(corruptions.load_rgb(Path(clean.root) / f"imgs/im{i}.png"), 32), float)
-        d1, d3 = (np.abs(np.asarray(Image.open(out / f"s{s}/{i:06d}.png"), float) - crop).mean() for s in (1, 3))
+        crop = np.asarray(
+            corruptions.resize_center_crop(
+                corruptions.load_rgb(Path(clean.root) / f"imgs/im{i}.png"), 32
+            ),
+            float,
+        )
+        d1, d3 = (
+            np.abs(np.asarray(Image.open(out / f"s{s}/{i:06d}.png"), float) - crop).mean()
+            for s in (1, 3)
+        )
         assert d1 < d3
 
 
 def test_files_do_not_depend_on_workers_chunks_or_order(clean, tmp_path):
-    one = corruptions.generate(clean, "frost", [2, 5], 4, tmp_path / "one", size=0, workers=1, chunk_size=5, progress=False)
-    two = corruptions.generate(clean, "frost", [2, 5], 4, tmp_path / "two", size=0, workers=2, chunk_size=1, progress=False)
+    one = corruptions.generate(
+        clean, "frost", [2, 5], 4, tmp_path / "one", size=0, workers=1, chunk_size=5, progress=False
+    )
+    two = corruptions.generate(
+        clean, "frost", [2, 5], 4, tmp_path / "two", size=0, workers=2, chunk_size=1, progress=False
+    )
     assert files(tmp_path / "one") == files(tmp_path / "two")
-    assert [dict(e, source_path=None) for e in one.images] == [dict(e, source_path=None) for e in two.images]
+    assert [dict(e, source_path=None) for e in one.images] == [
+        dict(e, source_path=None) for e in two.images
+    ]
     # an image's corruption depends on its manifest path, not its position
     flipped = ClassificationSet(**{**clean.__dict__, "images": clean.images[::-1]})
-    corruptions.generate(flipped, "frost", [2], 4, tmp_path / "flipped", size=0, workers=1, progress=False)
-    assert (tmp_path / "flipped/s2/000000.png").read_bytes() == (tmp_path / "one/s2/000004.png").read_bytes()
-    other_seed = corruptions.generate(clean, "frost", [2], 5, tmp_path / "seed5", size=0, workers=1, progress=False)
+    corruptions.generate(
+        flipped, "frost", [2], 4, tmp_path / "flipped", size=0, workers=1, progress=False
+    )
+    assert (tmp_path / "flipped/s2/000000.png").read_bytes() == (
+        tmp_path / "one/s2/000004.png"
+    ).read_bytes()
+    other_seed = corruptions.generate(
+        clean, "frost", [2], 5, tmp_path / "seed5", size=0, workers=1, progress=False
+    )
     assert other_seed.images[0]["path"] == "s2/000000.png"
-    assert (tmp_path / "seed5/s2/000000.png").read_bytes() != (tmp_path / "one/s2/000000.png").read_bytes()
+    assert (tmp_path / "seed5/s2/000000.png").read_bytes() != (
+        tmp_path / "one/s2/000000.png"
+    ).read_bytes()
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -153,7 +213,9 @@ def test_unreadable_image_names_it_and_writes_nothing(clean, tmp_path, workers):
     (Path(clean.root) / "imgs/im3.png").write_bytes(b"not a png")
     out = tmp_path / "out"
     with pytest.raises(VlstressError, match="im3.png"):
-        corruptions.generate(clean, "contrast", [1], 0, out, size=32, workers=workers, chunk_size=1, progress=False)
+        corruptions.generate(
+            clean, "contrast", [1], 0, out, size=32, workers=workers, chunk_size=1, progress=False
+        )
     assert not out.exists()
     assert [p.name for p in tmp_path.iterdir()] == ["clean"]  # no temporary folder left either
 
@@ -161,9 +223,13 @@ def test_unreadable_image_names_it_and_writes_nothing(clean, tmp_path, workers):
 def test_too_small_for_imagecorruptions(clean, tmp_path):
     tiny = make_clean_set(tmp_path / "tiny", sizes=((40, 20),))
     with pytest.raises(VlstressError, match="cannot corrupt image .*im0.png"):
-        corruptions.generate(tiny, "contrast", [1], 0, tmp_path / "out", size=0, workers=1, progress=False)
+        corruptions.generate(
+            tiny, "contrast", [1], 0, tmp_path / "out", size=0, workers=1, progress=False
+        )
     with pytest.raises(VlstressError, match="size must be"):
-        corruptions.generate(clean, "contrast", [1], 0, tmp_path / "out", size=16, workers=1, progress=False)
+        corruptions.generate(
+            clean, "contrast", [1], 0, tmp_path / "out", size=16, workers=1, progress=False
+        )
 
 
 # --- the command -------------------------------------------------------------------------------
@@ -178,8 +244,22 @@ def run_command(*argv: str) -> None:
 def test_command_writes_a_classification_manifest_with_provenance(clean, tmp_path):
     cls_manifest.write(tmp_path / "clean.json", clean)
     out = tmp_path / "c"
-    run_command("--manifest", tmp_path / "clean.json", "--corruption", "jpeg_compression", "--severities", "1,5",
-                "--seed", 3, "--size", 40, "--workers", 1, "--out", out)  # fmt: skip
+    run_command(
+        "--manifest",
+        tmp_path / "clean.json",
+        "--corruption",
+        "jpeg_compression",
+        "--severities",
+        "1,5",
+        "--seed",
+        3,
+        "--size",
+        40,
+        "--workers",
+        1,
+        "--out",
+        out,
+    )
     data = cls_manifest.load(out / "manifest.json")
     assert data.source["corruption"] == "jpeg_compression" and data.source["severities"] == [1, 5]
     assert data.provenance["step"] == "corrupt" and data.provenance["seed"] == 3
@@ -188,17 +268,30 @@ def test_command_writes_a_classification_manifest_with_provenance(clean, tmp_pat
 
 
 def test_command_rejects_bad_flags(tmp_path):
-    for flags in (["--corruption", "rain"], ["--corruption", "fog", "--size", "8"], ["--corruption", "fog", "--workers", "-1"]):
+    for flags in (
+        ["--corruption", "rain"],
+        ["--corruption", "fog", "--size", "8"],
+        ["--corruption", "fog", "--workers", "-1"],
+    ):
         with pytest.raises(SystemExit):
             run_command("--manifest", "m.json", "--seed", 0, "--out", tmp_path / "o", *flags)
     with pytest.raises(VlstressError, match="severity"):
-        corruptions.generate(make_clean_set(tmp_path / "c"), "fog", [6], 0, tmp_path / "o", progress=False)
+        corruptions.generate(
+            make_clean_set(tmp_path / "c"), "fog", [6], 0, tmp_path / "o", progress=False
+        )
     assert not (tmp_path / "o").exists()
+
 
 def test_real_photos(shared_data, tmp_path):
     photos = sorted((shared_data / "coco-mini" / "images").glob("*.jpg"))[:2]
-    clean = ClassificationSet(dataset="coco", kind="folders", classes=["a", "b"], class_ids=["a", "b"], root="/",
-                              images=[{"path": str(p).lstrip("/"), "label": i} for i, p in enumerate(photos)])  # fmt: skip
+    clean = ClassificationSet(
+        dataset="coco",
+        kind="folders",
+        classes=["a", "b"],
+        class_ids=["a", "b"],
+        root="/",
+        images=[{"path": str(p).lstrip("/"), "label": i} for i, p in enumerate(photos)],
+    )
     data = corruptions.generate(clean, "snow", [4], 0, tmp_path / "snow", workers=1, progress=False)
     for path in data.image_paths():
         assert Image.open(path).size == (224, 224)

@@ -15,12 +15,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
 
 from vlstress import cpu_kernels, provenance
 
+from conftest import run_cli
+
 QEMU = "qemu-x86_64"
-MODEL = "ViT-S-32"  # small, yet wide enough that the vectorised kernels differ between instruction sets
+MODEL = (
+    "ViT-S-32"  # small, yet wide enough that the vectorised kernels differ between instruction sets
+)
 
 
 def test_cap_sets_what_is_unset_and_keeps_what_the_user_set(monkeypatch):
@@ -45,8 +48,12 @@ def test_the_cli_caps_before_torch_loads():
         "import torch\n"
         "print(torch.backends.cpu.get_cpu_capability())\n"
     )
-    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["AVX2" if "avx2" in Path("/proc/cpuinfo").read_text() else "DEFAULT"], out.stdout
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == [
+        "AVX2" if "avx2" in Path("/proc/cpuinfo").read_text() else "DEFAULT"
+    ], out.stdout
 
 
 def qemu() -> str:
@@ -57,7 +64,10 @@ def qemu() -> str:
         pytest.skip("qemu user-mode emulation of x86-64 needs an x86-64 Linux host")
     if os.geteuid() != 0 or not shutil.which("apt-get"):
         pytest.skip(f"{QEMU} missing; install qemu-user (needs root and apt-get)")
-    for cmd in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "--no-install-recommends", "qemu-user"]):
+    for cmd in (
+        ["apt-get", "update", "-q"],
+        ["apt-get", "install", "-y", "-q", "--no-install-recommends", "qemu-user"],
+    ):
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             pytest.skip(f"could not install qemu-user: {done.stderr[-500:]}")
@@ -65,30 +75,83 @@ def qemu() -> str:
 
 
 def has_avx512() -> bool:
-    return "avx512f" in Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else False
+    return (
+        "avx512f" in Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else False
+    )
 
 
 def steps(workdir: Path, prefix: list[str], env: dict[str, str], tag: str) -> dict[str, str]:
     """Image and caption embeddings of the prepared photos (the retrieval job); sha256 of each .npy."""
     out = workdir / tag
     # workers 0: qemu-user cannot run DataLoader worker processes (the serial path gives the same bytes)
-    args = ["embed-retrieval", "--manifest", "manifest.json", "--model-card", "card.json", "--device", "cpu", "--threads", "1"]
+    args = [
+        "embed-retrieval",
+        "--manifest",
+        "manifest.json",
+        "--model-card",
+        "card.json",
+        "--device",
+        "cpu",
+        "--threads",
+        "1",
+    ]
     args += ["--workers", "0", "--out", str(out)]
-    done = subprocess.run([*prefix, "-m", "vlstress", *args], cwd=workdir, env=env, capture_output=True, text=True, timeout=1200)
+    done = subprocess.run(
+        [*prefix, "-m", "vlstress", *args],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
-    return {name: hashlib.sha256((out / name).read_bytes()).hexdigest() for name in ("images.npy", "texts.npy")}
+    return {
+        name: hashlib.sha256((out / name).read_bytes()).hexdigest()
+        for name in ("images.npy", "texts.npy")
+    }
 
 
 @pytest.mark.slow
 def test_an_avx2_cpu_writes_the_same_embeddings(tmp_path):
     emulator = qemu()
-    run_cli("download", "--dataset", "demo", "--kind", "demo", "--max-images", "2", "--out", "raw", cwd=tmp_path)
+    run_cli(
+        "download",
+        "--dataset",
+        "demo",
+        "--kind",
+        "demo",
+        "--max-images",
+        "2",
+        "--out",
+        "raw",
+        cwd=tmp_path,
+    )
     run_cli("prepare", "--dataset", "demo", "--raw", "raw", "--out", "manifest.json", cwd=tmp_path)
-    run_cli("model-card", "--model", "s32", "--arch", MODEL, "--pretrained", "None", "--seed", "0", "--out", "card.json", cwd=tmp_path)
-    env = {name: value for name, value in os.environ.items() if name not in cpu_kernels.CAPS}  # the steps' own caps
+    run_cli(
+        "model-card",
+        "--model",
+        "s32",
+        "--arch",
+        MODEL,
+        "--pretrained",
+        "None",
+        "--seed",
+        "0",
+        "--out",
+        "card.json",
+        cwd=tmp_path,
+    )
+    env = {
+        name: value for name, value in os.environ.items() if name not in cpu_kernels.CAPS
+    }  # the steps' own caps
     here = steps(tmp_path, [sys.executable], env, "here")
     emulated = steps(tmp_path, [emulator, "-cpu", "max", sys.executable], env, "qemu")
     assert here == emulated
     if has_avx512():  # the test can fail: without the caps, this CPU writes other bytes
-        uncapped = {**env, "ATEN_CPU_CAPABILITY": "avx512", "MKL_CBWR": "AUTO", "DNNL_MAX_CPU_ISA": "ALL"}
+        uncapped = {
+            **env,
+            "ATEN_CPU_CAPABILITY": "avx512",
+            "MKL_CBWR": "AUTO",
+            "DNNL_MAX_CPU_ISA": "ALL",
+        }
         assert steps(tmp_path, [sys.executable], uncapped, "uncapped") != emulated

@@ -32,9 +32,18 @@ def photo(height: int, width: int, seed: int) -> Image.Image:
 
 
 # (in height, in width) -> (out height, out width): down and up, each pass order, one pass skipped
-RESIZES = [((480, 640), (224, 298)), ((640, 480), (298, 224)), ((1000, 333), (672, 224)), ((300, 300), (200, 250)),
-           ((200, 250), (300, 300)), ((384, 384), (224, 224)), ((100, 333), (100, 224)), ((1000, 10), (672, 10)),
-           ((7, 5), (3, 2)), ((3000, 2), (336, 1))]  # fmt: skip
+RESIZES = [
+    ((480, 640), (224, 298)),
+    ((640, 480), (298, 224)),
+    ((1000, 333), (672, 224)),
+    ((300, 300), (200, 250)),
+    ((200, 250), (300, 300)),
+    ((384, 384), (224, 224)),
+    ((100, 333), (100, 224)),
+    ((1000, 10), (672, 10)),
+    ((7, 5), (3, 2)),
+    ((3000, 2), (336, 1)),
+]
 
 
 @pytest.mark.parametrize("resample", [BICUBIC, BILINEAR])
@@ -54,10 +63,16 @@ def test_the_pass_order_matters_and_is_read_off_pillow():
     """The passes round in between: the two orders give other bytes, and the probe picks Pillow's."""
     image = photo(1000, 333, seed=1)
     batch = dp.to_uint8(image).permute(2, 0, 1)[None]
-    both = [dp.pil_resize(batch, (672, 224), BICUBIC, vertical_first) for vertical_first in (False, True)]
+    both = [
+        dp.pil_resize(batch, (672, 224), BICUBIC, vertical_first)
+        for vertical_first in (False, True)
+    ]
     assert not torch.equal(*both)
     order = dp.pass_order((1000, 333), (672, 224), BICUBIC)
-    assert np.array_equal(both[order][0].permute(1, 2, 0).numpy().astype(np.uint8), np.asarray(image.resize((224, 672), BICUBIC)))
+    assert np.array_equal(
+        both[order][0].permute(1, 2, 0).numpy().astype(np.uint8),
+        np.asarray(image.resize((224, 672), BICUBIC)),
+    )
 
 
 def test_an_order_pillow_does_not_use_is_resized_on_the_cpu(preprocess, monkeypatch, caplog):
@@ -66,15 +81,21 @@ def test_an_order_pillow_does_not_use_is_resized_on_the_cpu(preprocess, monkeypa
     images = [photo(480, 640, seed=3), photo(480, 640, seed=4)]
     with caplog.at_level("WARNING"):
         ours = on_device([dp.to_uint8(image) for image in images])
-    assert "on the CPU" in caplog.text and torch.equal(ours, torch.stack([preprocess(image) for image in images]))
+    assert "on the CPU" in caplog.text and torch.equal(
+        ours, torch.stack([preprocess(image) for image in images])
+    )
 
 
 def test_split_preprocess_equals_the_whole_one(preprocess):
     on_device, why = dp.split(preprocess)
     assert on_device is not None, why
-    images = [photo(h, w, seed=i) for i, ((h, w), _) in enumerate(RESIZES[:7])] + [photo(480, 640, seed=99).convert("L")]
+    images = [photo(h, w, seed=i) for i, ((h, w), _) in enumerate(RESIZES[:7])] + [
+        photo(480, 640, seed=99).convert("L")
+    ]
     expected = torch.stack([preprocess(image) for image in images])
-    ours = on_device([dp.to_uint8(image) for image in images])  # mixed sizes: grouped, returned in order
+    ours = on_device(
+        [dp.to_uint8(image) for image in images]
+    )  # mixed sizes: grouped, returned in order
     assert ours.dtype == torch.float32 and torch.equal(ours, expected)
 
 
@@ -84,16 +105,22 @@ def test_split_preprocess_on_real_coco_photos(preprocess):
     assert len(paths) > 100
     on_device, _ = dp.split(preprocess)
     images = [load_rgb(p) for p in paths]
-    assert torch.equal(on_device([dp.to_uint8(i) for i in images]), torch.stack([preprocess(i) for i in images]))
+    assert torch.equal(
+        on_device([dp.to_uint8(i) for i in images]), torch.stack([preprocess(i) for i in images])
+    )
 
 
 def test_split_refuses_what_it_cannot_reproduce(preprocess):
     steps = preprocess.transforms
     cases = {
         "not open_clip's": lambda image: preprocess(image),  # e.g. the clean image-variant mixer
-        "interpolation": T.Compose([T.Resize(224, interpolation=T.InterpolationMode.NEAREST), *steps[1:]]),
+        "interpolation": T.Compose(
+            [T.Resize(224, interpolation=T.InterpolationMode.NEAREST), *steps[1:]]
+        ),
         "may exceed": T.Compose([T.Resize(200), *steps[1:]]),
-        "max_size": T.Compose([T.Resize(224, interpolation=T.InterpolationMode.BICUBIC, max_size=300), *steps[1:]]),
+        "max_size": T.Compose(
+            [T.Resize(224, interpolation=T.InterpolationMode.BICUBIC, max_size=300), *steps[1:]]
+        ),
     }
     for expected, candidate in cases.items():
         on_device, why = dp.split(candidate)
@@ -111,7 +138,13 @@ def test_cuda_batches_equal_the_cpu_preprocess(preprocess, tmp_path):
         photo(h, w, seed=i).save(paths[-1], quality=90)
     expected = torch.stack([preprocess(load_rgb(p)) for p in paths])
     for workers in (0, 2):
-        got = torch.cat(list(image_batches(paths, preprocess, batch_size=3, workers=workers, device="cuda", load=load_rgb)))
+        got = torch.cat(
+            list(
+                image_batches(
+                    paths, preprocess, batch_size=3, workers=workers, device="cuda", load=load_rgb
+                )
+            )
+        )
         assert got.is_cuda and torch.equal(got.cpu(), expected)
 
 

@@ -28,7 +28,14 @@ IDS = (1, 2, 3)
 
 @pytest.fixture(autouse=True)
 def no_proxy(monkeypatch):
-    for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+    for name in (
+        "http_proxy",
+        "https_proxy",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "all_proxy",
+        "ALL_PROXY",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
 
@@ -49,7 +56,9 @@ class Server:
 
     def __init__(self) -> None:
         self.files: dict[str, bytes] = {}
-        self.truncate: dict[str, int] = {}  # path -> bytes to send before closing (next request only)
+        self.truncate: dict[
+            str, int
+        ] = {}  # path -> bytes to send before closing (next request only)
         self.ignore_range = False
         self.requests: list[tuple[str, str | None]] = []
         server = self
@@ -113,14 +122,20 @@ def server():
 
 def karpathy_list(ids=IDS) -> list[dict]:
     return [
-        {"image": f"val2014/{image_name(i)}", "caption": [f"photo number {i} caption {k}" for k in range(5)]}
+        {
+            "image": f"val2014/{image_name(i)}",
+            "caption": [f"photo number {i} caption {k}" for k in range(5)],
+        }
         for i in ids
     ]
 
 
 def rococo_list(name: str, ids=IDS) -> list[dict]:
     return [
-        {"image": e["image"], "caption": e["caption"] + [c.replace("photo", name) for c in e["caption"]]}
+        {
+            "image": e["image"],
+            "caption": e["caption"] + [c.replace("photo", name) for c in e["caption"]],
+        }
         for e in karpathy_list(ids)
     ]
 
@@ -134,11 +149,18 @@ def benchmark(server, monkeypatch):
     for name in SETS:
         data = json.dumps(rococo_list(name)).encode()
         server.files[f"/rococo/{name}.json"] = data
-        sets[name] = {"file": f"{name}.json", "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+        sets[name] = {
+            "file": f"{name}.json",
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "size": len(data),
+        }
     for i in IDS:
         server.files[f"/val2014/{image_name(i)}"] = jpeg_bytes(i)
     fake = {
-        "coco_images": {"file_pattern": "COCO_val2014_{id:012d}.jpg", "url": f"{server.url}/val2014"},
+        "coco_images": {
+            "file_pattern": "COCO_val2014_{id:012d}.jpg",
+            "url": f"{server.url}/val2014",
+        },
         "karpathy_test": {
             "file": "coco_karpathy_test.json",
             "n_images": len(IDS),
@@ -179,14 +201,31 @@ def test_full_success_then_prepare(tmp_path, server, benchmark, capsys):
     assert sorted(p.name for p in (raw / "images").iterdir()) == [image_name(i) for i in IDS]
     assert json.loads((raw / "captions.json").read_text()) == karpathy_list()
     for name in SETS:  # whole split: the served bytes, untouched
-        assert (raw / "rococo" / f"{name}.json").read_bytes() == server.files[f"/rococo/{name}.json"]
+        assert (raw / "rococo" / f"{name}.json").read_bytes() == server.files[
+            f"/rococo/{name}.json"
+        ]
     record = json.loads((raw / "download.json").read_text())
-    assert set(record["files"]) == {f"images/{image_name(i)}" for i in IDS} | {f"rococo/{n}.json" for n in SETS}
+    assert set(record["files"]) == {f"images/{image_name(i)}" for i in IDS} | {
+        f"rococo/{n}.json" for n in SETS
+    }
     assert record["files"][f"images/{image_name(2)}"] == hashlib.sha256(jpeg_bytes(2)).hexdigest()
     assert record["provenance"]["step"] == "download"
     assert not list(tmp_path.glob(".raw.*"))  # no temp folder left behind
 
-    assert cli.main(["prepare", "--dataset", "tiny", "--raw", str(raw), "--out", str(tmp_path / "manifest.json")]) == 0
+    assert (
+        cli.main(
+            [
+                "prepare",
+                "--dataset",
+                "tiny",
+                "--raw",
+                str(raw),
+                "--out",
+                str(tmp_path / "manifest.json"),
+            ]
+        )
+        == 0
+    )
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert [e["image_id"] for e in manifest["images"]] == ["1", "2", "3"]
     assert manifest["images"][0]["caption"][0] == "photo number 1 caption 0"
@@ -197,7 +236,9 @@ def test_full_success_then_prepare(tmp_path, server, benchmark, capsys):
     first = {p.name: p.read_bytes() for p in raw.rglob("*") if p.is_file()}
     assert run_download(tmp_path) == 0
     assert len(server.requests) == before
-    assert {p.name: p.read_bytes() for p in raw.rglob("*") if p.is_file()} == first  # byte-identical
+    assert {
+        p.name: p.read_bytes() for p in raw.rglob("*") if p.is_file()
+    } == first  # byte-identical
 
 
 def test_image_ids_restrict_split_and_rococo(tmp_path, server, benchmark):
@@ -310,7 +351,9 @@ def test_fetch_file_url_and_path_verify_checksum(tmp_path):
     src = tmp_path / "a.bin"
     src.write_bytes(b"hello")
     digest = hashlib.sha256(b"hello").hexdigest()
-    out = download.fetch(src.as_uri(), tmp_path / "out" / "a.bin", sha256=digest, cache_dir=tmp_path / "cache")
+    out = download.fetch(
+        src.as_uri(), tmp_path / "out" / "a.bin", sha256=digest, cache_dir=tmp_path / "cache"
+    )
     assert out.read_bytes() == b"hello"
     assert download.fetch(str(src), sha256=digest) == src  # no dest: the verified source itself
     with pytest.raises(VlstressError, match="checksum mismatch"):
@@ -323,7 +366,13 @@ def test_fetch_file_url_and_path_verify_checksum(tmp_path):
 def test_fetch_http_progress_and_cache(tmp_path, server):
     body = bytes(range(256)) * 1024  # 256 KiB: several chunks
     server.files["/big.bin"] = body
-    dest = download.fetch(f"{server.url}/big.bin", tmp_path / "big.bin", cache_dir=tmp_path / "c", retries=1, size=len(body))
+    dest = download.fetch(
+        f"{server.url}/big.bin",
+        tmp_path / "big.bin",
+        cache_dir=tmp_path / "c",
+        retries=1,
+        size=len(body),
+    )
     assert dest.read_bytes() == body
     assert download.cache_path(f"{server.url}/big.bin", tmp_path / "c").read_bytes() == body
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from conftest import copy_repo, finetune_off, zeroshot_off
 
 pytestmark = pytest.mark.slow
@@ -38,7 +39,9 @@ RECORD = f"results/metrics/{MODEL}/image-mix-lam0.9-seed1.json"
 def sh(*cmd: str, cwd: Path) -> str:
     result = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True)
     if result.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}")
+        raise AssertionError(
+            f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+        )
     return result.stdout + result.stderr
 
 
@@ -94,7 +97,10 @@ def test_adding_a_lam_embeds_only_the_new_variant(project):
     assert not before & (UPSTREAM | {EMBED} | image_stages(MODEL, "mix", "0.9", 1)), before
     record = (project / RECORD).read_bytes()
     embeddings = project / f"results/embeddings/{MODEL}/retrieval"
-    kept = {name: (embeddings / name).read_bytes() for name in ("images.npy", "texts.npy", "image_variants/mix_lam0.9_seed1.npy")}
+    kept = {
+        name: (embeddings / name).read_bytes()
+        for name in ("images.npy", "texts.npy", "image_variants/mix_lam0.9_seed1.npy")
+    }
     edit_params(project, lams=[0.9, 0.5])
     after = changed(project) - {GATE}
     new = image_stages(MODEL, "mix", "0.5", 1)
@@ -106,8 +112,14 @@ def test_adding_a_lam_embeds_only_the_new_variant(project):
     assert f"{MODEL}: 1 set(s) embedded, 3 reused" in log, log
     assert {name: (embeddings / name).read_bytes() for name in kept} == kept
     assert (project / RECORD).read_bytes() == record
-    new_record = json.loads((project / f"results/metrics/{MODEL}/image-mix-lam0.5-seed1.json").read_text())
-    assert new_record["task"] == "image-stress" and new_record["condition"] == {"perturbation": "mix", "lam": 0.5, "seed": 1}
+    new_record = json.loads(
+        (project / f"results/metrics/{MODEL}/image-mix-lam0.5-seed1.json").read_text()
+    )
+    assert new_record["task"] == "image-stress" and new_record["condition"] == {
+        "perturbation": "mix",
+        "lam": 0.5,
+        "seed": 1,
+    }
     assert (project / "data/image_variants/mix_lam0.5_seed1/images").is_dir()
     assert "up to date" in sh("dvc", "status", "evaluate_image", cwd=project)
 

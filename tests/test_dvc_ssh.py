@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from test_workflow import fresh_project
 
 pytestmark = pytest.mark.slow
@@ -49,10 +50,18 @@ BUILT = ("--with-deps", "embed_retrieval")
 
 def sh(*cmd: str, cwd: Path, env: dict | None = None, timeout: float = 600) -> str:
     result = subprocess.run(
-        cmd, cwd=cwd, env=env or ENV, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=timeout
+        cmd,
+        cwd=cwd,
+        env=env or ENV,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=timeout,
     )
     if result.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}")
+        raise AssertionError(
+            f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+        )
     return result.stdout + result.stderr
 
 
@@ -68,16 +77,35 @@ def ensure_sshd() -> None:
     if os.geteuid() != 0 or not shutil.which("apt-get"):
         pytest.skip(f"{SSHD} missing; install openssh-server (needs root and apt-get)")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "--no-install-recommends", "openssh-server"]):
-        result = subprocess.run(cmd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
+    for cmd in (
+        ["apt-get", "update", "-q"],
+        ["apt-get", "install", "-y", "-q", "--no-install-recommends", "openssh-server"],
+    ):
+        result = subprocess.run(
+            cmd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600
+        )
         if result.returncode != 0:
-            pytest.skip(f"could not install openssh-server ({' '.join(cmd)}: {result.stderr[-500:]})")
+            pytest.skip(
+                f"could not install openssh-server ({' '.join(cmd)}: {result.stderr[-500:]})"
+            )
     if not SSHD.is_file():
         pytest.skip(f"openssh-server installed but {SSHD} is missing")
 
 
 def keygen(path: Path) -> Path:
-    sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "vlstress-test", "-f", str(path), cwd=path.parent)
+    sh(
+        "ssh-keygen",
+        "-q",
+        "-t",
+        "ed25519",
+        "-N",
+        "",
+        "-C",
+        "vlstress-test",
+        "-f",
+        str(path),
+        cwd=path.parent,
+    )
     return path
 
 
@@ -85,13 +113,17 @@ def wait_for_port(port: int, process: subprocess.Popen, log: Path, seconds: floa
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"sshd exited ({process.returncode}):\n{log.read_text() if log.exists() else ''}")
+            raise RuntimeError(
+                f"sshd exited ({process.returncode}):\n{log.read_text() if log.exists() else ''}"
+            )
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1):
                 return
         except OSError:
             time.sleep(0.1)
-    raise RuntimeError(f"sshd did not listen on 127.0.0.1:{port} in {seconds} s:\n{log.read_text() if log.exists() else ''}")
+    raise RuntimeError(
+        f"sshd did not listen on 127.0.0.1:{port} in {seconds} s:\n{log.read_text() if log.exists() else ''}"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +143,9 @@ def sshd(tmp_path_factory):
     if os.geteuid() == 0:
         privsep.mkdir(mode=0o755, exist_ok=True)
     elif not privsep.is_dir():
-        pytest.skip(f"{privsep} missing (sshd's privilege separation directory; needs root to create)")
+        pytest.skip(
+            f"{privsep} missing (sshd's privilege separation directory; needs root to create)"
+        )
     for _attempt in range(3):  # the free port may be taken between the probe and sshd's bind
         port = free_port()
         config = folder / "sshd_config"
@@ -135,10 +169,14 @@ def sshd(tmp_path_factory):
                 ]
             )
         )
-        sh(str(SSHD), "-t", "-f", str(config), cwd=folder)  # config test: fails loudly on a bad option
+        sh(
+            str(SSHD), "-t", "-f", str(config), cwd=folder
+        )  # config test: fails loudly on a bad option
         process = subprocess.Popen(
             [str(SSHD), "-D", "-f", str(config), "-E", str(log)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         try:
             wait_for_port(port, process, log)
@@ -163,7 +201,9 @@ def sshd(tmp_path_factory):
 
 def lock_outs(root: Path) -> list[str]:
     lock = yaml.safe_load((root / "dvc.lock").read_text())
-    return sorted({out["path"] for stage in lock["stages"].values() for out in stage.get("outs", [])})
+    return sorted(
+        {out["path"] for stage in lock["stages"].values() for out in stage.get("outs", [])}
+    )
 
 
 def output_digests(root: Path, outs: list[str]) -> dict[str, str]:
@@ -198,10 +238,16 @@ def configure_local(root: Path, user: str, key: Path) -> None:
 def test_dvc_push_over_ssh_then_pull_in_a_fresh_clone(project, sshd, tmp_path):
     port, user, key, log = sshd
     outs = lock_outs(project)
-    assert {"data/raw/demo", "data/prepared/manifest.json", f"results/embeddings/{MODEL}/retrieval"} <= set(outs), outs
+    assert {
+        "data/raw/demo",
+        "data/prepared/manifest.json",
+        f"results/embeddings/{MODEL}/retrieval",
+    } <= set(outs), outs
     assert (project / "data/raw/demo").is_dir()
     before = output_digests(project, outs)
-    assert any(name.startswith("data/raw/demo/") for name in before) and any(name.endswith(".npy") for name in before)
+    assert any(name.startswith("data/raw/demo/") for name in before) and any(
+        name.endswith(".npy") for name in before
+    )
 
     remote = tmp_path / "remote"
     url = f"ssh://127.0.0.1:{port}{remote}"
@@ -210,7 +256,17 @@ def test_dvc_push_over_ssh_then_pull_in_a_fresh_clone(project, sshd, tmp_path):
     assert str(key) not in (project / ".dvc/config").read_text()  # the key stays in config.local
     sh("git", "add", "-A", cwd=project)
     sh("git", "check-ignore", "-q", ".dvc/config.local", cwd=project)  # never committed
-    sh("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "ssh remote", cwd=project)
+    sh(
+        "git",
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-qm",
+        "ssh remote",
+        cwd=project,
+    )
 
     home = tmp_path / "home"  # no ~/.ssh: only the configured key can log in
     home.mkdir()
@@ -218,15 +274,22 @@ def test_dvc_push_over_ssh_then_pull_in_a_fresh_clone(project, sshd, tmp_path):
     sh("dvc", "push", *BUILT, cwd=project, env=remote_env, timeout=300)
     assert sorted(p.name for p in remote.iterdir()) == ["files"]
     pushed = store_files(remote / "files")  # md5/xx/... objects, .dir listings included
-    assert pushed and pushed == store_files(project / ".dvc/cache/files")  # every cached object, nothing else
+    assert pushed and pushed == store_files(
+        project / ".dvc/cache/files"
+    )  # every cached object, nothing else
     assert f"Accepted publickey for {user}" in log.read_text()
 
     clone = tmp_path / "clone"
     sh("git", "clone", "-q", str(project), str(clone), cwd=tmp_path)
     assert url in (clone / ".dvc/config").read_text() and not (clone / ".dvc/config.local").exists()
-    assert not (clone / "data/raw/demo").exists() and not (clone / f"results/embeddings/{MODEL}/retrieval").exists()
+    assert (
+        not (clone / "data/raw/demo").exists()
+        and not (clone / f"results/embeddings/{MODEL}/retrieval").exists()
+    )
     configure_local(clone, user, key)
     sh("dvc", "pull", *BUILT, cwd=clone, env=remote_env, timeout=300)
     assert output_digests(clone, outs) == before
     assert UP_TO_DATE in sh("dvc", "status", *BUILT, cwd=clone)
-    assert "in sync" in sh("dvc", "status", "--cloud", *BUILT, cwd=clone, env=remote_env, timeout=300)
+    assert "in sync" in sh(
+        "dvc", "status", "--cloud", *BUILT, cwd=clone, env=remote_env, timeout=300
+    )

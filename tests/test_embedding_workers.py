@@ -8,11 +8,9 @@ import json
 import numpy as np
 import pytest
 import torch
-from conftest import REPO
 
-from vlstress import cli
+from vlstress import cli, params_check
 from vlstress import params as params_module
-from vlstress import params_check
 from vlstress.argtypes import optional_count
 from vlstress.caption_data.demo import demo_captions, load_photo
 from vlstress.embedding import models
@@ -21,6 +19,8 @@ from vlstress.embedding.image_batches import default_workers, resolve_workers
 from vlstress.errors import VlstressError
 from vlstress.pipeline import STAGES
 from vlstress.workflow.paths import RUN_FLAGS
+
+from conftest import REPO
 
 N_PHOTOS = 7  # batch size 3: two full batches and a partial one
 
@@ -41,7 +41,9 @@ def photos(tmp_path_factory) -> list[str]:
 
 @pytest.fixture(scope="module")
 def tiny(tiny_arch):
-    model, preprocess, tokenizer = models.load(models.ModelSpec("tiny", tiny_arch, None, seed=0), "cpu")
+    model, preprocess, tokenizer = models.load(
+        models.ModelSpec("tiny", tiny_arch, None, seed=0), "cpu"
+    )
     return model, preprocess, tokenizer
 
 
@@ -51,7 +53,9 @@ def serial_reference(model, preprocess, paths, batch_size):
     chunks = []
     for start in range(0, len(paths), batch_size):
         batch = torch.stack([preprocess(load_rgb(p)) for p in paths[start : start + batch_size]])
-        chunks.append(torch.nn.functional.normalize(model.encode_image(batch).float(), dim=-1).numpy())
+        chunks.append(
+            torch.nn.functional.normalize(model.encode_image(batch).float(), dim=-1).numpy()
+        )
     return np.concatenate(chunks)
 
 
@@ -81,7 +85,9 @@ def test_a_missing_image_is_named_from_a_worker(tiny, photos, tmp_path):
     model, preprocess, _ = tiny
     missing = tmp_path / "gone.jpg"
     with pytest.raises(VlstressError, match=f"^image not found: {missing}$"):
-        encode_images(model, preprocess, [*photos[:3], str(missing)], batch_size=2, device="cpu", workers=2)
+        encode_images(
+            model, preprocess, [*photos[:3], str(missing)], batch_size=2, device="cpu", workers=2
+        )
 
 
 def test_worker_counts(monkeypatch):
@@ -106,36 +112,83 @@ def test_worker_counts(monkeypatch):
 
 def test_amp_is_refused_on_cpu_everywhere(tiny, photos):
     model, preprocess, tokenizer = tiny
-    with pytest.raises(VlstressError, match="precision 'amp' needs a CUDA device.*embed.precision: fp32"):
+    with pytest.raises(
+        VlstressError, match="precision 'amp' needs a CUDA device.*embed.precision: fp32"
+    ):
         encode_images(model, preprocess, photos, batch_size=3, device="cpu", precision="amp")
     for trim in (True, False):
         with pytest.raises(VlstressError, match="precision 'amp' needs a CUDA device"):
-            encode_texts(model, tokenizer, ["a dog"], batch_size=2, device="cpu", trim=trim, precision="amp", progress=False)
+            encode_texts(
+                model,
+                tokenizer,
+                ["a dog"],
+                batch_size=2,
+                device="cpu",
+                trim=trim,
+                precision="amp",
+                progress=False,
+            )
 
 
 def test_fp32_text_embeddings_are_unchanged(tiny):
     model, _, tokenizer = tiny
     captions = ["a dog on a sofa", "two cats", "a dog on a sofa"]
     default = encode_texts(model, tokenizer, captions, batch_size=2, device="cpu", progress=False)
-    explicit = encode_texts(model, tokenizer, captions, batch_size=2, device="cpu", precision="fp32", progress=False)
+    explicit = encode_texts(
+        model, tokenizer, captions, batch_size=2, device="cpu", precision="fp32", progress=False
+    )
     assert np.array_equal(default, explicit)
 
 
 def write_manifest(path, photos):
-    entries = [{"image": f"{i}.jpg", "path": p, "image_id": str(i), "caption": ["a photo"]} for i, p in enumerate(photos)]
+    entries = [
+        {"image": f"{i}.jpg", "path": p, "image_id": str(i), "caption": ["a photo"]}
+        for i, p in enumerate(photos)
+    ]
     path.write_text(json.dumps({"dataset": "photos", "images": entries}))
     return path
 
 
 def test_the_step_records_workers_and_precision(tiny_arch, photos, tmp_path):
     manifest = write_manifest(tmp_path / "manifest.json", photos)
-    common = ["embed-retrieval", "--manifest", str(manifest), "--model", "tiny", "--arch", tiny_arch, "--device", "cpu", "--batch-size", "3"]
-    assert cli.main([*common, "--workers", "2", "--cuda-batch-size", "7", "--out", str(tmp_path / "w2")]) == 0
-    assert cli.main([*common, "--workers", "None", "--precision", "fp32", "--out", str(tmp_path / "auto")]) == 0
-    assert np.array_equal(np.load(tmp_path / "w2/images.npy"), np.load(tmp_path / "auto/images.npy"))
+    common = [
+        "embed-retrieval",
+        "--manifest",
+        str(manifest),
+        "--model",
+        "tiny",
+        "--arch",
+        tiny_arch,
+        "--device",
+        "cpu",
+        "--batch-size",
+        "3",
+    ]
+    assert (
+        cli.main(
+            [*common, "--workers", "2", "--cuda-batch-size", "7", "--out", str(tmp_path / "w2")]
+        )
+        == 0
+    )
+    assert (
+        cli.main(
+            [*common, "--workers", "None", "--precision", "fp32", "--out", str(tmp_path / "auto")]
+        )
+        == 0
+    )
+    assert np.array_equal(
+        np.load(tmp_path / "w2/images.npy"), np.load(tmp_path / "auto/images.npy")
+    )
     params = json.loads((tmp_path / "w2/images.npy.json").read_text())["provenance"]["params"]
-    assert params["workers"] == 2 and params["precision"] == "fp32" and params["batch_size"] == 3  # on the CPU
-    assert json.loads((tmp_path / "auto/images.npy.json").read_text())["provenance"]["params"]["workers"] is None
+    assert (
+        params["workers"] == 2 and params["precision"] == "fp32" and params["batch_size"] == 3
+    )  # on the CPU
+    assert (
+        json.loads((tmp_path / "auto/images.npy.json").read_text())["provenance"]["params"][
+            "workers"
+        ]
+        is None
+    )
     assert cli.main([*common, "--precision", "amp", "--out", str(tmp_path / "amp")]) == 2
     assert not (tmp_path / "amp").exists()
 
@@ -167,17 +220,31 @@ def test_the_demo_params_decode_on_the_jobs_cores_in_fp32():
     assert "--workers {p.embed.workers} --precision {p.embed.precision}" in RUN_FLAGS
     model_steps = [s for s in STAGES if "--model-card" in s.command]
     assert {s.name for s in model_steps} == {
-        "embed_retrieval", "ei_scores", "text_stats", "zeroshot_classifiers", "embed_zeroshot", "attack", "finetune",
-    }  # fmt: skip
+        "embed_retrieval",
+        "ei_scores",
+        "text_stats",
+        "zeroshot_classifiers",
+        "embed_zeroshot",
+        "attack",
+        "finetune",
+    }
     assert all(RUN_FLAGS in s.command for s in model_steps)
 
 
 @pytest.mark.parametrize(
     ("key", "value", "valid"),
-    [("workers", 0, True), ("workers", 3, True), ("workers", -1, False), ("workers", "all", False),
-     ("precision", "amp", True), ("precision", "fp16", False),
-     ("cuda_batch_size", None, True), ("cuda_batch_size", 512, True), ("cuda_batch_size", 0, False)],
-)  # fmt: skip
+    [
+        ("workers", 0, True),
+        ("workers", 3, True),
+        ("workers", -1, False),
+        ("workers", "all", False),
+        ("precision", "amp", True),
+        ("precision", "fp16", False),
+        ("cuda_batch_size", None, True),
+        ("cuda_batch_size", 512, True),
+        ("cuda_batch_size", 0, False),
+    ],
+)
 def test_embed_workers_and_precision_are_validated(key, value, valid):
     params = demo_params()
     params["embed"][key] = value

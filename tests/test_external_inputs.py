@@ -17,24 +17,33 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from conftest import copy_repo, finetune_off
 from PIL import Image
+
+from conftest import copy_repo, finetune_off
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("snakemake")
 pytest.importorskip("dvc")
 
-ENV = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+ENV = {
+    **os.environ,
+    "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+}
 MODEL = "rn50-local"
 TARGETS = [f"results/models/{MODEL}.json", "data/text_variants/danger.json"]
-CAPTIONS = [["a red square on a table", "a square of red paint"], ["a blue circle in the sky", "a round blue shape"],
-            ["a green line on the road", "a thin green stripe"]]  # fmt: skip
+CAPTIONS = [
+    ["a red square on a table", "a square of red paint"],
+    ["a blue circle in the sky", "a round blue shape"],
+    ["a green line on the road", "a thin green stripe"],
+]
 
 
 def sh(*cmd: str, cwd: Path) -> str:
     result = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True)
     if result.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+        raise AssertionError(
+            f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+        )
     return result.stdout + result.stderr
 
 
@@ -49,7 +58,9 @@ def planned(root: Path) -> set[str]:
 
 
 def changed(root: Path) -> set[str]:
-    stages = set(re.findall(r"^(\S+):$", sh("dvc", "status", *TARGETS_STAGES, cwd=root), flags=re.M))
+    stages = set(
+        re.findall(r"^(\S+):$", sh("dvc", "status", *TARGETS_STAGES, cwd=root), flags=re.M)
+    )
     return {stage.split("@")[0] for stage in stages}
 
 
@@ -65,12 +76,20 @@ def outside(tmp_path_factory) -> Path:
     for i, captions in enumerate(CAPTIONS):
         write_image(root / "images" / f"{i + 1:012d}.jpg", i)
         images.append({"id": i + 1, "file_name": f"{i + 1:012d}.jpg"})
-        annotations += [{"id": 10 * (i + 1) + k, "image_id": i + 1, "caption": c} for k, c in enumerate(captions)]
+        annotations += [
+            {"id": 10 * (i + 1) + k, "image_id": i + 1, "caption": c}
+            for k, c in enumerate(captions)
+        ]
     (root / "captions.json").write_text(json.dumps({"images": images, "annotations": annotations}))
-    (root / "ckpt.pt").write_bytes(b"weights v1")  # a model card checks and pins it without loading it
+    (root / "ckpt.pt").write_bytes(
+        b"weights v1"
+    )  # a model card checks and pins it without loading it
     (root / "official").mkdir()
     danger = [
-        {"image": f"val2014/COCO_val2014_{i + 1:012d}.jpg", "caption": [*c, *(x.replace("a ", "a weapon ", 1) for x in c)]}
+        {
+            "image": f"val2014/COCO_val2014_{i + 1:012d}.jpg",
+            "caption": [*c, *(x.replace("a ", "a weapon ", 1) for x in c)],
+        }
         for i, c in enumerate(CAPTIONS)
     ]
     (root / "official" / "danger.json").write_text(json.dumps(danger))
@@ -83,7 +102,12 @@ def project(tmp_path_factory, outside) -> Path:
     params_path = root / "params.yaml"
     params = yaml.safe_load(params_path.read_text())
     params["suites"] = {"rococo_text": True}
-    params["dataset"].update(name="outside", kind="coco-dir", images=str(outside / "images"), captions=str(outside / "captions.json"))
+    params["dataset"].update(
+        name="outside",
+        kind="coco-dir",
+        images=str(outside / "images"),
+        captions=str(outside / "captions.json"),
+    )
     params["models"] = {MODEL: {"arch": "RN50", "pretrained": str(outside / "ckpt.pt")}}
     finetune_off(params)
     params["text_variants"].update(source="official", official_dir=str(outside / "official"))
@@ -122,7 +146,9 @@ def test_an_edited_official_set_reruns_the_set(project, outside):
 
 def test_an_image_replaced_in_place_reruns_the_dataset(project, outside):
     assert "download" not in planned(project)
-    write_image(outside / "images" / "000000000002.jpg", 99)  # same name, new content: no folder mtime change
+    write_image(
+        outside / "images" / "000000000002.jpg", 99
+    )  # same name, new content: no folder mtime change
     assert "download" in planned(project) and "download" in changed_all(project)
 
 
@@ -135,4 +161,6 @@ def test_edited_captions_rerun_the_dataset(project, outside):
 
 
 def changed_all(root: Path) -> set[str]:
-    return {s.split("@")[0] for s in re.findall(r"^(\S+):$", sh("dvc", "status", cwd=root), flags=re.M)}
+    return {
+        s.split("@")[0] for s in re.findall(r"^(\S+):$", sh("dvc", "status", cwd=root), flags=re.M)
+    }

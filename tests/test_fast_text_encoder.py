@@ -52,14 +52,21 @@ def reference(model, tokenizer, captions):
 
 @pytest.mark.parametrize(
     "cls, kwargs",
-    [(CLIP, {}), (CustomTextCLIP, {}), (CustomTextCLIP, {"pool_type": "eos", "eos_id": 49407}), (CLIP, {"pool_type": "first"})],
+    [
+        (CLIP, {}),
+        (CustomTextCLIP, {}),
+        (CustomTextCLIP, {"pool_type": "eos", "eos_id": 49407}),
+        (CLIP, {"pool_type": "first"}),
+    ],
 )
 def test_trimmed_matches_encode_text(tokenizer, cls, kwargs):
     model = tiny(cls, **kwargs)
     assert trimmable_text_tower(model)[0] is not None
     ref = reference(model, tokenizer, CAPTIONS)
     for batch_size in (1, 3, 64):
-        out = encode_texts_raw(model, tokenizer, CAPTIONS, batch_size=batch_size, device="cpu", progress=False)
+        out = encode_texts_raw(
+            model, tokenizer, CAPTIONS, batch_size=batch_size, device="cpu", progress=False
+        )
         assert out.shape == ref.shape and out.dtype == np.float32
         assert np.abs(out - ref).max() < 1e-5  # same rows, same (input) order
     # duplicates get identical rows
@@ -73,13 +80,19 @@ def test_normalised_and_order(tokenizer):
     ref = ref / np.linalg.norm(ref, axis=1, keepdims=True)
     np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-5)
     assert np.abs(emb - ref).max() < 1e-5
-    reversed_emb = encode_texts(model, tokenizer, CAPTIONS[::-1], batch_size=4, device="cpu", progress=False)
+    reversed_emb = encode_texts(
+        model, tokenizer, CAPTIONS[::-1], batch_size=4, device="cpu", progress=False
+    )
     assert np.abs(reversed_emb[::-1] - emb).max() < 1e-5
 
 
 @pytest.mark.parametrize(
     "kwargs, reason",
-    [({"no_causal_mask": True}, "bidirectional"), ({"pool_type": "last"}, "'last'"), ({"embed_cls": True}, "CLS")],
+    [
+        ({"no_causal_mask": True}, "bidirectional"),
+        ({"pool_type": "last"}, "'last'"),
+        ({"embed_cls": True}, "CLS"),
+    ],
 )
 def test_fallback_when_trimming_is_not_exact(tokenizer, caplog, kwargs, reason):
     cls = CustomTextCLIP if "embed_cls" in kwargs else CLIP
@@ -87,9 +100,13 @@ def test_fallback_when_trimming_is_not_exact(tokenizer, caplog, kwargs, reason):
     tower, why = trimmable_text_tower(model)
     assert tower is None and reason in why
     with caplog.at_level(logging.WARNING, logger="vlstress.embedding.encoders"):
-        out = encode_texts_raw(model, tokenizer, CAPTIONS[:4], batch_size=2, device="cpu", progress=False)
+        out = encode_texts_raw(
+            model, tokenizer, CAPTIONS[:4], batch_size=2, device="cpu", progress=False
+        )
     # the fallback is the plain path: the same computation as trim=False with the same batches, so bit-equal
-    plain = encode_texts_raw(model, tokenizer, CAPTIONS[:4], batch_size=2, device="cpu", trim=False, progress=False)
+    plain = encode_texts_raw(
+        model, tokenizer, CAPTIONS[:4], batch_size=2, device="cpu", trim=False, progress=False
+    )
     np.testing.assert_array_equal(out, plain)
     # against one batch of 4 (another batching): equal up to float rounding, not bit for bit (CPU-dependent kernels)
     ref = reference(model, tokenizer, CAPTIONS[:4])
@@ -101,5 +118,7 @@ def test_fallback_when_trimming_is_not_exact(tokenizer, caplog, kwargs, reason):
 
 def test_plain_path_on_request(tokenizer):
     model = tiny()
-    out = encode_texts_raw(model, tokenizer, CAPTIONS, batch_size=5, device="cpu", trim=False, progress=False)
+    out = encode_texts_raw(
+        model, tokenizer, CAPTIONS, batch_size=5, device="cpu", trim=False, progress=False
+    )
     assert np.abs(out - reference(model, tokenizer, CAPTIONS)).max() < 1e-5

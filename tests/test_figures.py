@@ -2,27 +2,38 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import shutil
 import subprocess
 
 import pytest
 import yaml
-from conftest import REPO, copy_repo, finetune_off, run_cli
 from PIL import Image
-from report_fixtures import record_flags, write_records
-
-import importlib
 
 from vlstress.pipeline import STAGES
 from vlstress.report import records
 from vlstress.report.figures import setup
 from vlstress.suites.retrieval import figures
 
+from conftest import REPO, copy_repo, finetune_off, run_cli
+from report_fixtures import record_flags, write_records
+
 MODULE = ("--module", "vlstress.suites.retrieval.figures")
 FIGURE_STAGES = [stage for stage in STAGES if stage.subcommand == "figures"]
 
-SUMMARIZE_FLAGS = ("--out-csv", "summary.csv", "--out-agg", "summary_agg.csv", "--out-md", "summary.md", "--out-json", "metrics.json", "--out-plot", "plots/stress.csv")  # fmt: skip
+SUMMARIZE_FLAGS = (
+    "--out-csv",
+    "summary.csv",
+    "--out-agg",
+    "summary_agg.csv",
+    "--out-md",
+    "summary.md",
+    "--out-json",
+    "metrics.json",
+    "--out-plot",
+    "plots/stress.csv",
+)
 
 
 def summary_of(root, **kwargs):
@@ -70,11 +81,25 @@ def test_every_registered_figure_is_written_as_png_and_pdf(drawn):
 
 def test_figures_are_deterministic(full_summary, tmp_path):
     """Same summary, same command -> byte-identical PNG and PDF (no timestamps anywhere)."""
-    args = ("figures", "--summary", str(full_summary), *MODULE, "--out-dir", str(tmp_path), "--only", "recall_bars,lambda_sweep")
+    args = (
+        "figures",
+        "--summary",
+        str(full_summary),
+        *MODULE,
+        "--out-dir",
+        str(tmp_path),
+        "--only",
+        "recall_bars,lambda_sweep",
+    )
     run_cli(*args)
     first = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     run_cli(*args)
-    assert sorted(first) == ["lambda_sweep.pdf", "lambda_sweep.png", "recall_bars.pdf", "recall_bars.png"]
+    assert sorted(first) == [
+        "lambda_sweep.pdf",
+        "lambda_sweep.png",
+        "recall_bars.pdf",
+        "recall_bars.png",
+    ]
     for name, data in first.items():
         assert (tmp_path / name).read_bytes() == data, name
 
@@ -82,14 +107,23 @@ def test_figures_are_deterministic(full_summary, tmp_path):
 def test_registry_matches_the_workflow():
     """Each suite's figure stage lists exactly its module's figures (both front ends build from it),
     every figure is drawn by one stage, and dvc.yaml declares them too."""
-    assert {stage.name for stage in FIGURE_STAGES} >= {"retrieval_figures", "zeroshot_figures", "calibration_figures"}
+    assert {stage.name for stage in FIGURE_STAGES} >= {
+        "retrieval_figures",
+        "zeroshot_figures",
+        "calibration_figures",
+    }
     dvc = (REPO / "dvc.yaml").read_text()
     seen = []
     for stage in FIGURE_STAGES:
         (module,) = stage.code
         names = list(importlib.import_module(module).FIGURES)
-        assert [n.removesuffix("_png") for n in stage.outputs if n.endswith("_png")] == names, stage.name
-        assert stage.name == f"{stage.suite}_figures" and module == f"vlstress.suites.{stage.suite}.figures"
+        assert [n.removesuffix("_png") for n in stage.outputs if n.endswith("_png")] == names, (
+            stage.name
+        )
+        assert (
+            stage.name == f"{stage.suite}_figures"
+            and module == f"vlstress.suites.{stage.suite}.figures"
+        )
         seen += names
         for name in names:
             assert f"results/figures/{name}.png" in dvc and f"results/figures/{name}.pdf" in dvc
@@ -108,7 +142,10 @@ def test_full_figures_have_all_panels(full_summary):
     legend = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
     assert legend == ["original", "mix λ=0.7", "mix λ=0.9", "patch λ=0.7", "patch λ=0.9"]
     ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
-    assert ticks == ["RN50\n(openai)", "ViT-B-32\n(random-init)"]  # readable names, random-init visible
+    assert ticks == [
+        "RN50\n(openai)",
+        "ViT-B-32\n(random-init)",
+    ]  # readable names, random-init visible
     fig, _ = figures.lambda_sweep(table)
     assert sorted({ax.get_title() for ax in fig.axes} - {""}) == ["mix", "patch"]
     fig, _ = figures.false_r1_heatmap(table)
@@ -120,7 +157,10 @@ def test_full_figures_have_all_panels(full_summary):
 @pytest.mark.parametrize(
     "name, expected",
     [
-        ("recall_bars", "no image stress (text → image) records, the text → image panel is left out"),
+        (
+            "recall_bars",
+            "no image stress (text → image) records, the text → image panel is left out",
+        ),
         ("false_r1_heatmap", "no image stress (text → image) records, its columns are left out"),
         ("lambda_sweep", "no image stress (text → image) records, the λ sweep is left out"),
         ("drop_vs_size", "no image stress (text → image) records, its lines are left out"),
@@ -138,14 +178,19 @@ def test_absent_image_family_is_noted_not_drawn(no_image, name, expected):
 
 
 def test_original_only_degrades_without_crashing(original_only, tmp_path):
-    result = run_cli("figures", "--summary", str(original_only), *MODULE, "--out-dir", str(tmp_path))
+    result = run_cli(
+        "figures", "--summary", str(original_only), *MODULE, "--out-dir", str(tmp_path)
+    )
     assert "only original-gallery records" in result.stderr
     assert "the λ sweep is left out" in result.stderr
     assert all((tmp_path / f"{n}.png").is_file() for n in figures.FIGURES)
     table = records.read_summary(original_only)
     fig, _ = figures.recall_bars(table)
     assert [ax.get_title() for ax in fig.axes if ax.get_title()] == ["original gallery"]
-    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["image → text", "text → image"]
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [
+        "image → text",
+        "text → image",
+    ]
 
 
 def _data_axes(fig):
@@ -163,7 +208,9 @@ def _data_axes(fig):
 def test_a_stress_suite_alone_draws_only_its_panels(tmp_path, kinds, panels, sweep):
     """No retrieval records and one stress task: every figure from what exists, no empty panel, notes say why."""
     summary = summary_of(tmp_path, **kinds)
-    result = run_cli("figures", "--summary", str(summary), *MODULE, "--out-dir", str(tmp_path / "figs"))
+    result = run_cli(
+        "figures", "--summary", str(summary), *MODULE, "--out-dir", str(tmp_path / "figs")
+    )
     assert all((tmp_path / "figs" / f"{n}.png").is_file() for n in figures.FIGURES)
     assert "no retrieval on the original gallery records" in result.stderr
     table = records.read_summary(summary)
@@ -189,7 +236,9 @@ def test_a_stress_suite_alone_draws_only_its_panels(tmp_path, kinds, panels, swe
 def test_drop_rate_without_model_size_or_with_undefined_values(full_summary):
     table = records.read_summary(full_summary)
     table.loc[table["model"] == "rn50-openai", "n_params"] = float("nan")
-    table.loc[(table["model"] == "vit-b-32-random") & (table["metric"] == "i2t_drop_rate"), "value"] = float("nan")
+    table.loc[
+        (table["model"] == "vit-b-32-random") & (table["metric"] == "i2t_drop_rate"), "value"
+    ] = float("nan")
     setup()
     _, notes = figures.drop_vs_size(table)
     assert any("model size unknown" in n and "RN50 (openai)" in n for n in notes)
@@ -197,12 +246,39 @@ def test_drop_rate_without_model_size_or_with_undefined_values(full_summary):
 
 
 def test_unknown_figure_is_a_clear_error(full_summary, tmp_path):
-    result = run_cli("figures", "--summary", str(full_summary), *MODULE, "--out-dir", str(tmp_path), "--only", "pie", check=False)
+    result = run_cli(
+        "figures",
+        "--summary",
+        str(full_summary),
+        *MODULE,
+        "--out-dir",
+        str(tmp_path),
+        "--only",
+        "pie",
+        check=False,
+    )
     assert result.returncode == 2 and "unknown figure(s) pie" in result.stderr
     assert not any(tmp_path.iterdir())
-    result = run_cli("figures", "--summary", str(tmp_path / "nope.csv"), *MODULE, "--out-dir", str(tmp_path), check=False)
+    result = run_cli(
+        "figures",
+        "--summary",
+        str(tmp_path / "nope.csv"),
+        *MODULE,
+        "--out-dir",
+        str(tmp_path),
+        check=False,
+    )
     assert result.returncode == 2 and "summary table not found" in result.stderr
-    result = run_cli("figures", "--summary", str(full_summary), "--module", "os.path", "--out-dir", str(tmp_path), check=False)
+    result = run_cli(
+        "figures",
+        "--summary",
+        str(full_summary),
+        "--module",
+        "os.path",
+        "--out-dir",
+        str(tmp_path),
+        check=False,
+    )
     assert result.returncode == 2 and "is not a suite module" in result.stderr
 
 
@@ -214,25 +290,60 @@ def test_snakemake_report_collects_figures_and_tables(tmp_path):
     # training logs) would need those files too: this test builds only the summary's figures and tables
     params = yaml.safe_load((root / "params.yaml").read_text())
     params["suites"].update(calibration=False, ood=False)
-    params["models"] = {name: entry for name, entry in params["models"].items() if entry["pretrained"] is None}
+    params["models"] = {
+        name: entry for name, entry in params["models"].items() if entry["pretrained"] is None
+    }
     finetune_off(params)
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    summary = summary_of(root / "results")  # metrics under results/metrics, summary outputs under results/
+    summary = summary_of(
+        root / "results"
+    )  # metrics under results/metrics, summary outputs under results/
     assert summary == root / "results" / "summary.csv"
     on = {name for name, value in params["suites"].items() if value} | {"retrieval"}
     drawn = []
     for stage in FIGURE_STAGES:
         if stage.suite in on:
-            names = [n.removesuffix("_png") for n, out in stage.outputs.items() if n.endswith("_png")
-                     and (not out.suites or set(out.suites) & on)]  # fmt: skip
-            run_cli("figures", "--summary", "results/summary.csv", "--module", stage.code[0], "--out-dir", "results/figures", cwd=root)
+            names = [
+                n.removesuffix("_png")
+                for n, out in stage.outputs.items()
+                if n.endswith("_png") and (not out.suites or set(out.suites) & on)
+            ]
+            run_cli(
+                "figures",
+                "--summary",
+                "results/summary.csv",
+                "--module",
+                stage.code[0],
+                "--out-dir",
+                "results/figures",
+                cwd=root,
+            )
             drawn += names
-    run_cli("tables", "--summary", "results/summary.csv", "--module", "vlstress.suites.retrieval.table",
-            "--out-md", "results/tables/stress.md", "--out-tex", "results/tables/stress.tex", cwd=root)  # fmt: skip
-    assert "calibration_ece" not in drawn and "recall_bars" in drawn  # the figures rules follow the suite switches
-    targets = [*(f"results/figures/{n}.png" for n in drawn), "results/tables/stress.md", "results/summary_agg.csv"]
+    run_cli(
+        "tables",
+        "--summary",
+        "results/summary.csv",
+        "--module",
+        "vlstress.suites.retrieval.table",
+        "--out-md",
+        "results/tables/stress.md",
+        "--out-tex",
+        "results/tables/stress.tex",
+        cwd=root,
+    )
+    assert (
+        "calibration_ece" not in drawn and "recall_bars" in drawn
+    )  # the figures rules follow the suite switches
+    targets = [
+        *(f"results/figures/{n}.png" for n in drawn),
+        "results/tables/stress.md",
+        "results/summary_agg.csv",
+    ]
     result = subprocess.run(  # only these targets: other steps' report items are not built here
-        [shutil.which("snakemake"), "--report", "report.html", "--cores", "1", *targets], cwd=root, capture_output=True, text=True
+        [shutil.which("snakemake"), "--report", "report.html", "--cores", "1", *targets],
+        cwd=root,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     html = (root / "report.html").read_text(errors="replace")

@@ -19,7 +19,9 @@ def unit(x: torch.Tensor) -> torch.Tensor:
 @pytest.fixture
 def batch():
     g = torch.Generator().manual_seed(0)
-    return [unit(torch.randn(6, 8, generator=g)) for _ in range(4)]  # image, text, text_alt, image_alt
+    return [
+        unit(torch.randn(6, 8, generator=g)) for _ in range(4)
+    ]  # image, text, text_alt, image_alt
 
 
 def test_hinge_known_answer():
@@ -40,13 +42,17 @@ def test_hard_negative_known_answer():
     scale = 2.0
     # one positive (logit 2) against one hard negative (logit 0)
     expected = -math.log(math.exp(2.0) / (math.exp(2.0) + math.exp(0.0)))
-    assert float(losses.FORMS["hard-negative"].sc(image, text, text_alt, image, scale, 0.0)) == pytest.approx(expected)
+    assert float(
+        losses.FORMS["hard-negative"].sc(image, text, text_alt, image, scale, 0.0)
+    ) == pytest.approx(expected)
 
 
 def test_zero_weights_give_open_clips_clip_loss(batch):
     image, text, text_alt, image_alt = batch
     scale = torch.tensor(10.0)
-    total, terms = losses.objective(ClipLoss(), image, text, text_alt, image_alt, scale, w_sc=0.0, w_vc=0.0)
+    total, terms = losses.objective(
+        ClipLoss(), image, text, text_alt, image_alt, scale, w_sc=0.0, w_vc=0.0
+    )
     logits = scale * image @ text.T
     labels = torch.arange(6)
     by_hand = (F.cross_entropy(logits, labels) + F.cross_entropy(logits.T, labels)) / 2
@@ -57,10 +63,24 @@ def test_zero_weights_give_open_clips_clip_loss(batch):
 @pytest.mark.parametrize("form", list(losses.FORMS))
 def test_the_total_adds_the_weighted_terms_and_gradients_flow(batch, form):
     image, text, text_alt, image_alt = (x.clone().requires_grad_(True) for x in batch)
-    total, terms = losses.objective(ClipLoss(), image, text, text_alt, image_alt, torch.tensor(10.0), w_sc=0.5, w_vc=2.0, form=form)
-    assert terms["total"] == pytest.approx(terms["clip"] + 0.5 * terms["sc"] + 2.0 * terms["vc"], rel=1e-6)
+    total, terms = losses.objective(
+        ClipLoss(),
+        image,
+        text,
+        text_alt,
+        image_alt,
+        torch.tensor(10.0),
+        w_sc=0.5,
+        w_vc=2.0,
+        form=form,
+    )
+    assert terms["total"] == pytest.approx(
+        terms["clip"] + 0.5 * terms["sc"] + 2.0 * terms["vc"], rel=1e-6
+    )
     total.backward()
-    assert text_alt.grad is not None and text_alt.grad.abs().sum() > 0  # the altered captions are pushed away
+    assert (
+        text_alt.grad is not None and text_alt.grad.abs().sum() > 0
+    )  # the altered captions are pushed away
     assert image_alt.grad is not None and image_alt.grad.abs().sum() > 0
 
 

@@ -16,14 +16,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import REPO, TINY_CLIP, run_cli
 from PIL import Image
 
 from vlstress.errors import VlstressError
 from vlstress.suites.finetune.split import check_disjoint, without_test
 from vlstress.suites.finetune.table import Finetuned, comparison
 
-COLOURS = {"red": (220, 30, 30), "green": (30, 200, 40), "blue": (30, 40, 220), "yellow": (230, 220, 30)}
+from conftest import REPO, TINY_CLIP, run_cli
+
+COLOURS = {
+    "red": (220, 30, 30),
+    "green": (30, 200, 40),
+    "blue": (30, 40, 220),
+    "yellow": (230, 220, 30),
+}
 
 
 def photo(path: Path, colour, seed: int) -> Path:
@@ -42,18 +48,35 @@ def entry(path: Path, name: str, captions: list[str]) -> dict:
 
 
 def test_train_split_removes_test_images_and_captions(tmp_path):
-    test = [entry(photo(tmp_path / "test/a.png", (1, 2, 3), 0), "000000022192.jpg", ["A red square on grey."])]
+    test = [
+        entry(
+            photo(tmp_path / "test/a.png", (1, 2, 3), 0),
+            "000000022192.jpg",
+            ["A red square on grey."],
+        )
+    ]
     same_bytes = tmp_path / "train/copy.png"
     same_bytes.parent.mkdir()
     shutil.copyfile(test[0]["path"], same_bytes)
     train = [
         entry(same_bytes, "copy.png", ["Another caption."]),  # the test photo under another name
-        entry(photo(tmp_path / "train/b.png", (9, 9, 9), 1), "COCO_train2014_000000022192.jpg", ["x"]),  # the same COCO id
-        entry(photo(tmp_path / "train/c.png", (7, 7, 7), 2), "c.png", ["a red  SQUARE on grey.", "A green dot."]),  # a test caption
+        entry(
+            photo(tmp_path / "train/b.png", (9, 9, 9), 1), "COCO_train2014_000000022192.jpg", ["x"]
+        ),  # the same COCO id
+        entry(
+            photo(tmp_path / "train/c.png", (7, 7, 7), 2),
+            "c.png",
+            ["a red  SQUARE on grey.", "A green dot."],
+        ),  # a test caption
     ]
     kept, counts = without_test(train, test)
     assert [e["image"] for e in kept] == ["c.png"] and kept[0]["caption"] == ["A green dot."]
-    assert counts == {"train_images": 3, "kept_images": 1, "test_images_removed": 2, "test_captions_removed": 1}
+    assert counts == {
+        "train_images": 3,
+        "kept_images": 1,
+        "test_images_removed": 2,
+        "test_captions_removed": 1,
+    }
     check_disjoint(kept, test)
     for leaking in train:
         with pytest.raises(VlstressError, match="leak the test set"):
@@ -70,35 +93,118 @@ def test_coco_mini_trains_on_its_photos_that_are_not_karpathy_test_photos(shared
     recipe = yaml.safe_load((REPO / "params.coco-mini.yaml").read_text())["dataset"]
     test_ids = {int(i) for i in recipe["image_ids"].split(",")}
     images, rococo = shared_data / "coco-mini" / "images", shared_data / "rococo"
-    run_cli("download", "--dataset", "test", "--kind", "karpathy", "--images", str(images), "--image-ids", recipe["image_ids"],
-            "--karpathy-url", str(rococo / "coco_karpathy_test.json"), "--rococo-url", str(rococo), "--out", "raw-test", cwd=tmp_path)  # fmt: skip
+    run_cli(
+        "download",
+        "--dataset",
+        "test",
+        "--kind",
+        "karpathy",
+        "--images",
+        str(images),
+        "--image-ids",
+        recipe["image_ids"],
+        "--karpathy-url",
+        str(rococo / "coco_karpathy_test.json"),
+        "--rococo-url",
+        str(rococo),
+        "--out",
+        "raw-test",
+        cwd=tmp_path,
+    )
     run_cli("prepare", "--dataset", "test", "--raw", "raw-test", "--out", "test.json", cwd=tmp_path)
     for split in ("train2017", "val2017"):
         captions = shared_data / "coco-mini" / "annotations" / f"captions_{split}.json"
         listed = {image["id"] for image in json.loads(captions.read_text())["images"]}
-        run_cli("download", "--dataset", split, "--kind", "coco-dir", "--images", str(images), "--captions", str(captions),
-                "--out", f"raw-{split}", cwd=tmp_path)  # fmt: skip
-        run_cli("prepare", "--dataset", split, "--raw", f"raw-{split}", "--out", f"all-{split}.json", cwd=tmp_path)
-        run_cli("train-split", "--train", f"all-{split}.json", "--test", "test.json", "--out", f"train-{split}.json", cwd=tmp_path)
-        kept = {int(entry["image_id"]) for entry in json.loads((tmp_path / f"train-{split}.json").read_text())["images"]}
-        assert listed & test_ids  # the captions file holds test photos: the split has something to remove
+        run_cli(
+            "download",
+            "--dataset",
+            split,
+            "--kind",
+            "coco-dir",
+            "--images",
+            str(images),
+            "--captions",
+            str(captions),
+            "--out",
+            f"raw-{split}",
+            cwd=tmp_path,
+        )
+        run_cli(
+            "prepare",
+            "--dataset",
+            split,
+            "--raw",
+            f"raw-{split}",
+            "--out",
+            f"all-{split}.json",
+            cwd=tmp_path,
+        )
+        run_cli(
+            "train-split",
+            "--train",
+            f"all-{split}.json",
+            "--test",
+            "test.json",
+            "--out",
+            f"train-{split}.json",
+            cwd=tmp_path,
+        )
+        kept = {
+            int(entry["image_id"])
+            for entry in json.loads((tmp_path / f"train-{split}.json").read_text())["images"]
+        }
+        assert (
+            listed & test_ids
+        )  # the captions file holds test photos: the split has something to remove
         assert kept == listed - test_ids
 
 
 def test_the_comparison_table_is_base_and_variants_with_their_changes():
     rows = []
-    for model, r1, false_r1, top1 in (("base", 40.0, 30.0, 20.0), ("base+sc", 42.0, 10.0, 18.0), ("other", 1.0, 1.0, 1.0)):
+    for model, r1, false_r1, top1 in (
+        ("base", 40.0, 30.0, 20.0),
+        ("base+sc", 42.0, 10.0, 18.0),
+        ("other", 1.0, 1.0, 1.0),
+    ):
         rows += [
-            {"model": model, "task": "retrieval", "dataset": "d", "condition_json": "{}", "metric": "i2t_R@1", "mean": r1},
-            {"model": model, "task": "text-stress", "dataset": "d", "condition_json": '{"set": "danger"}', "metric": "i2t_false_R@1", "mean": false_r1},
-            {"model": model, "task": "zeroshot", "dataset": "objects", "condition_json": "{}", "metric": "top1", "mean": top1},
+            {
+                "model": model,
+                "task": "retrieval",
+                "dataset": "d",
+                "condition_json": "{}",
+                "metric": "i2t_R@1",
+                "mean": r1,
+            },
+            {
+                "model": model,
+                "task": "text-stress",
+                "dataset": "d",
+                "condition_json": '{"set": "danger"}',
+                "metric": "i2t_false_R@1",
+                "mean": false_r1,
+            },
+            {
+                "model": model,
+                "task": "zeroshot",
+                "dataset": "objects",
+                "condition_json": "{}",
+                "metric": "top1",
+                "mean": top1,
+            },
         ]
     agg = pd.DataFrame(rows)
-    values, changes, notes = comparison(agg, "base", [Finetuned("sc", "base+sc", 1.0, 0.0), Finetuned("vc", "base+vc", 0.0, 1.0)])
-    assert list(values.index.get_level_values("model")) == ["base", "base+sc"]  # other models are not part of it
+    values, changes, notes = comparison(
+        agg, "base", [Finetuned("sc", "base+sc", 1.0, 0.0), Finetuned("vc", "base+vc", 0.0, 1.0)]
+    )
+    assert list(values.index.get_level_values("model")) == [
+        "base",
+        "base+sc",
+    ]  # other models are not part of it
     assert values.loc[("sc", "base+sc", "1", "0"), "text danger false R@1"] == 10.0
     assert changes.loc[("sc", "base+sc", "1", "0"), "text danger false R@1"] == -20.0
-    assert changes.loc[("sc", "base+sc", "1", "0"), "zero-shot objects top-1"] == -2.0  # what robustness costs elsewhere
+    assert (
+        changes.loc[("sc", "base+sc", "1", "0"), "zero-shot objects top-1"] == -2.0
+    )  # what robustness costs elsewhere
     assert "image mix R@1" not in values  # no image-stress records: no column
     assert notes == ["fine-tuned model 'base+vc' (vc) has no records yet"]
 
@@ -111,13 +217,22 @@ def cli_env(tmp_path_factory):
     folder = tmp_path_factory.mktemp("configs")
     (folder / "vlstress-tiny.json").write_text(json.dumps(TINY_CLIP))
     bin_dir = str(Path(sys.executable).parent)
-    return {**os.environ, "VLSTRESS_MODEL_CONFIGS": str(folder), "PATH": bin_dir + os.pathsep + os.environ["PATH"], "PYTHONUNBUFFERED": "1"}
+    return {
+        **os.environ,
+        "VLSTRESS_MODEL_CONFIGS": str(folder),
+        "PATH": bin_dir + os.pathsep + os.environ["PATH"],
+        "PYTHONUNBUFFERED": "1",
+    }
 
 
 def vlstress(*args: str, cwd: Path, env: dict, check: bool = True) -> subprocess.CompletedProcess:
-    result = subprocess.run([sys.executable, "-m", "vlstress", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "vlstress", *args], cwd=cwd, env=env, capture_output=True, text=True
+    )
     if check and result.returncode != 0:
-        raise AssertionError(f"vlstress {' '.join(args)} failed ({result.returncode}):\n{result.stderr[-3000:]}")
+        raise AssertionError(
+            f"vlstress {' '.join(args)} failed ({result.returncode}):\n{result.stderr[-3000:]}"
+        )
     return result
 
 
@@ -130,29 +245,81 @@ def inputs(tmp_path_factory, cli_env) -> Path:
         path = photo(root / "train" / f"{i}.png", colour, i)
         captions = [f"a {name} square", f"a {name} box on grey"]
         train.append({**entry(path, f"{i}.png", captions), "image_id": str(i)})
-        variants.append({"image": f"{i}.png", "caption": [*captions, "a purple square", f"a {name} cat on grey"]})
+        variants.append(
+            {
+                "image": f"{i}.png",
+                "caption": [*captions, "a purple square", f"a {name} cat on grey"],
+            }
+        )
     (root / "train.json").write_text(json.dumps({"dataset": "train", "images": train}))
     (root / "train_captions.json").write_text(json.dumps(variants))
     test = [entry(photo(root / "test/t.png", (5, 5, 5), 99), "t.png", ["a black square"])]
     (root / "test.json").write_text(json.dumps({"dataset": "test", "images": test}))
-    vlstress("model-card", "--model", "tiny", "--arch", "vlstress-tiny", "--pretrained", "None", "--out", "card.json", cwd=root, env=cli_env)
+    vlstress(
+        "model-card",
+        "--model",
+        "tiny",
+        "--arch",
+        "vlstress-tiny",
+        "--pretrained",
+        "None",
+        "--out",
+        "card.json",
+        cwd=root,
+        env=cli_env,
+    )
     return root
 
 
 def finetune_args(out: str, steps: int, *extra: str) -> list[str]:
-    return ["finetune", "--train", "train.json", "--train-captions", "train_captions.json", "--test", "test.json", "--model-card", "card.json",
-            "--device", "cpu", "--threads", "1", "--variant", "sc_vc", "--steps", str(steps), "--train-batch-size", "8", "--lr", "1e-3",
-            "--warmup", "2", "--checkpoint-every", "5", "--out", f"{out}/model.safetensors", "--out-log", f"{out}/log.csv", *extra]  # fmt: skip
+    return [
+        "finetune",
+        "--train",
+        "train.json",
+        "--train-captions",
+        "train_captions.json",
+        "--test",
+        "test.json",
+        "--model-card",
+        "card.json",
+        "--device",
+        "cpu",
+        "--threads",
+        "1",
+        "--variant",
+        "sc_vc",
+        "--steps",
+        str(steps),
+        "--train-batch-size",
+        "8",
+        "--lr",
+        "1e-3",
+        "--warmup",
+        "2",
+        "--checkpoint-every",
+        "5",
+        "--out",
+        f"{out}/model.safetensors",
+        "--out-log",
+        f"{out}/log.csv",
+        *extra,
+    ]
 
 
 def test_finetune_refuses_a_training_set_holding_a_test_image(inputs, cli_env, tmp_path):
     leaky = json.loads((inputs / "train.json").read_text())
-    leaky["images"].append({**leaky["images"][0], "path": str(inputs / "test/t.png"), "image": "t2.png"})
+    leaky["images"].append(
+        {**leaky["images"][0], "path": str(inputs / "test/t.png"), "image": "t2.png"}
+    )
     (inputs / "leaky.json").write_text(json.dumps(leaky))
     args = finetune_args(str(tmp_path / "out"), 2)
     args[args.index("train.json")] = "leaky.json"
     result = vlstress(*args, cwd=inputs, env=cli_env, check=False)
-    assert result.returncode == 2 and "is a test image" in result.stderr and "Traceback" not in result.stderr
+    assert (
+        result.returncode == 2
+        and "is a test image" in result.stderr
+        and "Traceback" not in result.stderr
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -161,33 +328,53 @@ def test_a_killed_finetune_resumes_to_the_uninterrupted_weights(inputs, cli_env)
     steps = 200
     vlstress(*finetune_args("straight", steps), cwd=inputs, env=cli_env)
     sidecar = json.loads((inputs / "straight/model.safetensors.json").read_text())
-    assert sidecar["training"]["samples"] == 24 and sidecar["final"]["step"] == steps and sidecar["base"]["slug"] == "tiny"
-    assert not (inputs / "straight/model.safetensors.resume").exists()  # removed once the weights are written
+    assert (
+        sidecar["training"]["samples"] == 24
+        and sidecar["final"]["step"] == steps
+        and sidecar["base"]["slug"] == "tiny"
+    )
+    assert not (
+        inputs / "straight/model.safetensors.resume"
+    ).exists()  # removed once the weights are written
     resume = inputs / "killed/model.safetensors.resume"
-    run = subprocess.Popen([sys.executable, "-m", "vlstress", *finetune_args("killed", steps)], cwd=inputs, env=cli_env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    run = subprocess.Popen(
+        [sys.executable, "-m", "vlstress", *finetune_args("killed", steps)],
+        cwd=inputs,
+        env=cli_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     end = time.monotonic() + 120
     while not resume.exists() and run.poll() is None and time.monotonic() < end:
         time.sleep(0.01)
     os.killpg(run.pid, signal.SIGKILL)
     run.wait()
-    assert resume.exists() and not (inputs / "killed/model.safetensors").exists(), "killed before its first checkpoint or after the end"
+    assert resume.exists() and not (inputs / "killed/model.safetensors").exists(), (
+        "killed before its first checkpoint or after the end"
+    )
     again = vlstress(*finetune_args("killed", steps), cwd=inputs, env=cli_env)
     assert "resumed from" in again.stderr
-    assert (inputs / "killed/model.safetensors").read_bytes() == (inputs / "straight/model.safetensors").read_bytes()
+    assert (inputs / "killed/model.safetensors").read_bytes() == (
+        inputs / "straight/model.safetensors"
+    ).read_bytes()
     assert (inputs / "killed/log.csv").read_text() == (inputs / "straight/log.csv").read_text()
 
 
 @pytest.mark.slow
 def test_data_parallel_processes_under_torchrun(inputs, cli_env):
-    vlstress(*finetune_args("ddp", 4, "--processes", "2", "--accumulate", "2"), cwd=inputs, env=cli_env)
+    vlstress(
+        *finetune_args("ddp", 4, "--processes", "2", "--accumulate", "2"), cwd=inputs, env=cli_env
+    )
     log = pd.read_csv(inputs / "ddp/log.csv")
     assert list(log["step"]) == [1, 2, 3, 4] and np.isfinite(log["total"]).all()
     sidecar = json.loads((inputs / "ddp/model.safetensors.json").read_text())
     assert sidecar["training"]["nproc"] == 2
     from safetensors.torch import load_file
 
-    assert all(np.isfinite(t.numpy()).all() for t in load_file(inputs / "ddp/model.safetensors").values())
+    assert all(
+        np.isfinite(t.numpy()).all() for t in load_file(inputs / "ddp/model.safetensors").values()
+    )
 
 
 # ------------------------------------------------------------------ Karpathy train split, fetched
@@ -202,43 +389,102 @@ def test_karpathy_train_is_fetched_grouped_and_split_from_the_test_photos(tmp_pa
     from vlstress import cli
 
     www = tmp_path / "www"
-    photos = {"train2014/COCO_train2014_000000000009.jpg": 9, "val2014/COCO_val2014_000000022192.jpg": 22192,
-              "train2014/COCO_train2014_000000000025.jpg": 25}  # fmt: skip
+    photos = {
+        "train2014/COCO_train2014_000000000009.jpg": 9,
+        "val2014/COCO_val2014_000000022192.jpg": 22192,
+        "train2014/COCO_train2014_000000000025.jpg": 25,
+    }
     listing = []
     for image, seed in photos.items():
         photo(www / image, (seed % 255, 10, 10), seed).rename(www / image)
-        listing += [{"image": image, "caption": f"photo {seed} caption {k}", "image_id": f"coco_{seed}"} for k in range(2)]
+        listing += [
+            {"image": image, "caption": f"photo {seed} caption {k}", "image_id": f"coco_{seed}"}
+            for k in range(2)
+        ]
     (www / "coco_karpathy_train.json").write_text(json.dumps(listing))
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(www)))
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(www))
+    )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setenv("no_proxy", "127.0.0.1")
     url = f"http://127.0.0.1:{server.server_port}"
     try:
         raw = tmp_path / "raw"
-        argv = ["download", "--dataset", "coco-train", "--kind", "karpathy-train", "--out", str(raw), "--karpathy-url",
-                f"{url}/coco_karpathy_train.json", "--coco-url", url, "--cache-dir", str(tmp_path / "cache"), "--retries", "1"]  # fmt: skip
+        argv = [
+            "download",
+            "--dataset",
+            "coco-train",
+            "--kind",
+            "karpathy-train",
+            "--out",
+            str(raw),
+            "--karpathy-url",
+            f"{url}/coco_karpathy_train.json",
+            "--coco-url",
+            url,
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--retries",
+            "1",
+        ]
         assert cli.main(argv) == 0
     finally:
         server.shutdown()
         server.server_close()
     grouped = json.loads((raw / "captions.json").read_text())
-    assert [e["image"] for e in grouped] == list(photos) and all(len(e["caption"]) == 2 for e in grouped)
-    assert sorted(p.name for p in (raw / "images").iterdir()) == sorted(Path(i).name for i in photos)
+    assert [e["image"] for e in grouped] == list(photos) and all(
+        len(e["caption"]) == 2 for e in grouped
+    )
+    assert sorted(p.name for p in (raw / "images").iterdir()) == sorted(
+        Path(i).name for i in photos
+    )
     source = json.loads((raw / "download.json").read_text())["source"]["karpathy_train"]
-    assert source["pinned"] is False and source["sha256"] == hashlib_sha256(www / "coco_karpathy_train.json")
-    assert cli.main(["prepare", "--dataset", "coco-train", "--raw", str(raw), "--out", str(tmp_path / "train.json")]) == 0
+    assert source["pinned"] is False and source["sha256"] == hashlib_sha256(
+        www / "coco_karpathy_train.json"
+    )
+    assert (
+        cli.main(
+            [
+                "prepare",
+                "--dataset",
+                "coco-train",
+                "--raw",
+                str(raw),
+                "--out",
+                str(tmp_path / "train.json"),
+            ]
+        )
+        == 0
+    )
     test_photo = tmp_path / "test" / "000000022192.jpg"  # the same COCO photo in the 2017 naming
     test_photo.parent.mkdir()
     shutil.copyfile(www / "val2014/COCO_val2014_000000022192.jpg", test_photo)
-    (tmp_path / "test.json").write_text(json.dumps({"images": [entry(test_photo, test_photo.name, ["a test caption"])]}))
-    assert cli.main(["train-split", "--train", str(tmp_path / "train.json"), "--test", str(tmp_path / "test.json"), "--out", str(tmp_path / "split.json")]) == 0
+    (tmp_path / "test.json").write_text(
+        json.dumps({"images": [entry(test_photo, test_photo.name, ["a test caption"])]})
+    )
+    assert (
+        cli.main(
+            [
+                "train-split",
+                "--train",
+                str(tmp_path / "train.json"),
+                "--test",
+                str(tmp_path / "test.json"),
+                "--out",
+                str(tmp_path / "split.json"),
+            ]
+        )
+        == 0
+    )
     split = json.loads((tmp_path / "split.json").read_text())
-    assert [e["image"] for e in split["images"]] == [i for i in photos if "22192" not in i] and split["split"]["test_images_removed"] == 1
+    assert [e["image"] for e in split["images"]] == [
+        i for i in photos if "22192" not in i
+    ] and split["split"]["test_images_removed"] == 1
 
 
 def hashlib_sha256(path: Path) -> str:

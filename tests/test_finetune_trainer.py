@@ -15,7 +15,12 @@ from vlstress.suites.finetune.data import Sample, TrainingPairs
 from vlstress.suites.finetune.trainer import TrainConfig, lr_factor, train
 from vlstress.suites.rococo_image.variants import make_plan
 
-COLOURS = {"red": (220, 30, 30), "green": (30, 200, 40), "blue": (30, 40, 220), "yellow": (230, 220, 30)}
+COLOURS = {
+    "red": (220, 30, 30),
+    "green": (30, 200, 40),
+    "blue": (30, 40, 220),
+    "yellow": (230, 220, 30),
+}
 SHAPES = ("square", "stripe", "dot")
 # the altered captions name colours no image has: only SC ever sees them (as an in-batch caption
 # they would be pushed away by the CLIP loss alone)
@@ -44,7 +49,9 @@ def setup(tmp_path_factory, tiny_arch):
         path = folder / f"{i}.png"
         draw(path, COLOURS[colour], shape, i)
         paths.append(str(path))
-        samples.append(Sample(i, f"a {colour} {shape}", f"a {UNSEEN[colour]} {shape}"))  # one word replaced
+        samples.append(
+            Sample(i, f"a {colour} {shape}", f"a {UNSEEN[colour]} {shape}")
+        )  # one word replaced
     _, _, preprocess = open_clip.create_model_and_transforms(tiny_arch)
     tokenizer = open_clip.get_tokenizer(tiny_arch)
     plan = make_plan(len(paths), "mix", 0.5, seed=1)
@@ -61,7 +68,9 @@ def fresh_model(arch: str):
 def run(setup, steps: int = 30, **overrides):
     arch, pairs = setup
     model = fresh_model(arch)
-    config = TrainConfig(**{"steps": steps, "batch_size": 6, "lr": 1e-3, "warmup": 2, "seed": 0, **overrides})
+    config = TrainConfig(
+        **{"steps": steps, "batch_size": 6, "lr": 1e-3, "warmup": 2, "seed": 0, **overrides}
+    )
     return model, train(model, pairs, config, device="cpu", progress=False)
 
 
@@ -89,12 +98,16 @@ def test_each_loss_widens_its_margin_more_than_training_without_it(setup, weight
 def test_a_stopped_run_resumes_to_the_uninterrupted_weights(setup, tmp_path):
     torch.set_num_threads(1)
     arch, pairs = setup
-    config = TrainConfig(steps=8, batch_size=6, lr=1e-3, warmup=2, accumulate=2, checkpoint_every=3, seed=0)
+    config = TrainConfig(
+        steps=8, batch_size=6, lr=1e-3, warmup=2, accumulate=2, checkpoint_every=3, seed=0
+    )
     reference = fresh_model(arch)
     reference_log = train(reference, pairs, config, device="cpu", progress=False)
     resume = tmp_path / "resume.pt"
     model = fresh_model(arch)
-    train(model, pairs, config, device="cpu", resume_path=resume, progress=False, stop_after=5)  # "killed" after step 5
+    train(
+        model, pairs, config, device="cpu", resume_path=resume, progress=False, stop_after=5
+    )  # "killed" after step 5
     assert resume.is_file()  # the last checkpoint: step 3
     again = fresh_model(arch)  # a new process starts from the base weights and finds the checkpoint
     log = train(again, pairs, config, device="cpu", resume_path=resume, progress=False)
@@ -102,7 +115,18 @@ def test_a_stopped_run_resumes_to_the_uninterrupted_weights(setup, tmp_path):
     for (name, a), b in zip(reference.state_dict().items(), again.state_dict().values()):
         assert torch.equal(a, b), name
     other = TrainConfig(**{**config.__dict__, "lr": 2e-3})
-    assert train(fresh_model(arch), pairs, other, device="cpu", resume_path=resume, progress=False, stop_after=1)[0]["step"] == 1
+    assert (
+        train(
+            fresh_model(arch),
+            pairs,
+            other,
+            device="cpu",
+            resume_path=resume,
+            progress=False,
+            stop_after=1,
+        )[0]["step"]
+        == 1
+    )
 
 
 def test_schedule_and_settings():

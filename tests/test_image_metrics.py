@@ -17,7 +17,9 @@ from vlstress.retrieval_metrics import stress_recalls
 
 def t2i_image_stress(image_emb, variant_emb, text_emb, caption_image, **kwargs):
     """The image stress-test: captions query originals + mixed images; ground truth = own original."""
-    return stress_recalls(text_emb, image_emb, [[int(i)] for i in caption_image], variant_emb, prefix="t2i", **kwargs)
+    return stress_recalls(
+        text_emb, image_emb, [[int(i)] for i in caption_image], variant_emb, prefix="t2i", **kwargs
+    )
 
 
 # 3 images (unit vectors), their mixed versions, 4 captions (caption 3 belongs to image 0).
@@ -50,7 +52,11 @@ def test_known_answers():
 
 def test_chunk_size_does_not_change_the_numbers():
     rng = np.random.default_rng(0)
-    images, mixed, texts = rng.normal(size=(20, 8)), rng.normal(size=(20, 8)), rng.normal(size=(100, 8))
+    images, mixed, texts = (
+        rng.normal(size=(20, 8)),
+        rng.normal(size=(20, 8)),
+        rng.normal(size=(100, 8)),
+    )
     caption_image = np.repeat(np.arange(20), 5)
     a = t2i_image_stress(images, mixed, texts, caption_image, chunk_size=1)
     b = t2i_image_stress(images, mixed, texts, caption_image, chunk_size=1000)
@@ -104,15 +110,40 @@ def test_ties_between_an_original_and_a_mixed_image():
     texts = np.array([[1.0, 0.0], [1.0, 1.0]], dtype=np.float32)
     optimistic = t2i_image_stress(images, mixed, texts, [0, 1], ks=(1,))
     pessimistic = t2i_image_stress(images, mixed, texts, [0, 1], ks=(1,), ties="pessimistic")
-    assert optimistic == {"t2i_R@1": 100.0, "t2i_R@1_original": 100.0, "t2i_false_R@1": 0.0, "t2i_drop_rate": 0.0}
+    assert optimistic == {
+        "t2i_R@1": 100.0,
+        "t2i_R@1_original": 100.0,
+        "t2i_false_R@1": 0.0,
+        "t2i_drop_rate": 0.0,
+    }
     # pessimistic: both miss; caption 0's top-1 is mix0 (false), caption 1's is img0 (an original: a miss, not false)
-    assert pessimistic == {"t2i_R@1": 0.0, "t2i_R@1_original": 50.0, "t2i_false_R@1": 50.0, "t2i_drop_rate": 100.0}
+    assert pessimistic == {
+        "t2i_R@1": 0.0,
+        "t2i_R@1_original": 50.0,
+        "t2i_false_R@1": 50.0,
+        "t2i_drop_rate": 100.0,
+    }
 
 
 # --- the evaluate-image command --------------------------------------------------------------
 
-MODEL = {"slug": "toy", "arch": "toy-arch", "pretrained": None, "weights": "random-init", "weights_label": "random-init (seed 0)", "seed": 0}
-VARIANT = {"method": "patch", "lam": 0.9, "lam_text": "0.9", "seed": 10, "mode": "faithful", "name": "patch_lam0.9_seed10", "evaluation": "image-patch-lam0.9-seed10"}
+MODEL = {
+    "slug": "toy",
+    "arch": "toy-arch",
+    "pretrained": None,
+    "weights": "random-init",
+    "weights_label": "random-init (seed 0)",
+    "seed": 0,
+}
+VARIANT = {
+    "method": "patch",
+    "lam": 0.9,
+    "lam_text": "0.9",
+    "seed": 10,
+    "mode": "faithful",
+    "name": "patch_lam0.9_seed10",
+    "evaluation": "image-patch-lam0.9-seed10",
+}
 
 
 def write_emb(path: Path, array: np.ndarray, **extra) -> None:
@@ -133,7 +164,9 @@ def toy(tmp_path: Path) -> dict[str, Path]:
     manifest.write_text(json.dumps({"dataset": "toy", "images": entries, "provenance": {}}))
     variant = tmp_path / "variant"
     variant.mkdir()
-    (variant / "manifest.json").write_text(json.dumps({"dataset": "toy", "variant": VARIANT, "images": entries, "provenance": {}}))
+    (variant / "manifest.json").write_text(
+        json.dumps({"dataset": "toy", "variant": VARIANT, "images": entries, "provenance": {}})
+    )
     texts = TEXTS[[0, 3, 1, 2]]  # manifest order: captions of a (c0, c3), b (c1), c (c2)
     write_emb(tmp_path / "images.npy", IMAGES)
     write_emb(tmp_path / "texts.npy", texts)
@@ -162,7 +195,9 @@ def test_evaluate_image_writes_the_metric_record(toy):
     code, out = evaluate(toy)
     assert code == 0
     record = json.loads(out.read_text())
-    assert list(record) == sorted(["schema", "task", "model", "dataset", "condition", "metrics", "provenance"])
+    assert list(record) == sorted(
+        ["schema", "task", "model", "dataset", "condition", "metrics", "provenance"]
+    )
     assert record["schema"] == "vlstress.record/1" and record["task"] == "image-stress"
     assert record["model"] == {"slug": "toy", "arch": "toy-arch", "weights": "random-init (seed 0)"}
     assert record["dataset"] == {"name": "toy", "n_images": 3, "n_captions": 4}
@@ -171,7 +206,11 @@ def test_evaluate_image_writes_the_metric_record(toy):
     for key, value in KNOWN.items():
         assert record["metrics"][key] == pytest.approx(value), key
     params = record["provenance"]["params"]
-    assert record["provenance"]["step"] == "evaluate-image" and params["variant"]["mode"] == "faithful" and params["ties"] == "optimistic"
+    assert (
+        record["provenance"]["step"] == "evaluate-image"
+        and params["variant"]["mode"] == "faithful"
+        and params["ties"] == "optimistic"
+    )
     assert read_record(out).condition == record["condition"]  # valid against the record schema
 
 

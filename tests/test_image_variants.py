@@ -12,11 +12,12 @@ import pytest
 import torch
 from PIL import Image
 
-from conftest import embed_set
 from vlstress import cli
 from vlstress.caption_data.manifest import load_manifest
 from vlstress.errors import VlstressError
 from vlstress.suites.rococo_image import variants
+
+from conftest import embed_set
 
 
 @pytest.fixture()
@@ -31,7 +32,14 @@ def dataset(tmp_path: Path) -> Path:
             Image.fromarray(rng.integers(0, 256, (h, w), dtype=np.uint8), mode="L").save(path)
         else:
             Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8)).save(path)
-        entries.append({"image": f"img{i}.png", "path": str(path), "image_id": str(i), "caption": [f"photo {i}", f"picture {i}"]})
+        entries.append(
+            {
+                "image": f"img{i}.png",
+                "path": str(path),
+                "image_id": str(i),
+                "caption": [f"photo {i}", f"picture {i}"],
+            }
+        )
     manifest = tmp_path / "manifest.json"
     manifest.write_text(json.dumps({"dataset": "synthetic", "images": entries, "provenance": {}}))
     return manifest
@@ -64,7 +72,12 @@ def test_boxes_cover_one_minus_lam_inside_the_image(lam):
     boxes = variants.box_fractions(200, lam, np.random.default_rng(3))
     top, left, h, w = boxes.T
     assert np.allclose(h * w, 1 - lam)
-    assert np.all(top >= 0) and np.all(left >= 0) and np.all(top + h <= 1 + 1e-12) and np.all(left + w <= 1 + 1e-12)
+    assert (
+        np.all(top >= 0)
+        and np.all(left >= 0)
+        and np.all(top + h <= 1 + 1e-12)
+        and np.all(left + w <= 1 + 1e-12)
+    )
     for box in boxes[:20]:
         y, x, bh, bw = variants.pixel_box(box, 384, 384)
         assert 0 <= y and y + bh <= 384 and 0 <= x and x + bw <= 384
@@ -98,7 +111,12 @@ def test_patch_known_answer():
     assert torch.equal(out, expected)
     assert torch.equal(x, torch.zeros(3, 10, 10)), "the input image is left untouched"
     # a box of side sqrt(1 - lam) covers 1 - lam of the pixels
-    out = variants.patch(torch.zeros(3, 100, 100), torch.ones(3, 100, 100), 0.9, variants.box_fractions(1, 0.9, np.random.default_rng(0))[0])
+    out = variants.patch(
+        torch.zeros(3, 100, 100),
+        torch.ones(3, 100, 100),
+        0.9,
+        variants.box_fractions(1, 0.9, np.random.default_rng(0))[0],
+    )
     assert abs(out[0].mean().item() - 0.1) < 0.01
 
 
@@ -112,14 +130,18 @@ def test_lam_one_keeps_the_original_in_both_methods():
 # --- faithful mode ---------------------------------------------------------------------------
 
 
-def official_mixed_jpeg(image_path: str, partner_path: str, lam: float, out: Path, box=None) -> bytes:
+def official_mixed_jpeg(
+    image_path: str, partner_path: str, lam: float, out: Path, box=None
+) -> bytes:
     """The official mix_images.py procedure for one pair: torchvision Resize((384, 384), bicubic),
     ToTensor, blend (or paste the box), torchvision.utils.save_image to a .jpg."""
     import torchvision.transforms as T
     from torchvision.transforms.functional import InterpolationMode
     from torchvision.utils import save_image
 
-    transform = T.Compose([T.Resize((384, 384), interpolation=InterpolationMode.BICUBIC), T.ToTensor()])
+    transform = T.Compose(
+        [T.Resize((384, 384), interpolation=InterpolationMode.BICUBIC), T.ToTensor()]
+    )
     x = transform(Image.open(image_path).convert("RGB"))
     p = transform(Image.open(partner_path).convert("RGB"))
     if box is None:
@@ -135,7 +157,22 @@ def official_mixed_jpeg(image_path: str, partner_path: str, lam: float, out: Pat
 @pytest.mark.parametrize("method", ["mix", "patch"])
 def test_faithful_files_match_the_official_procedure(dataset, tmp_path, method):
     out = tmp_path / "variant"
-    assert run("image-variants", "--manifest", dataset, "--method", method, "--lam", "0.9", "--seed", "1", "--out", out) == 0
+    assert (
+        run(
+            "image-variants",
+            "--manifest",
+            dataset,
+            "--method",
+            method,
+            "--lam",
+            "0.9",
+            "--seed",
+            "1",
+            "--out",
+            out,
+        )
+        == 0
+    )
     manifest = load_manifest(out / "manifest.json")
     source = load_manifest(dataset)["images"]
     assert manifest["variant"]["evaluation"] == f"image-{method}-lam0.9-seed1"
@@ -144,7 +181,9 @@ def test_faithful_files_match_the_official_procedure(dataset, tmp_path, method):
         assert partner != i and entry["partner"] == source[partner]["image"]
         assert entry["caption"] == source[i]["caption"]
         box = None if entry["box"] is None else variants.pixel_box(entry["box"], 384, 384)
-        expected = official_mixed_jpeg(source[i]["path"], source[partner]["path"], 0.9, tmp_path / f"ref{i}.jpg", box)
+        expected = official_mixed_jpeg(
+            source[i]["path"], source[partner]["path"], 0.9, tmp_path / f"ref{i}.jpg", box
+        )
         assert Path(entry["path"]).read_bytes() == expected, entry["image"]
         with Image.open(entry["path"]) as img:
             assert img.size == (384, 384) and img.format == "JPEG"
@@ -153,7 +192,22 @@ def test_faithful_files_match_the_official_procedure(dataset, tmp_path, method):
 def test_faithful_output_is_byte_identical_across_runs(dataset, tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     for out in (a, b):
-        assert run("image-variants", "--manifest", dataset, "--method", "patch", "--lam", "0.5", "--seed", "10", "--out", out) == 0
+        assert (
+            run(
+                "image-variants",
+                "--manifest",
+                dataset,
+                "--method",
+                "patch",
+                "--lam",
+                "0.5",
+                "--seed",
+                "10",
+                "--out",
+                out,
+            )
+            == 0
+        )
     files_a = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
     files_b = sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
     assert files_a == files_b and len(files_a) == 6
@@ -164,15 +218,50 @@ def test_faithful_output_is_byte_identical_across_runs(dataset, tmp_path):
         else:
             assert (a / rel).read_bytes() == (b / rel).read_bytes()
     c = tmp_path / "c"
-    assert run("image-variants", "--manifest", dataset, "--method", "patch", "--lam", "0.5", "--seed", "100", "--out", c) == 0
+    assert (
+        run(
+            "image-variants",
+            "--manifest",
+            dataset,
+            "--method",
+            "patch",
+            "--lam",
+            "0.5",
+            "--seed",
+            "100",
+            "--out",
+            c,
+        )
+        == 0
+    )
     assert (c / "images" / "img0.jpg").read_bytes() != (a / "images" / "img0.jpg").read_bytes()
 
 
 def test_faithful_manifest_is_embeddable_as_plain_images(dataset, tmp_path, tiny_arch):
     out = tmp_path / "variant"
-    assert run("image-variants", "--manifest", dataset, "--method", "mix", "--lam", "0.9", "--seed", "1", "--out", out) == 0
+    assert (
+        run(
+            "image-variants",
+            "--manifest",
+            dataset,
+            "--method",
+            "mix",
+            "--lam",
+            "0.9",
+            "--seed",
+            "1",
+            "--out",
+            out,
+        )
+        == 0
+    )
     emb = tmp_path / "emb.npy"
-    embed_set("images", out / "manifest.json", ["--model", "t", "--arch", tiny_arch, "--pretrained", "None", "--device", "cpu"], emb)
+    embed_set(
+        "images",
+        out / "manifest.json",
+        ["--model", "t", "--arch", tiny_arch, "--pretrained", "None", "--device", "cpu"],
+        emb,
+    )
     assert np.load(emb).shape == (5, 32)
 
 
@@ -186,19 +275,58 @@ def model_flags(arch: str) -> list[str]:
 
 def embed_originals(dataset: Path, tmp_path: Path, arch: str) -> Path:
     ref = tmp_path / "emb" / "images.npy"
-    embed_set("images", dataset, ["--model", "t", "--arch", arch, "--pretrained", "None", "--seed", "3", "--device", "cpu", "--batch-size", "2"], ref)
+    embed_set(
+        "images",
+        dataset,
+        [
+            "--model",
+            "t",
+            "--arch",
+            arch,
+            "--pretrained",
+            "None",
+            "--seed",
+            "3",
+            "--device",
+            "cpu",
+            "--batch-size",
+            "2",
+        ],
+        ref,
+    )
     return ref
 
 
 def test_clean_mode_lam_one_reproduces_the_original_embeddings(dataset, tmp_path, tiny_arch):
     ref = embed_originals(dataset, tmp_path, tiny_arch)
     out = tmp_path / "clean"
-    assert run("image-variants", "--manifest", dataset, "--method", "mix", "--lam", "1.0", "--seed", "1", "--mode", "clean", "--out", out) == 0
+    assert (
+        run(
+            "image-variants",
+            "--manifest",
+            dataset,
+            "--method",
+            "mix",
+            "--lam",
+            "1.0",
+            "--seed",
+            "1",
+            "--mode",
+            "clean",
+            "--out",
+            out,
+        )
+        == 0
+    )
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["variant"]["mode"] == "clean" and not (out / "images").exists()
-    assert all("path" not in e for e in manifest["images"]), "clean variants cannot be embedded as plain images by mistake"
+    assert all("path" not in e for e in manifest["images"]), (
+        "clean variants cannot be embedded as plain images by mistake"
+    )
     emb = tmp_path / "clean.npy"
-    embed_set("variant", out, [*model_flags(tiny_arch), "--device", "cpu", "--batch-size", "2"], emb)
+    embed_set(
+        "variant", out, [*model_flags(tiny_arch), "--device", "cpu", "--batch-size", "2"], emb
+    )
     # lam = 1 gives the very input tensors of `ref`, in the same batches of 2: the same computation, so bit-equal
     assert np.array_equal(np.load(emb), np.load(ref))
     meta = json.loads((tmp_path / "clean.npy.json").read_text())
@@ -214,14 +342,34 @@ def test_clean_mode_mixes_the_preprocessed_tensors(dataset, tmp_path, tiny_arch)
 
     ref = embed_originals(dataset, tmp_path, tiny_arch)
     out = tmp_path / "clean"
-    assert run("image-variants", "--manifest", dataset, "--method", "mix", "--lam", "0.6", "--seed", "10", "--mode", "clean", "--out", out) == 0
+    assert (
+        run(
+            "image-variants",
+            "--manifest",
+            dataset,
+            "--method",
+            "mix",
+            "--lam",
+            "0.6",
+            "--seed",
+            "10",
+            "--mode",
+            "clean",
+            "--out",
+            out,
+        )
+        == 0
+    )
     emb = tmp_path / "clean.npy"
     embed_set("variant", out, [*model_flags(tiny_arch), "--device", "cpu"], emb)
     model, preprocess, _ = models.load(models.ModelSpec("t", tiny_arch, None, seed=3), "cpu")
     entries = json.loads((out / "manifest.json").read_text())["images"]
     by_hand = encode_images(
         model,
-        lambda i: 0.6 * preprocess(load_rgb(entries[i]["source_path"])) + 0.4 * preprocess(load_rgb(entries[entries[i]["partner_index"]]["source_path"])),
+        lambda i: (
+            0.6 * preprocess(load_rgb(entries[i]["source_path"]))
+            + 0.4 * preprocess(load_rgb(entries[entries[i]["partner_index"]]["source_path"]))
+        ),
         list(range(5)),
         batch_size=64,
         device="cpu",
@@ -234,11 +382,46 @@ def test_clean_mode_mixes_the_preprocessed_tensors(dataset, tmp_path, tiny_arch)
 def test_faithful_variant_embedding_uses_the_reference_model(dataset, tmp_path, tiny_arch):
     ref = embed_originals(dataset, tmp_path, tiny_arch)
     out = tmp_path / "faithful"
-    assert run("image-variants", "--manifest", dataset, "--method", "patch", "--lam", "0.9", "--seed", "1", "--out", out) == 0
+    assert (
+        run(
+            "image-variants",
+            "--manifest",
+            dataset,
+            "--method",
+            "patch",
+            "--lam",
+            "0.9",
+            "--seed",
+            "1",
+            "--out",
+            out,
+        )
+        == 0
+    )
     emb = tmp_path / "v.npy"
-    embed_set("variant", out, [*model_flags(tiny_arch), "--device", "cpu", "--batch-size", "64"], emb)
+    embed_set(
+        "variant", out, [*model_flags(tiny_arch), "--device", "cpu", "--batch-size", "64"], emb
+    )
     direct = tmp_path / "direct.npy"
-    embed_set("images", out / "manifest.json", ["--model", "t", "--arch", tiny_arch, "--pretrained", "None", "--seed", "3", "--device", "cpu", "--batch-size", "64"], direct)
+    embed_set(
+        "images",
+        out / "manifest.json",
+        [
+            "--model",
+            "t",
+            "--arch",
+            tiny_arch,
+            "--pretrained",
+            "None",
+            "--seed",
+            "3",
+            "--device",
+            "cpu",
+            "--batch-size",
+            "64",
+        ],
+        direct,
+    )
     # same files, same model, same batches: the same computation, so bit-equal on one machine
     assert np.array_equal(np.load(emb), np.load(direct))
 
@@ -256,7 +439,21 @@ def test_faithful_variant_embedding_uses_the_reference_model(dataset, tmp_path, 
 )
 def test_bad_flags_are_clear_errors(dataset, tmp_path, capsys, args, message):
     out = tmp_path / "v"
-    assert run("image-variants", "--manifest", dataset, "--method", "mix", "--seed", "1", "--out", out, *args) == 2
+    assert (
+        run(
+            "image-variants",
+            "--manifest",
+            dataset,
+            "--method",
+            "mix",
+            "--seed",
+            "1",
+            "--out",
+            out,
+            *args,
+        )
+        == 2
+    )
     assert message in capsys.readouterr().err
     assert not out.exists()
 
@@ -264,7 +461,22 @@ def test_bad_flags_are_clear_errors(dataset, tmp_path, capsys, args, message):
 def test_missing_image_names_the_file_and_leaves_nothing(dataset, tmp_path, capsys):
     Path(load_manifest(dataset)["images"][2]["path"]).unlink()
     out = tmp_path / "v"
-    assert run("image-variants", "--manifest", dataset, "--method", "mix", "--lam", "0.9", "--seed", "1", "--out", out) == 2
+    assert (
+        run(
+            "image-variants",
+            "--manifest",
+            dataset,
+            "--method",
+            "mix",
+            "--lam",
+            "0.9",
+            "--seed",
+            "1",
+            "--out",
+            out,
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "image not found" in err and "img2.png" in err
     assert not out.exists() and not any(p.name.startswith(".v.") for p in tmp_path.iterdir())
@@ -285,15 +497,39 @@ def test_names():
 def test_faithful_on_real_coco_photos_matches_the_official_procedure(shared_data, tmp_path):
     """Real COCO JPEGs (various sizes, some grayscale in COCO): same bytes as mix_images.py."""
     photos = sorted((shared_data / "coco-mini" / "images").glob("*.jpg"))[:4]
-    entries = [{"image": p.name, "path": str(p), "image_id": p.stem, "caption": ["a photo"]} for p in photos]
+    entries = [
+        {"image": p.name, "path": str(p), "image_id": p.stem, "caption": ["a photo"]}
+        for p in photos
+    ]
     manifest = tmp_path / "manifest.json"
     manifest.write_text(json.dumps({"dataset": "coco-mini", "images": entries, "provenance": {}}))
     for method in ("mix", "patch"):
         out = tmp_path / method
-        assert run("image-variants", "--manifest", manifest, "--method", method, "--lam", "0.9", "--seed", "100", "--out", out) == 0
+        assert (
+            run(
+                "image-variants",
+                "--manifest",
+                manifest,
+                "--method",
+                method,
+                "--lam",
+                "0.9",
+                "--seed",
+                "100",
+                "--out",
+                out,
+            )
+            == 0
+        )
         for i, entry in enumerate(load_manifest(out / "manifest.json")["images"]):
             box = None if entry["box"] is None else variants.pixel_box(entry["box"], 384, 384)
-            expected = official_mixed_jpeg(str(photos[i]), str(photos[entry["partner_index"]]), 0.9, tmp_path / f"{method}{i}.jpg", box)
+            expected = official_mixed_jpeg(
+                str(photos[i]),
+                str(photos[entry["partner_index"]]),
+                0.9,
+                tmp_path / f"{method}{i}.jpg",
+                box,
+            )
             assert Path(entry["path"]).read_bytes() == expected, entry["image"]
 
 
@@ -304,7 +540,10 @@ def test_faithful_on_real_coco_photos_matches_the_official_procedure(shared_data
 def demo_photos(tmp_path: Path) -> Path:
     """Three demo photos (scikit-image, offline) through `vlstress download` + `prepare`."""
     raw = tmp_path / "raw"
-    assert run("download", "--dataset", "demo", "--kind", "demo", "--max-images", "3", "--out", raw) == 0
+    assert (
+        run("download", "--dataset", "demo", "--kind", "demo", "--max-images", "3", "--out", raw)
+        == 0
+    )
     manifest = tmp_path / "manifest.json"
     assert run("prepare", "--dataset", "demo", "--raw", raw, "--out", manifest) == 0
     return manifest
@@ -316,7 +555,9 @@ def official_style_flipped_jpeg(image_path: str, out: Path) -> bytes:
     from torchvision.transforms.functional import InterpolationMode
     from torchvision.utils import save_image
 
-    transform = T.Compose([T.Resize((384, 384), interpolation=InterpolationMode.BICUBIC), T.ToTensor()])
+    transform = T.Compose(
+        [T.Resize((384, 384), interpolation=InterpolationMode.BICUBIC), T.ToTensor()]
+    )
     save_image(transform(Image.open(image_path).convert("RGB")).flip(-1), out)
     return out.read_bytes()
 
@@ -327,49 +568,137 @@ def test_flip_known_answer_and_registry_entry():
     assert np.array_equal(variants.flip(x.numpy()), x.numpy()[..., ::-1])
     plan = variants.make_plan(4, "flip", 0.3, 1)
     assert plan.box(0) is None and plan.partner(0) is None
-    assert torch.equal(variants.apply(plan, 0, x, None), x.flip(-1)), "flip needs no partner and ignores lam"
+    assert torch.equal(variants.apply(plan, 0, x, None), x.flip(-1)), (
+        "flip needs no partner and ignores lam"
+    )
 
 
 def test_flip_through_image_variants_embedding_and_evaluation(demo_photos, tmp_path, tiny_arch):
     source = load_manifest(demo_photos)["images"]
     out = tmp_path / "flip"
-    assert run("image-variants", "--manifest", demo_photos, "--method", "flip", "--lam", "0.9", "--seed", "1", "--out", out) == 0
+    assert (
+        run(
+            "image-variants",
+            "--manifest",
+            demo_photos,
+            "--method",
+            "flip",
+            "--lam",
+            "0.9",
+            "--seed",
+            "1",
+            "--out",
+            out,
+        )
+        == 0
+    )
     manifest = load_manifest(out / "manifest.json")
     assert manifest["variant"]["name"] == "flip_lam0.9_seed1"
     for i, entry in enumerate(manifest["images"]):
         assert entry["partner"] is None and entry["partner_index"] is None and entry["box"] is None
         assert entry["caption"] == source[i]["caption"]
         # the mirror of the original: the official-style file of the left-right flipped image, byte for byte
-        assert Path(entry["path"]).read_bytes() == official_style_flipped_jpeg(source[i]["path"], tmp_path / f"ref{i}.jpg")
+        assert Path(entry["path"]).read_bytes() == official_style_flipped_jpeg(
+            source[i]["path"], tmp_path / f"ref{i}.jpg"
+        )
         with Image.open(entry["path"]) as flipped, Image.open(source[i]["path"]) as original:
-            mirrored = np.asarray(original.convert("RGB").resize((384, 384), Image.BICUBIC).transpose(Image.FLIP_LEFT_RIGHT), dtype=float)
+            mirrored = np.asarray(
+                original.convert("RGB")
+                .resize((384, 384), Image.BICUBIC)
+                .transpose(Image.FLIP_LEFT_RIGHT),
+                dtype=float,
+            )
             got = np.asarray(flipped, dtype=float)
-            unflipped = np.asarray(original.convert("RGB").resize((384, 384), Image.BICUBIC), dtype=float)
-            assert np.abs(got - mirrored).mean() < 0.2 * np.abs(got - unflipped).mean()  # JPEG-close to the mirror only
+            unflipped = np.asarray(
+                original.convert("RGB").resize((384, 384), Image.BICUBIC), dtype=float
+            )
+            assert (
+                np.abs(got - mirrored).mean() < 0.2 * np.abs(got - unflipped).mean()
+            )  # JPEG-close to the mirror only
 
     ref = embed_originals(demo_photos, tmp_path, tiny_arch)
     texts = tmp_path / "emb" / "texts.npy"
-    embed_set("captions", demo_photos, ["--model", "t", "--arch", tiny_arch, "--pretrained", "None", "--seed", "3", "--device", "cpu"], texts)
+    embed_set(
+        "captions",
+        demo_photos,
+        [
+            "--model",
+            "t",
+            "--arch",
+            tiny_arch,
+            "--pretrained",
+            "None",
+            "--seed",
+            "3",
+            "--device",
+            "cpu",
+        ],
+        texts,
+    )
     emb = tmp_path / "emb" / "flip.npy"
-    embed_set("variant", out, [*model_flags(tiny_arch), "--device", "cpu", "--batch-size", "2"], emb)
+    embed_set(
+        "variant", out, [*model_flags(tiny_arch), "--device", "cpu", "--batch-size", "2"], emb
+    )
     assert np.load(emb).shape == np.load(ref).shape
     record_path = tmp_path / "metrics" / "image-flip.json"
-    argv = ["evaluate-image", "--manifest", demo_photos, "--image-emb", ref, "--text-emb", texts, "--variant", out, "--variant-emb", emb]
+    argv = [
+        "evaluate-image",
+        "--manifest",
+        demo_photos,
+        "--image-emb",
+        ref,
+        "--text-emb",
+        texts,
+        "--variant",
+        out,
+        "--variant-emb",
+        emb,
+    ]
     assert run(*argv, "--out", record_path) == 0
     record = json.loads(record_path.read_text())
-    assert record["task"] == "image-stress" and record["condition"] == {"perturbation": "flip", "lam": 0.9, "seed": 1}
+    assert record["task"] == "image-stress" and record["condition"] == {
+        "perturbation": "flip",
+        "lam": 0.9,
+        "seed": 1,
+    }
     assert record["dataset"] == {"name": "demo", "n_images": 3, "n_captions": 15}
-    assert set(record["metrics"]) == {"t2i_R@1", "t2i_R@5", "t2i_R@10", "t2i_R@1_original", "t2i_false_R@1", "t2i_drop_rate"}
+    assert set(record["metrics"]) == {
+        "t2i_R@1",
+        "t2i_R@5",
+        "t2i_R@10",
+        "t2i_R@1_original",
+        "t2i_false_R@1",
+        "t2i_drop_rate",
+    }
 
 
 def test_flip_clean_mode_flips_the_preprocessed_tensor(demo_photos, tmp_path):
     from vlstress.embedding.encoders import load_rgb
 
     out = tmp_path / "clean"
-    assert run("image-variants", "--manifest", demo_photos, "--method", "flip", "--lam", "1.0", "--seed", "1", "--mode", "clean", "--out", out) == 0
+    assert (
+        run(
+            "image-variants",
+            "--manifest",
+            demo_photos,
+            "--method",
+            "flip",
+            "--lam",
+            "1.0",
+            "--seed",
+            "1",
+            "--mode",
+            "clean",
+            "--out",
+            out,
+        )
+        == 0
+    )
     manifest = load_manifest(out / "manifest.json")
     plan = variants.plan_from_manifest(manifest)
-    preprocess = lambda image: torch.from_numpy(np.asarray(image.resize((16, 16)), dtype=np.float32)).permute(2, 0, 1)  # noqa: E731
+    preprocess = lambda image: torch.from_numpy(
+        np.asarray(image.resize((16, 16)), dtype=np.float32)
+    ).permute(2, 0, 1)  # noqa: E731
     mixer = variants.CleanMixer([e["source_path"] for e in manifest["images"]], plan, preprocess)
     for i, entry in enumerate(manifest["images"]):
         assert torch.equal(mixer(i), preprocess(load_rgb(entry["source_path"])).flip(-1))
@@ -381,18 +710,71 @@ def test_flip_clean_mode_flips_the_preprocessed_tensor(demo_photos, tmp_path):
 def test_corruption_perturbation_is_registered_seeded_and_faithful_only(dataset, tmp_path, capsys):
     from vlstress.suites.corruptions.imagenet_c import CORRUPTIONS
 
-    assert all(f"{name}_s{s}" in variants.PERTURBATIONS for name in CORRUPTIONS for s in range(1, 6))
+    assert all(
+        f"{name}_s{s}" in variants.PERTURBATIONS for name in CORRUPTIONS for s in range(1, 6)
+    )
     a, b, plain = tmp_path / "a", tmp_path / "b", tmp_path / "plain"
     for out in (a, b):
-        assert run("image-variants", "--manifest", dataset, "--method", "gaussian_noise_s3", "--lam", "1", "--seed", "1", "--out", out) == 0
-    assert run("image-variants", "--manifest", dataset, "--method", "flip", "--lam", "1", "--seed", "1", "--out", plain) == 0
+        assert (
+            run(
+                "image-variants",
+                "--manifest",
+                dataset,
+                "--method",
+                "gaussian_noise_s3",
+                "--lam",
+                "1",
+                "--seed",
+                "1",
+                "--out",
+                out,
+            )
+            == 0
+        )
+    assert (
+        run(
+            "image-variants",
+            "--manifest",
+            dataset,
+            "--method",
+            "flip",
+            "--lam",
+            "1",
+            "--seed",
+            "1",
+            "--out",
+            plain,
+        )
+        == 0
+    )
     entries = json.loads((a / "manifest.json").read_text())["images"]
     assert all(entry["partner"] is None and entry["box"] is None for entry in entries)
     for name in ("img0.jpg", "img2.jpg"):
         assert (a / "images" / name).read_bytes() == (b / "images" / name).read_bytes()  # seeded
-        with Image.open(a / "images" / name) as noisy, Image.open(plain / "images" / name) as flipped:
+        with (
+            Image.open(a / "images" / name) as noisy,
+            Image.open(plain / "images" / name) as flipped,
+        ):
             original = np.asarray(flipped)[:, ::-1].astype(float)
-            assert np.abs(np.asarray(noisy).astype(float) - original).mean() > 5  # severity-3 noise shows
-    assert run("image-variants", "--manifest", dataset, "--method", "fog_s3", "--lam", "1", "--seed", "1", "--mode", "clean",
-               "--out", tmp_path / "c") == 2  # fmt: skip
+            assert (
+                np.abs(np.asarray(noisy).astype(float) - original).mean() > 5
+            )  # severity-3 noise shows
+    assert (
+        run(
+            "image-variants",
+            "--manifest",
+            dataset,
+            "--method",
+            "fog_s3",
+            "--lam",
+            "1",
+            "--seed",
+            "1",
+            "--mode",
+            "clean",
+            "--out",
+            tmp_path / "c",
+        )
+        == 2
+    )
     assert "use --mode faithful" in capsys.readouterr().err and not (tmp_path / "c").exists()

@@ -23,7 +23,9 @@ COCO_MINI_TEST_IDS = (
 def test_pinned_checksums_are_those_of_the_released_files(shared_data):
     src = karpathy.sources()
     rococo = shared_data / "rococo"
-    pinned = {src["karpathy_test"]["file"]: src["karpathy_test"]} | {s["file"]: s for s in src["rococo"]["sets"].values()}
+    pinned = {src["karpathy_test"]["file"]: src["karpathy_test"]} | {
+        s["file"]: s for s in src["rococo"]["sets"].values()
+    }
     for name, spec in pinned.items():
         data = (rococo / name).read_bytes()
         assert hashlib.sha256(data).hexdigest() == spec["sha256"], name
@@ -35,9 +37,26 @@ def test_coco_mini_karpathy_offline(tmp_path, shared_data, monkeypatch):
     rococo = shared_data / "rococo"
     raw = tmp_path / "raw"
     argv = ["download", "--dataset", "coco-mini-karpathy", "--kind", "karpathy", "--out", str(raw)]
-    argv += ["--images", str(shared_data / "coco-mini" / "images"), "--image-ids", COCO_MINI_TEST_IDS]
-    argv += ["--karpathy-url", str(rococo / "coco_karpathy_test.json"), "--rococo-url", rococo.as_uri()]
-    argv += ["--coco-url", "http://127.0.0.1:9/never-used", "--cache-dir", str(tmp_path / "cache"), "--retries", "1"]
+    argv += [
+        "--images",
+        str(shared_data / "coco-mini" / "images"),
+        "--image-ids",
+        COCO_MINI_TEST_IDS,
+    ]
+    argv += [
+        "--karpathy-url",
+        str(rococo / "coco_karpathy_test.json"),
+        "--rococo-url",
+        rococo.as_uri(),
+    ]
+    argv += [
+        "--coco-url",
+        "http://127.0.0.1:9/never-used",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--retries",
+        "1",
+    ]
     assert cli.main(argv) == 0
 
     official = json.loads((rococo / "coco_karpathy_test.json").read_text())
@@ -49,13 +68,28 @@ def test_coco_mini_karpathy_offline(tmp_path, shared_data, monkeypatch):
     for name in karpathy.rococo_sets():
         full = {e["image"]: e for e in json.loads((rococo / f"{name}.json").read_text())}
         text = (raw / "rococo" / f"{name}.json").read_text()
-        assert text == json.dumps([full[e["image"]] for e in expected])  # official format, same entries
+        assert text == json.dumps(
+            [full[e["image"]] for e in expected]
+        )  # official format, same entries
     record = json.loads((raw / "download.json").read_text())
     assert record["source"]["n_images"] == 22 and record["source"]["coco_images"]["n_fetched"] == 0
     assert not (tmp_path / "cache").exists()  # every source was local: nothing cached
 
     manifest = tmp_path / "manifest.json"
-    assert cli.main(["prepare", "--dataset", "coco-mini-karpathy", "--raw", str(raw), "--out", str(manifest)]) == 0
+    assert (
+        cli.main(
+            [
+                "prepare",
+                "--dataset",
+                "coco-mini-karpathy",
+                "--raw",
+                str(raw),
+                "--out",
+                str(manifest),
+            ]
+        )
+        == 0
+    )
     entries = json.loads(manifest.read_text())["images"]
     assert len(entries) == 22
     by_image = {e["image"]: e for e in expected}
@@ -94,7 +128,14 @@ def test_select_keeps_split_order_and_max_images():
 
 @pytest.mark.parametrize(
     "value, expected",
-    [(None, None), ("None", None), ("", None), ("22192", [22192]), (22192, [22192]), ("3, 1,3", [3, 1])],
+    [
+        (None, None),
+        ("None", None),
+        ("", None),
+        ("22192", [22192]),
+        (22192, [22192]),
+        ("3, 1,3", [3, 1]),
+    ],
 )
 def test_parse_image_ids(value, expected):
     assert karpathy.parse_image_ids(value) == expected
@@ -112,15 +153,41 @@ def test_local_images_are_found_under_both_namings(tmp_path):
     local.mkdir()
     for name in ("000000000007.jpg", "COCO_val2014_000000000008.jpg"):
         Image.new("RGB", (4, 4)).save(local / name)
-    wanted = [(karpathy.image_file(i), "http://127.0.0.1:9/never", karpathy.local_names(i)) for i in (7, 8)]
-    fetched = karpathy.gather_images(wanted, local, tmp_path / "out", {"retries": 1}, workers=1, desc="t")
-    assert fetched == 0 and sorted(p.name for p in (tmp_path / "out").iterdir()) == [karpathy.image_file(7), karpathy.image_file(8)]
+    wanted = [
+        (karpathy.image_file(i), "http://127.0.0.1:9/never", karpathy.local_names(i))
+        for i in (7, 8)
+    ]
+    fetched = karpathy.gather_images(
+        wanted, local, tmp_path / "out", {"retries": 1}, workers=1, desc="t"
+    )
+    assert fetched == 0 and sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        karpathy.image_file(7),
+        karpathy.image_file(8),
+    ]
     with pytest.raises(VlstressError, match="local images folder not found"):
-        karpathy.gather_images(wanted, tmp_path / "nope", tmp_path / "out2", {}, workers=1, desc="t")
+        karpathy.gather_images(
+            wanted, tmp_path / "nope", tmp_path / "out2", {}, workers=1, desc="t"
+        )
 
 
 def test_cli_flags_exist():
     parser = argparse.ArgumentParser()
     karpathy.add_arguments(parser)
-    args = parser.parse_args(["--image-ids", "None", "--coco-url", "None", "--karpathy-url", "None", "--rococo-url", "None"])
-    assert args.image_ids is None and args.coco_url is None and args.karpathy_url is None and args.rococo_url is None
+    args = parser.parse_args(
+        [
+            "--image-ids",
+            "None",
+            "--coco-url",
+            "None",
+            "--karpathy-url",
+            "None",
+            "--rococo-url",
+            "None",
+        ]
+    )
+    assert (
+        args.image_ids is None
+        and args.coco_url is None
+        and args.karpathy_url is None
+        and args.rococo_url is None
+    )

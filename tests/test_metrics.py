@@ -127,9 +127,18 @@ def test_tie_policies_known_recall_and_false_recall():
     answers = {}
     for ties in ("optimistic", "pessimistic"):
         result = ranks(TIE_SCORES, TIE_GT, ties=ties)
-        answers[ties] = (metrics.recall_at_k(result.ranks, ks=(1, 2, 3)), metrics.false_recall_at_1(result.top1, is_distractor))
-    assert answers["optimistic"] == ({"R@1": pytest.approx(500 / 6), "R@2": 100.0, "R@3": 100.0}, pytest.approx(100 / 6))
-    assert answers["pessimistic"] == ({"R@1": pytest.approx(200 / 6), "R@2": pytest.approx(500 / 6), "R@3": 100.0}, pytest.approx(300 / 6))
+        answers[ties] = (
+            metrics.recall_at_k(result.ranks, ks=(1, 2, 3)),
+            metrics.false_recall_at_1(result.top1, is_distractor),
+        )
+    assert answers["optimistic"] == (
+        {"R@1": pytest.approx(500 / 6), "R@2": 100.0, "R@3": 100.0},
+        pytest.approx(100 / 6),
+    )
+    assert answers["pessimistic"] == (
+        {"R@1": pytest.approx(200 / 6), "R@2": pytest.approx(500 / 6), "R@3": 100.0},
+        pytest.approx(300 / 6),
+    )
 
 
 def test_tie_policies_agree_without_ties():
@@ -160,18 +169,29 @@ def test_ranks_from_scores_on_a_chunk_with_padding():
     assert ranks_.tolist() == [1, 0] and top1.tolist() == [1, 2]
     # padding (-1) never marks gallery item 0 as ground truth: item 0 is a tied non-gt item in both rows
     gt = metrics.pad_ground_truth([[1], [2, 1]])
-    ranks_, top1 = metrics.ranks_from_scores(torch.tensor([[0.5, 0.5, 0.1], [0.9, 0.9, 0.9]]), gt, "pessimistic")
+    ranks_, top1 = metrics.ranks_from_scores(
+        torch.tensor([[0.5, 0.5, 0.1], [0.9, 0.9, 0.9]]), gt, "pessimistic"
+    )
     assert ranks_.tolist() == [1, 1] and top1.tolist() == [0, 0]
 
 
-@pytest.mark.parametrize("call", [
-    lambda: metrics.ranks_from_scores(torch.zeros(1, 2), torch.zeros(1, 1, dtype=torch.long), "random"),
-    lambda: metrics.retrieval_ranks(np.eye(2), np.eye(2), [[0], [1]], ties="random"),
-    lambda: metrics.image_text_recalls(np.eye(2), np.eye(2), [0, 1], ties="random"),
-    lambda: metrics.stress_recalls(np.eye(2), np.eye(2), [[0], [1]], np.eye(2), prefix="x", ties="random"),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: metrics.ranks_from_scores(
+            torch.zeros(1, 2), torch.zeros(1, 1, dtype=torch.long), "random"
+        ),
+        lambda: metrics.retrieval_ranks(np.eye(2), np.eye(2), [[0], [1]], ties="random"),
+        lambda: metrics.image_text_recalls(np.eye(2), np.eye(2), [0, 1], ties="random"),
+        lambda: metrics.stress_recalls(
+            np.eye(2), np.eye(2), [[0], [1]], np.eye(2), prefix="x", ties="random"
+        ),
+    ],
+)
 def test_unknown_tie_policy_is_named(call):
-    with pytest.raises(ValueError, match="unknown tie policy 'random'; known: optimistic, pessimistic"):
+    with pytest.raises(
+        ValueError, match="unknown tie policy 'random'; known: optimistic, pessimistic"
+    ):
         call()
 
 
@@ -179,8 +199,14 @@ def test_image_text_recalls_tie_policy():
     # image 1's caption ties with image 0's caption: a hit when optimistic, a miss when pessimistic
     images = np.eye(2, dtype=np.float32)
     texts = np.array([[1.0, 0.0], [0.5, 0.5]], dtype=np.float32)
-    assert metrics.image_text_recalls(images, texts, [0, 1], ks=(1,)) == {"i2t_R@1": 100.0, "t2i_R@1": 100.0}
-    assert metrics.image_text_recalls(images, texts, [0, 1], ks=(1,), ties="pessimistic") == {"i2t_R@1": 100.0, "t2i_R@1": 50.0}
+    assert metrics.image_text_recalls(images, texts, [0, 1], ks=(1,)) == {
+        "i2t_R@1": 100.0,
+        "t2i_R@1": 100.0,
+    }
+    assert metrics.image_text_recalls(images, texts, [0, 1], ks=(1,), ties="pessimistic") == {
+        "i2t_R@1": 100.0,
+        "t2i_R@1": 50.0,
+    }
 
 
 def stress_from_scores(scores, n_original, gt, **kwargs):
@@ -197,17 +223,34 @@ def test_stress_recalls_tie_policies_known_answers():
     pessimistic = stress_from_scores(TIE_SCORES, 3, TIE_GT, ties="pessimistic", **common)
     # originals-only gallery (items 0-2): ranks optimistic 0 0 0 0 0 0, pessimistic 0 0 0 1 0 0
     assert optimistic == pytest.approx(
-        {"q_R@1": 500 / 6, "q_R@2": 100.0, "q_R@1_original": 100.0, "q_false_R@1": 100 / 6, "q_drop_rate": 100 / 6}
+        {
+            "q_R@1": 500 / 6,
+            "q_R@2": 100.0,
+            "q_R@1_original": 100.0,
+            "q_false_R@1": 100 / 6,
+            "q_drop_rate": 100 / 6,
+        }
     )
     assert pessimistic == pytest.approx(
-        {"q_R@1": 200 / 6, "q_R@2": 500 / 6, "q_R@1_original": 500 / 6, "q_false_R@1": 300 / 6, "q_drop_rate": 60.0}
+        {
+            "q_R@1": 200 / 6,
+            "q_R@2": 500 / 6,
+            "q_R@1_original": 500 / 6,
+            "q_false_R@1": 300 / 6,
+            "q_drop_rate": 60.0,
+        }
     )
     assert list(optimistic) == ["q_R@1", "q_R@2", "q_R@1_original", "q_false_R@1", "q_drop_rate"]
 
 
 def test_stress_recalls_drop_rate_is_none_not_nan():
     out = stress_from_scores([[0.1, 0.9, 0.5]], 2, [[0]], prefix="t2i", ks=(1,))
-    assert out == {"t2i_R@1": 0.0, "t2i_R@1_original": 0.0, "t2i_false_R@1": 0.0, "t2i_drop_rate": None}
+    assert out == {
+        "t2i_R@1": 0.0,
+        "t2i_R@1_original": 0.0,
+        "t2i_false_R@1": 0.0,
+        "t2i_drop_rate": None,
+    }
 
 
 def test_stress_recalls_rejects_bad_inputs():
@@ -255,23 +298,56 @@ def test_evaluate_command_record_and_ties(tmp_path):
     from vlstress.cli import main
 
     model = {"slug": "toy", "arch": "toy-arch", "weights_label": "random-init (seed 0)", "seed": 0}
-    manifest = {"dataset": "toy", "images": [{"image": "a", "path": "a", "caption": ["a1", "a2"]}, {"image": "b", "path": "b", "caption": ["b1"]}]}
+    manifest = {
+        "dataset": "toy",
+        "images": [
+            {"image": "a", "path": "a", "caption": ["a1", "a2"]},
+            {"image": "b", "path": "b", "caption": ["b1"]},
+        ],
+    }
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
     images = np.eye(2, dtype=np.float32)
-    texts = np.array([[1.0, 0.0], [0.5, 0.5], [0.5, 0.5]], dtype=np.float32)  # a2 and b1 are equal rows (duplicate captions)
+    texts = np.array(
+        [[1.0, 0.0], [0.5, 0.5], [0.5, 0.5]], dtype=np.float32
+    )  # a2 and b1 are equal rows (duplicate captions)
     for name, array in (("images.npy", images), ("texts.npy", texts)):
         np.save(tmp_path / name, array)
-        (tmp_path / f"{name}.json").write_text(json.dumps({"provenance": {"model": model, "seed": 0, "device": "cpu"}}))
-    argv = ["evaluate", "--manifest", str(tmp_path / "manifest.json"), "--image-emb", str(tmp_path / "images.npy"),
-            "--text-emb", str(tmp_path / "texts.npy"), "--ks", "1,2"]  # fmt: skip
+        (tmp_path / f"{name}.json").write_text(
+            json.dumps({"provenance": {"model": model, "seed": 0, "device": "cpu"}})
+        )
+    argv = [
+        "evaluate",
+        "--manifest",
+        str(tmp_path / "manifest.json"),
+        "--image-emb",
+        str(tmp_path / "images.npy"),
+        "--text-emb",
+        str(tmp_path / "texts.npy"),
+        "--ks",
+        "1,2",
+    ]
     assert main([*argv, "--out", str(tmp_path / "opt.json")]) == 0
     assert main([*argv, "--ties", "pessimistic", "--out", str(tmp_path / "pes.json")]) == 0
     opt, pes = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("opt", "pes"))
-    assert opt["task"] == "retrieval" and opt["condition"] == {} and opt["schema"] == "vlstress.record/1"
+    assert (
+        opt["task"] == "retrieval"
+        and opt["condition"] == {}
+        and opt["schema"] == "vlstress.record/1"
+    )
     assert opt["model"] == {"slug": "toy", "arch": "toy-arch", "weights": "random-init (seed 0)"}
     assert opt["dataset"] == {"name": "toy", "n_images": 2, "n_captions": 3}
     assert opt["provenance"]["params"] == {"ks": [1, 2], "chunk_size": 1024, "ties": "optimistic"}
     assert pes["provenance"]["params"]["ties"] == "pessimistic"
     # i2t: image b scores b1 and a2 equally -> hit / miss. t2i: a2 and b1 score images a and b equally -> hits / misses.
-    assert opt["metrics"] == {"i2t_R@1": 100.0, "i2t_R@2": 100.0, "t2i_R@1": 100.0, "t2i_R@2": 100.0}
-    assert pes["metrics"] == {"i2t_R@1": 50.0, "i2t_R@2": 100.0, "t2i_R@1": pytest.approx(100 / 3), "t2i_R@2": 100.0}
+    assert opt["metrics"] == {
+        "i2t_R@1": 100.0,
+        "i2t_R@2": 100.0,
+        "t2i_R@1": 100.0,
+        "t2i_R@2": 100.0,
+    }
+    assert pes["metrics"] == {
+        "i2t_R@1": 50.0,
+        "i2t_R@2": 100.0,
+        "t2i_R@1": pytest.approx(100 / 3),
+        "t2i_R@2": 100.0,
+    }

@@ -85,9 +85,32 @@ def test_model_card_pins_the_model_and_its_checkpoint(tiny_arch, tmp_path):
     ckpt.write_bytes(ckpt.read_bytes() + b"\0")  # edited behind the card's back
     with pytest.raises(VlstressError, match="changed since its card"):
         models.spec_from_card(card)
-    bad = run_cli("model-card", "--model", "x", "--arch", "ViT-Z-1", "--out", str(tmp_path / "bad.json"), check=False)
+    bad = run_cli(
+        "model-card",
+        "--model",
+        "x",
+        "--arch",
+        "ViT-Z-1",
+        "--out",
+        str(tmp_path / "bad.json"),
+        check=False,
+    )
     assert bad.returncode == 2 and "unknown open_clip architecture 'ViT-Z-1'" in bad.stderr
     assert not (tmp_path / "bad.json").exists()
-    good = run_cli("model-card", "--model", "r", "--arch", "RN50", "--pretrained", "None", "--seed", "4", "--out", str(tmp_path / "r.json"))
+    good = run_cli(
+        "model-card",
+        "--model",
+        "r",
+        "--arch",
+        "RN50",
+        "--pretrained",
+        "None",
+        "--seed",
+        "4",
+        "--out",
+        str(tmp_path / "r.json"),
+    )
     assert good.returncode == 0
-    assert models.spec_from_card(tmp_path / "r.json") == models.ModelSpec("r", "RN50", None, seed=4, cache_dir=None)
+    assert models.spec_from_card(tmp_path / "r.json") == models.ModelSpec(
+        "r", "RN50", None, seed=4, cache_dir=None
+    )

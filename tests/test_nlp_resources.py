@@ -32,7 +32,10 @@ def test_lexnames_table_is_wordnets():
 
 
 def test_sources_inside_the_environment_or_checkout_are_named_the_same_on_every_machine():
-    assert nlp.portable(Path(sys.prefix) / "nltk_data" / "corpora" / "wordnet") == "<python prefix>/nltk_data/corpora/wordnet"
+    assert (
+        nlp.portable(Path(sys.prefix) / "nltk_data" / "corpora" / "wordnet")
+        == "<python prefix>/nltk_data/corpora/wordnet"
+    )
     assert nlp.portable(nlp.CHECKOUT_NLTK_DATA / "corpora") == "<checkout>/data/nltk_data/corpora"
     assert nlp.portable(Path("/usr/share/wordnet")) == "/usr/share/wordnet"
 
@@ -46,7 +49,9 @@ def test_install_copies_an_existing_install_and_is_idempotent(tmp_path, monkeypa
     out = tmp_path / "nltk_data"
     record = nlp.install_wordnet(out, ("copy",))
     folder = nlp.wordnet_folder(out)
-    assert record["source"] == f"copy:{tmp_path / 'usr-share-wordnet'}"  # outside the environment: as it is
+    assert (
+        record["source"] == f"copy:{tmp_path / 'usr-share-wordnet'}"
+    )  # outside the environment: as it is
     assert nlp.is_complete(folder)
     assert (folder / "lexnames").read_text() == nlp.lexnames_text()
     assert json.loads((folder / nlp.SOURCE_FILE).read_text())["source"] == record["source"]
@@ -85,11 +90,25 @@ def test_missing_wordnet_says_how_to_get_it(tmp_path, monkeypatch):
 def test_cli_missing_wordnet_exit_2(tmp_path):
     from conftest import run_cli
 
-    (tmp_path / "m.json").write_text(json.dumps({"dataset": "t", "images": [{"image": "a.jpg", "caption": ["A dog."]}]}))
+    (tmp_path / "m.json").write_text(
+        json.dumps({"dataset": "t", "images": [{"image": "a.jpg", "caption": ["A dog."]}]})
+    )
     env_free = run_cli(
-        "text-variants", "--manifest", str(tmp_path / "m.json"), "--set", "danger", "--words", "weapon",
-        "--strategy", "first", "--nltk-data", str(tmp_path / "none"), "--out", str(tmp_path / "o.json"),
-        check=False, cwd=tmp_path,
+        "text-variants",
+        "--manifest",
+        str(tmp_path / "m.json"),
+        "--set",
+        "danger",
+        "--words",
+        "weapon",
+        "--strategy",
+        "first",
+        "--nltk-data",
+        str(tmp_path / "none"),
+        "--out",
+        str(tmp_path / "o.json"),
+        check=False,
+        cwd=tmp_path,
     )
     if env_free.returncode == 0:
         pytest.skip("a WordNet install on nltk's default path was found")
@@ -109,21 +128,38 @@ def wc(nltk_data):
         ("A man riding a horse on the beach.", {"man", "horse", "beach"}),
         ("Two dogs are sitting next to a red car", {"dogs", "car"}),
         ("a kitchen with two windows and metal sinks", {"kitchen", "windows"}),
-        ("A person is riding a bicycle but there is a train in the background", {"person", "bicycle", "train", "background"}),
+        (
+            "A person is riding a bicycle but there is a train in the background",
+            {"person", "bicycle", "train", "background"},
+        ),
     ],
 )
 def test_noun_test_in_context(wc, caption, nouns):
     from vlstress.suites.rococo_text.variants import caption_words
 
     words = [w for w in caption_words(caption) if w]
-    found = {w for i, w in enumerate(words) if wc.is_noun(w, words[i - 1] if i else None, words[i + 1] if i + 1 < len(words) else None)}
+    found = {
+        w
+        for i, w in enumerate(words)
+        if wc.is_noun(w, words[i - 1] if i else None, words[i + 1] if i + 1 < len(words) else None)
+    }
     assert nouns <= found
     assert not found & {"riding", "sitting", "red", "is", "the", "two", "next"}
 
 
 @pytest.mark.parametrize(
     "plural, singular",
-    [("men", "man"), ("women", "woman"), ("children", "child"), ("buses", "bus"), ("boxes", "box"), ("cities", "city"), ("glasses", "glass"), ("mice", "mouse"), ("knives", "knife")],
+    [
+        ("men", "man"),
+        ("women", "woman"),
+        ("children", "child"),
+        ("buses", "bus"),
+        ("boxes", "box"),
+        ("cities", "city"),
+        ("glasses", "glass"),
+        ("mice", "mouse"),
+        ("knives", "knife"),
+    ],
 )
 def test_number(wc, plural, singular):
     assert wc.is_plural(plural) and wc.lemma(plural) == singular

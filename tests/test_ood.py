@@ -44,11 +44,15 @@ def test_perfect_and_inverted_separation():
 def test_scores_known_values():
     cos = np.array([[0.3, 0.1, -0.2], [0.05, 0.05, 0.0]])
     assert np.allclose(ood.score("mcm", cos, 100.0), softmax(cos, axis=1).max(axis=1))
-    assert np.allclose(ood.score("mcm", cos, 100.0, temperature=0.01), softmax(cos / 0.01, axis=1).max(axis=1))
+    assert np.allclose(
+        ood.score("mcm", cos, 100.0, temperature=0.01), softmax(cos / 0.01, axis=1).max(axis=1)
+    )
     assert np.allclose(ood.score("msp", cos, 100.0), softmax(100 * cos, axis=1).max(axis=1))
     assert np.allclose(ood.score("max_logit", cos, 100.0), [30.0, 5.0])
     assert np.allclose(ood.score("energy", cos, 100.0), logsumexp(100 * cos, axis=1))
-    assert np.allclose(ood.score("energy", cos, 100.0, temperature=2.0), 2.0 * logsumexp(50 * cos, axis=1))
+    assert np.allclose(
+        ood.score("energy", cos, 100.0, temperature=2.0), 2.0 * logsumexp(50 * cos, axis=1)
+    )
     with pytest.raises(VlstressError, match="unknown OOD score 'maxlogit'"):
         ood.score("maxlogit", cos, 100.0)
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, copy_repo, finetune_off
 
 from vlstress import params as params_module
 from vlstress import params_check
@@ -26,7 +25,12 @@ from vlstress.pipeline import (
     record_paths,
 )
 
-ENV = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+from conftest import REPO, copy_repo, finetune_off
+
+ENV = {
+    **os.environ,
+    "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+}
 
 
 def demo_params() -> dict:
@@ -42,7 +46,9 @@ def with_suites(params: dict, **suites: bool) -> dict:
 def sh(*cmd: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
     result = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True)
     if check and result.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+        raise AssertionError(
+            f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+        )
     return result
 
 
@@ -50,18 +56,29 @@ def sh(*cmd: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
 
 
 def test_checked_in_dvc_yaml_is_the_rendering_of_the_table():
-    assert (REPO / "dvc.yaml").read_text() == dvc.render(demo_params()), "run `vlstress pipeline render`"
+    assert (REPO / "dvc.yaml").read_text() == dvc.render(demo_params()), (
+        "run `vlstress pipeline render`"
+    )
 
 
 def test_the_check_fails_when_a_stage_changes_without_re_rendering(tmp_path):
     stale = tmp_path / "dvc.yaml"
-    stale.write_text((REPO / "dvc.yaml").read_text().replace("--chunk-size ${evaluate.chunk_size}", "", 1))
+    stale.write_text(
+        (REPO / "dvc.yaml").read_text().replace("--chunk-size ${evaluate.chunk_size}", "", 1)
+    )
     result = subprocess.run(
         [sys.executable, "-m", "vlstress", "pipeline", "check", "--dvc-yaml", str(stale)],
-        cwd=REPO, capture_output=True, text=True,
-    )  # fmt: skip
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 2 and "stale" in result.stderr and "chunk-size" in result.stderr
-    ok = subprocess.run([sys.executable, "-m", "vlstress", "pipeline", "check"], cwd=REPO, capture_output=True, text=True)
+    ok = subprocess.run(
+        [sys.executable, "-m", "vlstress", "pipeline", "check"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert ok.returncode == 0, ok.stderr
 
 
@@ -74,22 +91,49 @@ def test_every_stage_names_its_subcommand_and_a_suite_that_exists():
 
 
 def test_code_deps_follow_imports_lazy_imports_registries_and_data_files():
-    deps = {p.as_posix().split("src/vlstress/")[1] for p in dependencies("vlstress.suites.retrieval.commands.embed_retrieval")}
-    assert {"suites/retrieval/commands/embed_retrieval.py", "embedding/encoders.py", "embedding/models.py", "io.py",
-            "provenance.py", "__init__.py", "suites/__init__.py", "suites/retrieval/__init__.py"} <= deps  # fmt: skip
-    assert "cli.py" not in deps and not any(path.endswith(("figures.py", "suite.py")) for path in deps)
-    download = {p.as_posix().split("src/vlstress/")[1] for p in dependencies("vlstress.commands.download")}
+    deps = {
+        p.as_posix().split("src/vlstress/")[1]
+        for p in dependencies("vlstress.suites.retrieval.commands.embed_retrieval")
+    }
+    assert {
+        "suites/retrieval/commands/embed_retrieval.py",
+        "embedding/encoders.py",
+        "embedding/models.py",
+        "io.py",
+        "provenance.py",
+        "__init__.py",
+        "suites/__init__.py",
+        "suites/retrieval/__init__.py",
+    } <= deps
+    assert "cli.py" not in deps and not any(
+        path.endswith(("figures.py", "suite.py")) for path in deps
+    )
+    download = {
+        p.as_posix().split("src/vlstress/")[1] for p in dependencies("vlstress.commands.download")
+    }
     # kinds are named as strings in caption_data.kinds.KINDS; their data files are read through importlib.resources
-    assert {"caption_data/karpathy.py", "caption_data/demo.py", "data/karpathy_sources.json", "data/demo_captions.json"} <= download
+    assert {
+        "caption_data/karpathy.py",
+        "caption_data/demo.py",
+        "data/karpathy_sources.json",
+        "data/demo_captions.json",
+    } <= download
     # a suite's declarations name other steps' modules as strings: those are not followed
-    registry = {p.as_posix().split("src/vlstress/")[1] for p in dependencies("vlstress.suites.registry")}
-    assert "suites/calibration/suite.py" in registry and "suites/calibration/commands/calibrate.py" not in registry
+    registry = {
+        p.as_posix().split("src/vlstress/")[1] for p in dependencies("vlstress.suites.registry")
+    }
+    assert (
+        "suites/calibration/suite.py" in registry
+        and "suites/calibration/commands/calibrate.py" not in registry
+    )
 
 
 def test_every_report_caption_is_a_file_of_its_suite():
     from vlstress.pipeline.snakemake import caption_path
 
-    captions = [(stage, out.caption) for stage in STAGES for out in stage.outputs.values() if out.caption]
+    captions = [
+        (stage, out.caption) for stage in STAGES for out in stage.outputs.values() if out.caption
+    ]
     assert len(captions) > 20
     for stage, caption in captions:
         path = (REPO / "workflow" / caption_path(stage, caption)).resolve()
@@ -100,13 +144,24 @@ def test_every_report_caption_is_a_file_of_its_suite():
 
 def test_suites_off_remove_their_stages_and_outputs():
     params = demo_params()
-    everything = {s.name for s in active_stages(with_suites(params, rococo_text=True, rococo_image=True))}
+    everything = {
+        s.name for s in active_stages(with_suites(params, rococo_text=True, rococo_image=True))
+    }
     only_text = {s.name for s in active_stages(with_suites(params, rococo_text=True))}
     none = {s.name for s in active_stages(with_suites(params))}
     assert {"evaluate_image", "image_variants"} <= everything - only_text
     assert {"evaluate_text", "ei_scores", "text_stats"} <= only_text - none
-    assert none == {"check_params", "download", "prepare", "model_card", "embed_retrieval", "evaluate", "summarize",
-                    "retrieval_figures", "retrieval_tables"}  # fmt: skip
+    assert none == {
+        "check_params",
+        "download",
+        "prepare",
+        "model_card",
+        "embed_retrieval",
+        "evaluate",
+        "summarize",
+        "retrieval_figures",
+        "retrieval_tables",
+    }
     figures = next(s for s in active_stages(with_suites(params)) if s.name == "retrieval_figures")
     assert [name for name in figures.outputs if name.endswith("_png")] == ["recall_bars_png"]
 
@@ -120,22 +175,35 @@ def test_record_paths_are_exactly_what_the_params_produce():
     n_zeroshot = len(params["zeroshot"]["testsets"])
     n_corrupted = len(params["corruptions"]["names"]) * len(params["corruptions"]["severities"])
     n_attacks, n_ood = len(params["adversarial"]["attacks"]), len(params["ood"]["sets"])
-    n_files = 1 + n_sets + n_image + n_zeroshot + n_corrupted + 1 + n_attacks + 1 + n_ood  # calibration: one file per model
+    n_files = (
+        1 + n_sets + n_image + n_zeroshot + n_corrupted + 1 + n_attacks + 1 + n_ood
+    )  # calibration: one file per model
     assert len(paths) == len(set(paths)) == n_models * n_files
-    tuned = "results/metrics/vit-b-32-random+sc_vc"  # the fine-tuned model is a model like any other
+    tuned = (
+        "results/metrics/vit-b-32-random+sc_vc"  # the fine-tuned model is a model like any other
+    )
     assert f"{tuned}/adversarial-pgd.json" in paths and f"{tuned}/ood-scenes.json" in paths
     assert f"{tuned}/corruption-fog-s5.json" in paths
     assert f"{tuned}/image-patch-lam0.9-seed100.json" in paths
-    fewer = {**params, "models": {"vit-b-32-random+sc_vc": params["models"]["vit-b-32-random+sc_vc"]}}
+    fewer = {
+        **params,
+        "models": {"vit-b-32-random+sc_vc": params["models"]["vit-b-32-random+sc_vc"]},
+    }
     assert not any("/vit-b-32-random/" in str(p) for p in record_paths(fewer))
     assert all("/original.json" in str(p) for p in record_paths(with_suites(params)))
 
 
 def test_expand_renders_numbers_as_dvc_does():
-    params = {**demo_params(), "image_variants": {**demo_params()["image_variants"], "lams": [0.5, 1.0], "seeds": [3]}}
+    params = {
+        **demo_params(),
+        "image_variants": {**demo_params()["image_variants"], "lams": [0.5, 1.0], "seeds": [3]},
+    }
     assert expand("x/{method}_lam{lam}_seed{seed}", params) == [
-        "x/mix_lam0.5_seed3", "x/mix_lam1.0_seed3", "x/patch_lam0.5_seed3", "x/patch_lam1.0_seed3",
-    ]  # fmt: skip
+        "x/mix_lam0.5_seed3",
+        "x/mix_lam1.0_seed3",
+        "x/patch_lam0.5_seed3",
+        "x/patch_lam1.0_seed3",
+    ]
 
 
 # ----------------------------------------------------------------------------- params validation
@@ -144,28 +212,78 @@ def test_expand_renders_numbers_as_dvc_does():
 @pytest.mark.parametrize(
     ("edit", "needles"),
     [
-        (lambda p: p.update(modles=p.pop("models")), ["unknown key 'modles'", "did you mean 'models'"]),
-        (lambda p: p["suites"].update(rococo_txt=True), ["unknown suite 'rococo_txt'", "rococo_text"]),
+        (
+            lambda p: p.update(modles=p.pop("models")),
+            ["unknown key 'modles'", "did you mean 'models'"],
+        ),
+        (
+            lambda p: p["suites"].update(rococo_txt=True),
+            ["unknown suite 'rococo_txt'", "rococo_text"],
+        ),
         (lambda p: p.pop("image_variants"), ["suites.rococo_image is on", "image_variants"]),
         (lambda p: p.update(models={}), ["models"]),
         (lambda p: p["embed"].update(batch_size=0), ["embed.batch_size"]),
-        (lambda p: p["adversarial"]["attacks"][0].update(kind="pgdd"), ["attack 'fgsm': unknown kind 'pgdd'", "did you mean 'pgd'"]),
-        (lambda p: p["adversarial"]["attacks"][1].update(name="fgsm"), ["attack name(s) used twice: fgsm"]),
+        (
+            lambda p: p["adversarial"]["attacks"][0].update(kind="pgdd"),
+            ["attack 'fgsm': unknown kind 'pgdd'", "did you mean 'pgd'"],
+        ),
+        (
+            lambda p: p["adversarial"]["attacks"][1].update(name="fgsm"),
+            ["attack name(s) used twice: fgsm"],
+        ),
         (lambda p: p["adversarial"]["attacks"][0].update(eps="1,a"), ["adversarial.attacks.0.eps"]),
-        (lambda p: p["adversarial"]["attacks"][0].pop("restarts"), ["'restarts' is a required property"]),
-        (lambda p: p["ood"].update(scores="mcm,maxlogit"), ["unknown OOD score 'maxlogit'", "did you mean 'max_logit'"]),
-        (lambda p: p["calibration"].update(in_distribution="objcts"), ["calibration.in_distribution: unknown test set 'objcts'"]),
-        (lambda p: p["ood"]["sets"].update(objects=p["ood"]["sets"]["scenes"]), ["ood.sets.objects: also a zero-shot test set name"]),
-        (lambda p: p["suites"].update(zeroshot=False), ["suites.adversarial is on but needs suite(s) zeroshot on too"]),
-        (lambda p: p["suites"].update(rococo_text=False), ["suites.finetune is on but needs suite(s) rococo_text on too"]),
-        (lambda p: p["finetune"]["base"].update(pretrained="openai"), ["finetune.base must be a model of the run", "models.vit-b-32-random"]),
-        (lambda p: p["models"].pop("vit-b-32-random+sc_vc"), ["finetune.variants.sc_vc is evaluated by no model",
-                                                             "pretrained: results/finetune/sc_vc/model.safetensors"]),
-        (lambda p: p["finetune"]["variants"].update(vc={"w_sc": 0, "w_vc": 1}), ["finetune.variants.vc is evaluated by no model"]),
-        (lambda p: p["finetune"].update(variants={"vc": {"w_sc": 0, "w_vc": 1}}), ["sc_vc/model.safetensors is the checkpoint of no variant"]),
-        (lambda p: p["finetune"].update(text_kind="same-concpt"), ["unknown caption-set kind 'same-concpt'"]),
+        (
+            lambda p: p["adversarial"]["attacks"][0].pop("restarts"),
+            ["'restarts' is a required property"],
+        ),
+        (
+            lambda p: p["ood"].update(scores="mcm,maxlogit"),
+            ["unknown OOD score 'maxlogit'", "did you mean 'max_logit'"],
+        ),
+        (
+            lambda p: p["calibration"].update(in_distribution="objcts"),
+            ["calibration.in_distribution: unknown test set 'objcts'"],
+        ),
+        (
+            lambda p: p["ood"]["sets"].update(objects=p["ood"]["sets"]["scenes"]),
+            ["ood.sets.objects: also a zero-shot test set name"],
+        ),
+        (
+            lambda p: p["suites"].update(zeroshot=False),
+            ["suites.adversarial is on but needs suite(s) zeroshot on too"],
+        ),
+        (
+            lambda p: p["suites"].update(rococo_text=False),
+            ["suites.finetune is on but needs suite(s) rococo_text on too"],
+        ),
+        (
+            lambda p: p["finetune"]["base"].update(pretrained="openai"),
+            ["finetune.base must be a model of the run", "models.vit-b-32-random"],
+        ),
+        (
+            lambda p: p["models"].pop("vit-b-32-random+sc_vc"),
+            [
+                "finetune.variants.sc_vc is evaluated by no model",
+                "pretrained: results/finetune/sc_vc/model.safetensors",
+            ],
+        ),
+        (
+            lambda p: p["finetune"]["variants"].update(vc={"w_sc": 0, "w_vc": 1}),
+            ["finetune.variants.vc is evaluated by no model"],
+        ),
+        (
+            lambda p: p["finetune"].update(variants={"vc": {"w_sc": 0, "w_vc": 1}}),
+            ["sc_vc/model.safetensors is the checkpoint of no variant"],
+        ),
+        (
+            lambda p: p["finetune"].update(text_kind="same-concpt"),
+            ["unknown caption-set kind 'same-concpt'"],
+        ),
         (lambda p: p["finetune"].update(method="flip"), ["mixes in no partner image"]),
-        (lambda p: p["finetune"].update(batch_size=6, accumulate=4), ["not a multiple of finetune.accumulate"]),
+        (
+            lambda p: p["finetune"].update(batch_size=6, accumulate=4),
+            ["not a multiple of finetune.accumulate"],
+        ),
         (lambda p: p["finetune"]["train"].update(name="demo"), ["the test dataset's name"]),
     ],
 )
@@ -216,7 +334,9 @@ def snakemake_commands(root: Path, *args: str) -> dict[str, list[str]]:
         if match:
             rule = match.group(1)
         elif line.startswith("Shell command: vlstress ") and rule:
-            jobs.setdefault(rule, []).append(re.sub(r"\s*>\s*\S+\s+2>&1 \|\| .*$", "", line[len("Shell command: ") :]))
+            jobs.setdefault(rule, []).append(
+                re.sub(r"\s*>\s*\S+\s+2>&1 \|\| .*$", "", line[len("Shell command: ") :])
+            )
     return jobs
 
 
@@ -247,15 +367,26 @@ def test_both_front_ends_run_the_same_commands(project):
     # card, one variant, the comparison table; the report: one figure stage per suite with figures (7, the retrieval
     # one replacing the old single figures stage) and one table stage per suite with tables (4, the retrieval one
     # replacing the old tables stage)
-    assert sum(map(len, smk.values())) == 46 + 1 + 2 * 3 + 4 * 3 + 3 + 1 + 2 * 2 + 2 + 1 + 2 + 4 + 1 + 1 + 1 + 6 + 3
+    assert (
+        sum(map(len, smk.values()))
+        == 46 + 1 + 2 * 3 + 4 * 3 + 3 + 1 + 2 * 2 + 2 + 1 + 2 + 4 + 1 + 1 + 1 + 6 + 3
+    )
 
 
 @pytest.mark.parametrize(
     ("suites", "present", "absent"),
     [
-        ({"rococo_text": True}, {"evaluate_text", "text_stats"}, {"evaluate_image", "image_variants"}),
+        (
+            {"rococo_text": True},
+            {"evaluate_text", "text_stats"},
+            {"evaluate_image", "image_variants"},
+        ),
         ({"rococo_image": True}, {"evaluate_image"}, {"evaluate_text", "ei_scores", "nlp_data"}),
-        ({}, {"evaluate", "summarize", "retrieval_figures"}, {"evaluate_text", "evaluate_image", "text_stats", "zeroshot_figures"}),
+        (
+            {},
+            {"evaluate", "summarize", "retrieval_figures"},
+            {"evaluate_text", "evaluate_image", "text_stats", "zeroshot_figures"},
+        ),
     ],
 )
 def test_a_suite_switched_off_has_no_job_in_either_front_end(project, suites, present, absent):
@@ -274,18 +405,26 @@ def test_a_suite_switched_off_has_no_job_in_either_front_end(project, suites, pr
 
 
 def test_the_default_profile_is_picked_up(project):
-    target = "results/embeddings/vit-b-32-random/retrieval"  # a DVC-cached output: never in a fresh copy
+    target = (
+        "results/embeddings/vit-b-32-random/retrieval"  # a DVC-cached output: never in a fresh copy
+    )
     result = sh("snakemake", "-n", target, cwd=project)
     with_profile = result.stdout + result.stderr
     assert "workflow/profiles/default" in with_profile
-    assert "Shell command: vlstress embed-retrieval" in with_profile  # printshellcmds comes from the profile
-    result = sh("snakemake", "-n", "--workflow-profile", "none", "--cores", "1", target, cwd=project)
+    assert (
+        "Shell command: vlstress embed-retrieval" in with_profile
+    )  # printshellcmds comes from the profile
+    result = sh(
+        "snakemake", "-n", "--workflow-profile", "none", "--cores", "1", target, cwd=project
+    )
     assert "Shell command" not in result.stdout + result.stderr
 
 
 def test_an_alternative_params_file_reaches_the_steps_that_read_params(project):
     extra = project / "params.more.yaml"
-    extra.write_text(yaml.safe_dump({"models": {"rn50-random": {"arch": "RN50", "pretrained": None}}}))
+    extra.write_text(
+        yaml.safe_dump({"models": {"rn50-random": {"arch": "RN50", "pretrained": None}}})
+    )
     jobs = snakemake_commands(project, "--configfile", str(extra.name))
     # models are merged, not replaced (Snakemake's rule); summarize sees both files in order
     assert any("--params params.yaml --params params.more.yaml" in cmd for cmd in jobs["summarize"])
@@ -299,8 +438,12 @@ def test_config_overrides_without_a_file_are_refused(project):
 
 def test_the_slurm_profile_routes_gpu_stages_by_resources():
     profile = yaml.safe_load((REPO / "workflow/profiles/slurm/config.yaml").read_text())
-    assert "set-resources" not in profile and "slurm_partition" not in profile.get("default-resources", {})
-    partitions = yaml.safe_load((REPO / profile["slurm-partition-config"]).read_text())["partitions"]
+    assert "set-resources" not in profile and "slurm_partition" not in profile.get(
+        "default-resources", {}
+    )
+    partitions = yaml.safe_load((REPO / profile["slurm-partition-config"]).read_text())[
+        "partitions"
+    ]
     assert any(p.get("max_gpu", 0) > 0 for p in partitions.values())
     assert any(p.get("max_gpu", 0) == 0 for p in partitions.values())
     gpu = {s.name for s in STAGES if s.gpu}
@@ -311,10 +454,22 @@ def test_pipeline_use_merges_a_params_file_like_snakemake_configfile(tmp_path):
     target = tmp_path / "params.yaml"
     target.write_text((REPO / "params.yaml").read_text())
     result = subprocess.run(
-        [sys.executable, "-m", "vlstress", "pipeline", "use", str(REPO / "params.coco-mini.yaml"),
-         "--params", str(target), "--dvc-yaml", str(tmp_path / "dvc.yaml")],
-        cwd=REPO, capture_output=True, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "vlstress",
+            "pipeline",
+            "use",
+            str(REPO / "params.coco-mini.yaml"),
+            "--params",
+            str(target),
+            "--dvc-yaml",
+            str(tmp_path / "dvc.yaml"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     merged = params_module.load([target])
     assert merged == params_module.load([REPO / "params.yaml", REPO / "params.coco-mini.yaml"])
@@ -326,9 +481,18 @@ def test_pipeline_use_merges_a_params_file_like_snakemake_configfile(tmp_path):
     ("edit", "needle"),
     [
         (lambda p: p["dataset"].update(kind="flickr"), "unknown dataset kind 'flickr'"),
-        (lambda p: p["image_variants"].update(methods=["mixx"]), "unknown image perturbation 'mixx' (did you mean 'mix'?)"),
-        (lambda p: p["text_variants"]["sets"]["danger"].update(kind="dangerous"), "unknown caption-set kind 'dangerous'"),
-        (lambda p: p["text_variants"]["sets"]["danger"].update(words=None), "kind danger needs a word list"),
+        (
+            lambda p: p["image_variants"].update(methods=["mixx"]),
+            "unknown image perturbation 'mixx' (did you mean 'mix'?)",
+        ),
+        (
+            lambda p: p["text_variants"]["sets"]["danger"].update(kind="dangerous"),
+            "unknown caption-set kind 'dangerous'",
+        ),
+        (
+            lambda p: p["text_variants"]["sets"]["danger"].update(words=None),
+            "kind danger needs a word list",
+        ),
     ],
 )
 def test_registry_names_are_checked_against_the_registries(edit, needle):
@@ -348,8 +512,14 @@ def test_a_new_perturbation_is_valid_in_params_without_touching_the_schema():
     ("edit", "needle"),
     [
         (lambda p: p.update(models={}), "failed validation"),
-        (lambda p: p.update(modles=dict(p["models"])), "unknown key 'modles' at the top level (did you mean 'models'?)"),
-        (lambda p: finetune_off(p.update(suites={"rococo_text": True}) or p), "dvc.yaml is stale"),  # switched without `pipeline render`
+        (
+            lambda p: p.update(modles=dict(p["models"])),
+            "unknown key 'modles' at the top level (did you mean 'models'?)",
+        ),
+        (
+            lambda p: finetune_off(p.update(suites={"rococo_text": True}) or p),
+            "dvc.yaml is stale",
+        ),  # switched without `pipeline render`
     ],
 )
 def test_dvc_repro_checks_params_before_any_step_works(project, edit, needle):
@@ -361,7 +531,11 @@ def test_dvc_repro_checks_params_before_any_step_works(project, edit, needle):
         result = sh("dvc", "repro", cwd=project, check=False)
         assert result.returncode != 0
         assert needle in result.stdout + result.stderr, (result.stdout + result.stderr)[-3000:]
-        assert re.findall(r"Running stage '([^']+)'", result.stdout + result.stderr) == ["check_params"]
-        assert not (project / "data" / "raw" / "demo").exists() and not list((project / "results").glob("models/*.json"))
+        assert re.findall(r"Running stage '([^']+)'", result.stdout + result.stderr) == [
+            "check_params"
+        ]
+        assert not (project / "data" / "raw" / "demo").exists() and not list(
+            (project / "results").glob("models/*.json")
+        )
     finally:
         (project / "params.yaml").write_text(original)

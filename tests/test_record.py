@@ -7,7 +7,6 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from report_fixtures import record
 
 from vlstress import record as rec_module
 from vlstress.errors import VlstressError
@@ -23,6 +22,8 @@ from vlstress.record import (
     write_records,
 )
 
+from report_fixtures import record
+
 
 def reject_constant(name):
     raise ValueError(f"non-standard JSON constant {name}")
@@ -30,7 +31,12 @@ def reject_constant(name):
 
 @pytest.fixture
 def image_record() -> Record:
-    return record("rn50-openai", "image-stress", {"perturbation": "mix", "lam": 0.9, "seed": 10}, {"t2i_R@1": 52.0, "t2i_drop_rate": None})
+    return record(
+        "rn50-openai",
+        "image-stress",
+        {"perturbation": "mix", "lam": 0.9, "seed": 10},
+        {"t2i_R@1": 52.0, "t2i_drop_rate": None},
+    )
 
 
 def test_round_trip(tmp_path, image_record):
@@ -39,10 +45,21 @@ def test_round_trip(tmp_path, image_record):
     assert read_record(path) == image_record
     assert from_dict(to_dict(image_record)) == image_record
     data = json.loads(path.read_text(), parse_constant=reject_constant)  # strict JSON
-    assert list(to_dict(image_record)) == ["schema", "task", "model", "dataset", "condition", "metrics", "provenance"]
+    assert list(to_dict(image_record)) == [
+        "schema",
+        "task",
+        "model",
+        "dataset",
+        "condition",
+        "metrics",
+        "provenance",
+    ]
     assert sorted(data) == sorted(rec_module.FIELDS) and data["schema"] == SCHEMA
     assert data["metrics"]["t2i_drop_rate"] is None
-    assert image_record.replicate == 10 and image_record.base_condition == {"perturbation": "mix", "lam": 0.9}
+    assert image_record.replicate == 10 and image_record.base_condition == {
+        "perturbation": "mix",
+        "lam": 0.9,
+    }
     assert REPLICATE_KEY == "seed"
 
 
@@ -54,7 +71,11 @@ def test_written_bytes_are_deterministic(tmp_path, image_record):
 
 
 def test_numpy_numbers_are_plain_json(tmp_path, image_record):
-    numpy = replace(image_record, metrics={"t2i_R@1": np.float64(52.5), "n": np.int64(3)}, dataset={**image_record.dataset, "n_images": np.int64(14)})
+    numpy = replace(
+        image_record,
+        metrics={"t2i_R@1": np.float64(52.5), "n": np.int64(3)},
+        dataset={**image_record.dataset, "n_images": np.int64(14)},
+    )
     write_record(tmp_path / "r.json", numpy)
     back = read_record(tmp_path / "r.json")
     assert back.metrics == {"t2i_R@1": 52.5, "n": 3} and back.dataset["n_images"] == 14
@@ -92,13 +113,21 @@ def test_missing_field_is_named_with_the_file(tmp_path, image_record):
 
 def test_wrong_schema_version(tmp_path, image_record):
     data = {**to_dict(image_record), "schema": "vlstress.record/0"}
-    with pytest.raises(VlstressError, match=r"r\.json: schema 'vlstress.record/0', expected 'vlstress.record/1'"):
+    with pytest.raises(
+        VlstressError, match=r"r\.json: schema 'vlstress.record/0', expected 'vlstress.record/1'"
+    ):
         read_record(write_raw(tmp_path, data))
 
 
 def test_extra_top_level_field(tmp_path, image_record):
-    data = {**to_dict(image_record), "stress": "image"}  # the old flat format's fields are not allowed
-    with pytest.raises(VlstressError, match=r"r\.json.*Additional properties are not allowed \('stress' was unexpected\)"):
+    data = {
+        **to_dict(image_record),
+        "stress": "image",
+    }  # the old flat format's fields are not allowed
+    with pytest.raises(
+        VlstressError,
+        match=r"r\.json.*Additional properties are not allowed \('stress' was unexpected\)",
+    ):
         read_record(write_raw(tmp_path, data))
 
 
@@ -145,12 +174,25 @@ def test_schema_file_is_draft_2020_12():
     schema = rec_module.schema()
     Draft202012Validator.check_schema(schema)
     assert schema["$schema"].endswith("2020-12/schema") and schema["$id"] and schema["title"]
-    assert schema["additionalProperties"] is False and schema["properties"]["schema"]["const"] == SCHEMA
+    assert (
+        schema["additionalProperties"] is False
+        and schema["properties"]["schema"]["const"] == SCHEMA
+    )
 
 
 def test_old_flat_record_says_to_rerun(tmp_path):
-    old = {"model": "m", "weights": "hub:openai", "evaluation": "original", "stress": "none", "dataset": "demo", "metrics": {"i2t_R@1": 1.0}}
-    with pytest.raises(VlstressError, match=r"r\.json: no 'schema' field, an old flat record.*re-run its evaluation step"):
+    old = {
+        "model": "m",
+        "weights": "hub:openai",
+        "evaluation": "original",
+        "stress": "none",
+        "dataset": "demo",
+        "metrics": {"i2t_R@1": 1.0},
+    }
+    with pytest.raises(
+        VlstressError,
+        match=r"r\.json: no 'schema' field, an old flat record.*re-run its evaluation step",
+    ):
         read_record(write_raw(tmp_path, old))
 
 
@@ -159,7 +201,10 @@ def test_a_file_of_several_records(tmp_path, image_record):
     path = tmp_path / "many.json"
     write_records(path, [image_record, other])
     assert read_records(path) == [image_record, other]
-    assert json.loads(path.read_text(), parse_constant=reject_constant)[1]["condition"]["perturbation"] == "patch"
+    assert (
+        json.loads(path.read_text(), parse_constant=reject_constant)[1]["condition"]["perturbation"]
+        == "patch"
+    )
     single = tmp_path / "one.json"
     write_record(single, image_record)
     assert read_records(single) == [image_record]

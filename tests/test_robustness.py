@@ -41,7 +41,9 @@ def run_command(tmp_path: Path, *flags: str, fig: bool = False) -> tuple[pd.Data
 
 
 def long_table(rows: list[tuple[str, float, float]], shift: str = "s") -> pd.DataFrame:
-    return pd.DataFrame(rows, columns=["model", "id_accuracy", "shifted_accuracy"]).assign(shift=shift)
+    return pd.DataFrame(rows, columns=["model", "id_accuracy", "shifted_accuracy"]).assign(
+        shift=shift
+    )
 
 
 # --------------------------------------------------------------------------- known answers
@@ -51,7 +53,9 @@ def test_line_through_two_points_is_exact():
     # logit(shift) = 2 logit(id) - 1 through id = expit(0), expit(1)
     ids = [expit(0.0), expit(1.0)]
     line = robustness.fit_line(ids, [expit(-1.0), expit(1.0)], "logit", "ols")
-    assert (line.slope, line.intercept, line.n, line.transform, line.fit) == pytest.approx((2.0, -1.0, 2, "logit", "ols"))
+    assert (line.slope, line.intercept, line.n, line.transform, line.fit) == pytest.approx(
+        (2.0, -1.0, 2, "logit", "ols")
+    )
     linear = robustness.fit_line([0.2, 0.6], [0.1, 0.3], "linear", "ols")
     assert (linear.slope, linear.intercept) == pytest.approx((0.5, 0.0), abs=1e-12)
     assert linear.predict([0.4]) == pytest.approx([0.2])
@@ -68,21 +72,34 @@ def test_logit_and_probit_values_and_clipping():
     assert robustness.TRANSFORMS["logit"].to_axis(0.8) == pytest.approx(math.log(4))
     assert robustness.TRANSFORMS["probit"].to_axis(0.975) == pytest.approx(1.959963984540054)
     eps = robustness.EPSILON
-    assert robustness.TRANSFORMS["logit"].to_axis([0.0, 1.0]) == pytest.approx([logit(eps), logit(1 - eps)])
+    assert robustness.TRANSFORMS["logit"].to_axis([0.0, 1.0]) == pytest.approx(
+        [logit(eps), logit(1 - eps)]
+    )
     assert np.all(np.isfinite(robustness.TRANSFORMS["probit"].to_axis([0.0, 1.0])))
-    assert robustness.TRANSFORMS["linear"].to_axis([0.0, 1.0]) == pytest.approx([0.0, 1.0])  # no clipping needed
+    assert robustness.TRANSFORMS["linear"].to_axis([0.0, 1.0]) == pytest.approx(
+        [0.0, 1.0]
+    )  # no clipping needed
 
 
 def test_effective_and_relative_robustness_known_answers():
     # baselines on logit(shift) = logit(id) - 1; "on" sits on the line, "above" is 10 pp over it
-    table = long_table([("a", expit(0.0), expit(-1.0)), ("b", expit(2.0), expit(1.0)), ("on", expit(1.0), expit(0.0)), ("above", 0.5, expit(-1.0) + 0.1)])
+    table = long_table(
+        [
+            ("a", expit(0.0), expit(-1.0)),
+            ("b", expit(2.0), expit(1.0)),
+            ("on", expit(1.0), expit(0.0)),
+            ("above", 0.5, expit(-1.0) + 0.1),
+        ]
+    )
     out = robustness.effective_robustness(table, baselines=["a", "b"]).set_index("model")
     assert out.loc["on", "effective_robustness"] == pytest.approx(0.0, abs=1e-12)
     assert out.loc["on", "predicted"] == pytest.approx(0.5)
     assert out.loc["above", "effective_robustness"] == pytest.approx(0.1)
     assert out.loc["above", "effective_robustness_pp"] == pytest.approx(10.0)
     assert out.loc["on", "relative_robustness"] == pytest.approx(0.5 - expit(1.0))
-    assert out.loc["above", "relative_robustness_pp"] == pytest.approx(100 * (expit(-1.0) + 0.1 - 0.5))
+    assert out.loc["above", "relative_robustness_pp"] == pytest.approx(
+        100 * (expit(-1.0) + 0.1 - 0.5)
+    )
     assert out["baseline"].to_dict() == {"a": True, "above": False, "b": True, "on": False}
     assert list(out.index) == ["a", "above", "b", "on"]  # sorted rows
 
@@ -90,28 +107,39 @@ def test_effective_and_relative_robustness_known_answers():
 def test_percent_scale_gives_the_same_answer():
     rows = [("a", 0.5, 0.3), ("b", 0.8, 0.6), ("c", 0.7, 0.55)]
     fractions = robustness.effective_robustness(long_table(rows))
-    percent = robustness.effective_robustness(long_table([(m, 100 * i, 100 * s) for m, i, s in rows]), scale=100)
+    percent = robustness.effective_robustness(
+        long_table([(m, 100 * i, 100 * s) for m, i, s in rows]), scale=100
+    )
     pd.testing.assert_frame_equal(fractions, percent, check_exact=False, rtol=1e-12)
 
 
 def test_fit_per_shift_uses_only_baselines():
-    table = pd.concat([
-        long_table([("a", 0.5, 0.3), ("b", 0.8, 0.6), ("new", 0.6, 0.9)], "s1"),
-        long_table([("a", 0.5, 0.4), ("b", 0.8, 0.7), ("new", 0.6, 0.1)], "s2"),
-    ])  # fmt: skip
+    table = pd.concat(
+        [
+            long_table([("a", 0.5, 0.3), ("b", 0.8, 0.6), ("new", 0.6, 0.9)], "s1"),
+            long_table([("a", 0.5, 0.4), ("b", 0.8, 0.7), ("new", 0.6, 0.1)], "s2"),
+        ]
+    )
     lines = robustness.fit_lines(table, baselines=["a", "b"])
     assert list(lines) == ["s1", "s2"]
     for shift, shifted in (("s1", [0.3, 0.6]), ("s2", [0.4, 0.7])):
         expected = robustness.fit_line([0.5, 0.8], shifted)
-        assert (lines[shift].slope, lines[shift].intercept, lines[shift].n) == pytest.approx((expected.slope, expected.intercept, 2))
+        assert (lines[shift].slope, lines[shift].intercept, lines[shift].n) == pytest.approx(
+            (expected.slope, expected.intercept, 2)
+        )
 
 
 def test_huber_resists_an_outlier_that_drags_ols():
     rng = np.random.default_rng(0)
     ids = np.linspace(0.2, 0.85, 30)
     true_slope, true_intercept = 0.9, -0.5
-    inliers = np.array([expit(true_slope * logit(p) + true_intercept) for p in ids]) + rng.normal(0, 0.003, ids.size)
-    ids_out, shifted_out = np.append(ids, [0.84, 0.83]), np.append(inliers, [0.99, 0.985])  # two far-above models
+    inliers = np.array([expit(true_slope * logit(p) + true_intercept) for p in ids]) + rng.normal(
+        0, 0.003, ids.size
+    )
+    ids_out, shifted_out = (
+        np.append(ids, [0.84, 0.83]),
+        np.append(inliers, [0.99, 0.985]),
+    )  # two far-above models
     ols = robustness.fit_line(ids_out, shifted_out, "logit", "ols")
     huber = robustness.fit_line(ids_out, shifted_out, "logit", "huber")
     inlier_line = robustness.fit_line(ids, inliers, "logit", "ols")
@@ -132,20 +160,52 @@ def test_huber_resists_an_outlier_that_drags_ols():
     "table, kwargs, message",
     [
         (long_table([("a", 0.5, 0.3)]), {}, "at least 2"),
-        (long_table([("a", 0.5, 0.3), ("b", 0.6, 0.4), ("c", 0.7, 0.5)]), {"baselines": ["a"]}, "1 baseline model"),
+        (
+            long_table([("a", 0.5, 0.3), ("b", 0.6, 0.4), ("c", 0.7, 0.5)]),
+            {"baselines": ["a"]},
+            "1 baseline model",
+        ),
         (long_table([("a", 0.5, 0.3), ("b", 0.5, 0.4)]), {}, "different ID accuracies"),
         (long_table([("a", 0.5, 0.3), ("b", 1.2, 0.4)]), {}, r"\[0, 1\]"),
         (long_table([("a", 0.5, -0.1), ("b", 0.7, 0.4)]), {}, r"\[0, 1\]"),
-        (long_table([("a", 50.0, 30.0), ("b", 70.0, 40.0)]), {}, "look like percent: use scale 100"),
-        (long_table([("a", 0.5, 0.3), ("b", 0.7, 0.4)]), {"scale": 100}, "look like fractions, use scale 1"),
+        (
+            long_table([("a", 50.0, 30.0), ("b", 70.0, 40.0)]),
+            {},
+            "look like percent: use scale 100",
+        ),
+        (
+            long_table([("a", 0.5, 0.3), ("b", 0.7, 0.4)]),
+            {"scale": 100},
+            "look like fractions, use scale 1",
+        ),
         (long_table([("a", 0.5, 0.3), ("b", 0.7, 0.4)]), {"scale": 10}, "scale must be 1"),
-        (long_table([("a", 0.5, float("nan")), ("b", 0.7, 0.4)]), {}, r"shifted_accuracy has missing.*NaN.*a \(s\)"),
-        (long_table([("a", "x", 0.3), ("b", 0.7, 0.4)]), {}, "id_accuracy has missing or non-numeric"),
+        (
+            long_table([("a", 0.5, float("nan")), ("b", 0.7, 0.4)]),
+            {},
+            r"shifted_accuracy has missing.*NaN.*a \(s\)",
+        ),
+        (
+            long_table([("a", "x", 0.3), ("b", 0.7, 0.4)]),
+            {},
+            "id_accuracy has missing or non-numeric",
+        ),
         (long_table([("a", 0.5, 0.3), ("a", 0.7, 0.4)]), {}, r"more than once.*a \(s\)"),
-        (long_table([("a", 0.5, 0.3), ("b", 0.7, 0.4)]), {"baselines": ["a", "zz"]}, "not in the table: zz"),
+        (
+            long_table([("a", 0.5, 0.3), ("b", 0.7, 0.4)]),
+            {"baselines": ["a", "zz"]},
+            "not in the table: zz",
+        ),
         (long_table([("a", 0.5, 0.3), ("b", 0.7, 0.4)]), {"fit": "lasso"}, "unknown fit 'lasso'"),
-        (long_table([("a", 0.5, 0.3), ("b", 0.7, 0.4)]), {"transform": "log"}, "unknown transform 'log'"),
-        (pd.DataFrame({"model": ["a"], "shifted_accuracy": [0.3]}), {}, "lacks column.*id_accuracy"),
+        (
+            long_table([("a", 0.5, 0.3), ("b", 0.7, 0.4)]),
+            {"transform": "log"},
+            "unknown transform 'log'",
+        ),
+        (
+            pd.DataFrame({"model": ["a"], "shifted_accuracy": [0.3]}),
+            {},
+            "lacks column.*id_accuracy",
+        ),
     ],
 )
 def test_bad_tables_raise_clear_errors(table, kwargs, message):
@@ -157,15 +217,45 @@ def test_command_errors_name_the_file_and_columns(tmp_path):
     mine = tmp_path / "mine.csv"
     mine.write_text("model,imagenet1k,imagenet-r\nm1,60,70\nm2,70,75\n")
     with pytest.raises(VlstressError, match=r"mine.csv.*lacks column\(s\) objectnet"):
-        run_command(tmp_path, "--csv", str(mine), "--shift-column", "imagenet-r", "--shift-column", "objectnet", "--scale", "100")
+        run_command(
+            tmp_path,
+            "--csv",
+            str(mine),
+            "--shift-column",
+            "imagenet-r",
+            "--shift-column",
+            "objectnet",
+            "--scale",
+            "100",
+        )
     with pytest.raises(VlstressError, match="look like percent"):
         run_command(tmp_path, "--csv", str(mine), "--shift-column", "imagenet-r")
     with pytest.raises(VlstressError, match="highlight.*nope"):
-        run_command(tmp_path, "--csv", str(mine), "--shift-column", "imagenet-r", "--scale", "100", "--highlight", "nope")
+        run_command(
+            tmp_path,
+            "--csv",
+            str(mine),
+            "--shift-column",
+            "imagenet-r",
+            "--scale",
+            "100",
+            "--highlight",
+            "nope",
+        )
     with pytest.raises(VlstressError, match="not found"):
         run_command(tmp_path, "--csv", str(tmp_path / "absent.csv"))
     with pytest.raises(VlstressError, match="needs --csv published"):
-        run_command(tmp_path, "--csv", str(mine), "--shift-column", "imagenet-r", "--scale", "100", "--baselines", "published")
+        run_command(
+            tmp_path,
+            "--csv",
+            str(mine),
+            "--shift-column",
+            "imagenet-r",
+            "--scale",
+            "100",
+            "--baselines",
+            "published",
+        )
     assert not (tmp_path / "er.csv").exists()  # nothing half-written
 
 
@@ -186,13 +276,17 @@ def test_published_table_is_shipped_as_documented():
     assert all(r["model"] == f"{r['name']}/{r['pretrained']}" for r in rows)
     sources = (path.parent / "SOURCES.md").read_text()
     assert "mlfoundations/open_clip" in sources and "MIT" in sources
-    assert f"sha256 of the trimmed copy: `{sha256_file(path)}`" in sources  # the note describes this very file
+    assert (
+        f"sha256 of the trimmed copy: `{sha256_file(path)}`" in sources
+    )  # the note describes this very file
 
 
 def test_published_logit_fit_matches_a_hand_computation(tmp_path):
     """Acceptance: on >= 50 published models the subcommand reproduces numpy.polyfit on logit accuracies to 1e-6."""
     rows = published_rows()
-    results, summary = run_command(tmp_path, "--csv", "published", "--transform", "logit", "--fit", "ols")
+    results, summary = run_command(
+        tmp_path, "--csv", "published", "--transform", "logit", "--fit", "ols"
+    )
     assert summary["n_models"] == summary["n_baselines"] == len(rows) >= 50
     for shift in PUBLISHED_SHIFTS:
         ids = [float(r["imagenet1k"]) for r in rows]
@@ -210,9 +304,13 @@ def test_published_logit_fit_matches_a_hand_computation(tmp_path):
             assert abs(got.loc[r["model"], "effective_robustness"] - (s - predicted)) < 1e-6
             assert abs(got.loc[r["model"], "relative_robustness"] - (s - p)) < 1e-6
     # rows sorted and deterministic; provenance names the input with its sha256
-    assert list(zip(results["shift"], results["model"])) == sorted(zip(results["shift"], results["model"]))
+    assert list(zip(results["shift"], results["model"])) == sorted(
+        zip(results["shift"], results["model"])
+    )
     provenance = summary["provenance"]
-    assert provenance["inputs"] == {str(command.published_path()): sha256_file(command.published_path())}
+    assert provenance["inputs"] == {
+        str(command.published_path()): sha256_file(command.published_path())
+    }
     assert provenance["params"]["transform"] == "logit" and provenance["params"]["fit"] == "ols"
     sidecar = json.loads((tmp_path / "er.csv.json").read_text())
     assert sidecar["rows"] == len(results) and "provenance" in sidecar
@@ -221,31 +319,60 @@ def test_published_logit_fit_matches_a_hand_computation(tmp_path):
 def test_own_models_placed_among_published_baselines(tmp_path):
     mine = tmp_path / "mine.csv"
     shifts = ",".join(PUBLISHED_SHIFTS)
-    mine.write_text(f"model,imagenet1k,{shifts}\nmy-clip,62,55,80,50,40,55\nmy-sup,76,64,36,24,5,40\n")
+    mine.write_text(
+        f"model,imagenet1k,{shifts}\nmy-clip,62,55,80,50,40,55\nmy-sup,76,64,36,24,5,40\n"
+    )
     rows = published_rows()
-    results, summary = run_command(tmp_path, "--csv", str(mine), "--scale", "100", "--csv", "published", "--baselines", "published")
+    results, summary = run_command(
+        tmp_path,
+        "--csv",
+        str(mine),
+        "--scale",
+        "100",
+        "--csv",
+        "published",
+        "--baselines",
+        "published",
+    )
     published_only, _ = run_command(tmp_path / "p", "--csv", "published")
     assert summary["n_baselines"] == len(rows) and summary["n_models"] == len(rows) + 2
     assert set(summary["models"]) == {"my-clip", "my-sup"}  # this run's models are reported
     for shift in PUBLISHED_SHIFTS:  # own models do not move the line
         assert summary["lines"][shift]["slope"] == pytest.approx(
-            robustness.fit_line([float(r["imagenet1k"]) for r in rows], [float(r[shift]) for r in rows]).slope, abs=1e-12
+            robustness.fit_line(
+                [float(r["imagenet1k"]) for r in rows], [float(r[shift]) for r in rows]
+            ).slope,
+            abs=1e-12,
         )
     er = summary["models"]["my-sup"]["shifts"]["imagenet-r"]
-    assert er["effective_robustness"] < -0.3 and er["relative_robustness"] == pytest.approx(0.36 - 0.76)
+    assert er["effective_robustness"] < -0.3 and er["relative_robustness"] == pytest.approx(
+        0.36 - 0.76
+    )
     base = published_only.set_index(["shift", "model"])["effective_robustness"]
     merged = results.set_index(["shift", "model"])["effective_robustness"]
     assert np.allclose(merged.loc[base.index], base, atol=1e-12)
     # the same baselines named in a file give the same lines
     listing = tmp_path / "baselines.txt"
     listing.write_text("# published models\n" + "\n".join(r["model"] for r in rows) + "\n")
-    _, again = run_command(tmp_path / "f", "--csv", str(mine), "--scale", "100", "--csv", "published", "--baselines", f"@{listing}")
+    _, again = run_command(
+        tmp_path / "f",
+        "--csv",
+        str(mine),
+        "--scale",
+        "100",
+        "--csv",
+        "published",
+        "--baselines",
+        f"@{listing}",
+    )
     assert again["lines"] == summary["lines"]
 
 
 def test_outputs_are_byte_identical_across_runs(tmp_path):
     for out in ("a", "b"):
-        run_command(tmp_path / out, "--csv", "published", "--fit", "huber", "--shift-column", "imagenet-r")
+        run_command(
+            tmp_path / out, "--csv", "published", "--fit", "huber", "--shift-column", "imagenet-r"
+        )
     for name in ("er.csv", "er.json", "er.csv.json"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
 
@@ -256,10 +383,16 @@ def test_outputs_are_byte_identical_across_runs(tmp_path):
 def test_figure_draws_baselines_fit_identity_and_labelled_models():
     from vlstress.suites.zeroshot import robustness_figure
 
-    table = pd.concat([
-        long_table([("a", 0.3, 0.2), ("b", 0.5, 0.35), ("c", 0.8, 0.7), ("mine", 0.6, 0.6)], "s1"),
-        long_table([("a", 0.3, 0.1), ("b", 0.5, 0.2), ("c", 0.8, 0.5), ("mine", 0.6, 0.2)], "s2"),
-    ])  # fmt: skip
+    table = pd.concat(
+        [
+            long_table(
+                [("a", 0.3, 0.2), ("b", 0.5, 0.35), ("c", 0.8, 0.7), ("mine", 0.6, 0.6)], "s1"
+            ),
+            long_table(
+                [("a", 0.3, 0.1), ("b", 0.5, 0.2), ("c", 0.8, 0.5), ("mine", 0.6, 0.2)], "s2"
+            ),
+        ]
+    )
     lines = robustness.fit_lines(table, ["a", "b", "c"], "probit", "huber")
     results = robustness.effective_robustness(table, ["a", "b", "c"], lines=lines)
     fig = robustness_figure.draw(results, lines, highlight=["c"], id_name="imagenet1k")
@@ -288,7 +421,16 @@ def test_figure_draws_baselines_fit_identity_and_labelled_models():
 
 
 def test_command_writes_png_and_pdf(tmp_path):
-    run_command(tmp_path, "--csv", "published", "--shift-column", "imagenet-r", "--highlight", "ViT-L-14/openai", fig=True)
+    run_command(
+        tmp_path,
+        "--csv",
+        "published",
+        "--shift-column",
+        "imagenet-r",
+        "--highlight",
+        "ViT-L-14/openai",
+        fig=True,
+    )
     png, pdf = tmp_path / "er.png", tmp_path / "er.pdf"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
     assert pdf.read_bytes()[:5] == b"%PDF-"
@@ -297,6 +439,29 @@ def test_command_writes_png_and_pdf(tmp_path):
 def test_cli_entry(tmp_path):
     from vlstress import cli
 
-    code = cli.main(["effective-robustness", "--csv", "published", "--out-csv", str(tmp_path / "e.csv"), "--out-json", str(tmp_path / "e.json")])
+    code = cli.main(
+        [
+            "effective-robustness",
+            "--csv",
+            "published",
+            "--out-csv",
+            str(tmp_path / "e.csv"),
+            "--out-json",
+            str(tmp_path / "e.json"),
+        ]
+    )
     assert code == 0 and (tmp_path / "e.csv").is_file()
-    assert cli.main(["effective-robustness", "--csv", str(tmp_path / "none.csv"), "--out-csv", str(tmp_path / "x.csv"), "--out-json", str(tmp_path / "x.json")]) == 2
+    assert (
+        cli.main(
+            [
+                "effective-robustness",
+                "--csv",
+                str(tmp_path / "none.csv"),
+                "--out-csv",
+                str(tmp_path / "x.csv"),
+                "--out-json",
+                str(tmp_path / "x.json"),
+            ]
+        )
+        == 2
+    )

@@ -50,6 +50,7 @@ from string import Template
 
 import pytest
 import yaml
+
 from conftest import REPO
 from test_workflow import digests, fresh_project
 
@@ -60,14 +61,27 @@ pytest.importorskip("snakemake_executor_plugin_slurm")
 HERE = Path(__file__).resolve().parent / "slurm"
 BIN = str(Path(sys.executable).parent)
 SEARCH_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin", "/usr/bin"])
-TOOLS = ("munged", "slurmctld", "slurmd", "sbatch", "srun", "squeue", "sinfo", "scontrol", "scancel")
+TOOLS = (
+    "munged",
+    "slurmctld",
+    "slurmd",
+    "sbatch",
+    "srun",
+    "squeue",
+    "sinfo",
+    "scontrol",
+    "scancel",
+)
 PACKAGES = ("slurm-wlm", "munge")
 ACCOUNT = "vlstress"  # stands in for <account>: without slurmdbd any name is accepted
 PROFILE = "workflow/profiles/slurm"
 EXTRA_FLAGS = [
-    "--slurm-status-command", "squeue",  # no slurmdbd: sacct cannot answer
-    "--slurm-init-seconds-before-status-checks", "1",  # jobs take seconds here, not hours
-    "--latency-wait", "5",  # one machine, one file system
+    "--slurm-status-command",
+    "squeue",  # no slurmdbd: sacct cannot answer
+    "--slurm-init-seconds-before-status-checks",
+    "1",  # jobs take seconds here, not hours
+    "--latency-wait",
+    "5",  # one machine, one file system
     "--slurm-keep-successful-logs",  # the checks below read them
 ]
 RUN_TIMEOUT = 1800
@@ -94,7 +108,9 @@ def ensure_slurm() -> dict[str, str]:
             except subprocess.TimeoutExpired:
                 pytest.skip(f"`{' '.join(cmd)}` timed out")
             if done.returncode != 0:
-                pytest.skip(f"`{' '.join(cmd)}` failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+                pytest.skip(
+                    f"`{' '.join(cmd)}` failed ({done.returncode}): {done.stderr.strip()[-500:]}"
+                )
     missing = [name for name in TOOLS if not tool(name)]
     if missing:
         pytest.skip(f"{', '.join(missing)} not found after installing {' '.join(PACKAGES)}")
@@ -115,7 +131,11 @@ def tail(path: Path, lines: int = 40) -> str:
 
 def slurm_env(extra: dict[str, str]) -> dict[str, str]:
     """This environment without any SLURM settings of a surrounding job, plus `extra`."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SBATCH_", "SALLOC_", "SRUN_", "SQUEUE_"))}
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SLURM_", "SBATCH_", "SALLOC_", "SRUN_", "SQUEUE_"))
+    }
     return {**base, "PYTHONUNBUFFERED": "1", **extra}
 
 
@@ -130,7 +150,9 @@ class Cluster:
     def run(self, *cmd: str, check: bool = True) -> str:
         done = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=60)
         if check and done.returncode != 0:
-            raise AssertionError(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr}\n{self.logs()}")
+            raise AssertionError(
+                f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr}\n{self.logs()}"
+            )
         return done.stdout
 
     def logs(self) -> str:
@@ -138,7 +160,9 @@ class Cluster:
 
     def start(self, *cmd: str, log: str) -> None:
         out = open(self.root / "log" / log, "ab")
-        self.daemons.append(subprocess.Popen(cmd, env=self.env, stdout=out, stderr=subprocess.STDOUT))
+        self.daemons.append(
+            subprocess.Popen(cmd, env=self.env, stdout=out, stderr=subprocess.STDOUT)
+        )
         out.close()
 
     def wait_for(self, what: str, ready, timeout: float = 60) -> None:
@@ -146,20 +170,33 @@ class Cluster:
         while not ready():
             dead = [d.args[0] for d in self.daemons if d.poll() is not None]
             if dead or time.monotonic() > deadline:
-                raise AssertionError(f"SLURM test cluster: {what} not ready ({', '.join(dead) or 'timeout'})\n{self.logs()}")
+                raise AssertionError(
+                    f"SLURM test cluster: {what} not ready ({', '.join(dead) or 'timeout'})\n{self.logs()}"
+                )
             time.sleep(0.2)
 
     def node_state(self) -> str:
-        done = subprocess.run([self.tools["sinfo"], "-h", "-n", "localhost", "-o", "%T"], env=self.env, capture_output=True, text=True)
+        done = subprocess.run(
+            [self.tools["sinfo"], "-h", "-n", "localhost", "-o", "%T"],
+            env=self.env,
+            capture_output=True,
+            text=True,
+        )
         return done.stdout.strip()
 
     def jobs(self) -> list[dict[str, str]]:
         """Every job slurmctld knows (finished ones too, for MinJobAge), as scontrol shows it."""
         out = self.run(self.tools["scontrol"], "show", "job", "-o")
-        return [dict(re.findall(r"(?:^|\s)([A-Za-z][\w/:]*)=(\S*)", line)) for line in out.splitlines() if line.startswith("JobId=")]
+        return [
+            dict(re.findall(r"(?:^|\s)([A-Za-z][\w/:]*)=(\S*)", line))
+            for line in out.splitlines()
+            if line.startswith("JobId=")
+        ]
 
     def stop(self) -> None:
-        subprocess.run([self.tools["scancel"], "--user", "root"], env=self.env, capture_output=True, timeout=30)
+        subprocess.run(
+            [self.tools["scancel"], "--user", "root"], env=self.env, capture_output=True, timeout=30
+        )
         for daemon in reversed(self.daemons):
             daemon.terminate()
             try:
@@ -171,7 +208,9 @@ class Cluster:
 
 def node_hardware(slurmd: str) -> str:
     """This machine as `slurmd -C` sees it: CPUs, sockets, cores, threads, RealMemory."""
-    first = subprocess.run([slurmd, "-C"], capture_output=True, text=True, check=True).stdout.splitlines()[0]
+    first = subprocess.run(
+        [slurmd, "-C"], capture_output=True, text=True, check=True
+    ).stdout.splitlines()[0]
     return re.sub(r"^NodeName=\S+\s*", "", first)
 
 
@@ -183,7 +222,9 @@ def cluster() -> Cluster:
     wanted = profile_defaults(REPO).get("mem_mb", 0)
     if memory < wanted:
         pytest.skip(f"the SLURM profile asks {wanted} MB per job; this machine has {memory} MB")
-    root = Path(tempfile.mkdtemp(prefix="vlstress-slurm-"))  # short: the munge socket path is limited
+    root = Path(
+        tempfile.mkdtemp(prefix="vlstress-slurm-")
+    )  # short: the munge socket path is limited
     for name in ("run", "state", "spool", "log", "munge", "bin"):
         (root / name).mkdir()
     (root / "munge").chmod(0o700)
@@ -191,28 +232,41 @@ def cluster() -> Cluster:
     key.write_bytes(os.urandom(1024))
     key.chmod(0o600)
     conf = root / "slurm.conf"
-    conf.write_text(Template((HERE / "slurm.conf.in").read_text()).substitute(
-        root=root, ctld_port=free_port(), slurmd_port=free_port(), hardware=hardware))
+    conf.write_text(
+        Template((HERE / "slurm.conf.in").read_text()).substitute(
+            root=root, ctld_port=free_port(), slurmd_port=free_port(), hardware=hardware
+        )
+    )
     shutil.copy(HERE / "gres.conf", root / "gres.conf")  # slurmd reads it beside slurm.conf
     for shim in ("sbatch", "srun"):  # see tests/slurm/sbatch and tests/slurm/srun
         shutil.copy(HERE / shim, root / "bin" / shim)
         (root / "bin" / shim).chmod(0o755)
-    env = slurm_env({
-        "SLURM_CONF": str(conf),
-        "PATH": os.pathsep.join([str(root / "bin"), BIN, SEARCH_PATH]),
-        "VLSTRESS_SBATCH_LOG": str(root / "sbatch.jsonl"),
-        "VLSTRESS_REAL_SBATCH": tools["sbatch"],
-        "VLSTRESS_SLURM_CONF": str(conf),
-        "VLSTRESS_REAL_SRUN": tools["srun"],
-        "VLSTRESS_PYTHON": sys.executable,
-    })
+    env = slurm_env(
+        {
+            "SLURM_CONF": str(conf),
+            "PATH": os.pathsep.join([str(root / "bin"), BIN, SEARCH_PATH]),
+            "VLSTRESS_SBATCH_LOG": str(root / "sbatch.jsonl"),
+            "VLSTRESS_REAL_SBATCH": tools["sbatch"],
+            "VLSTRESS_SLURM_CONF": str(conf),
+            "VLSTRESS_REAL_SRUN": tools["srun"],
+            "VLSTRESS_PYTHON": sys.executable,
+        }
+    )
     found = Cluster(root, tools, env, root / "sbatch.jsonl")
     try:
         socket_path = root / "run" / "munge.socket"
         # --force: munged wants every folder above its socket world-executable; /tmp/... is not
-        found.start(tools["munged"], "--foreground", "--force", f"--socket={socket_path}", f"--key-file={key}",
-                    f"--pid-file={root / 'run' / 'munged.pid'}", f"--seed-file={root / 'munge' / 'seed'}",
-                    f"--log-file={root / 'log' / 'munged.log'}", log="munged.out.log")
+        found.start(
+            tools["munged"],
+            "--foreground",
+            "--force",
+            f"--socket={socket_path}",
+            f"--key-file={key}",
+            f"--pid-file={root / 'run' / 'munged.pid'}",
+            f"--seed-file={root / 'munge' / 'seed'}",
+            f"--log-file={root / 'log' / 'munged.log'}",
+            log="munged.out.log",
+        )
         found.wait_for("munged", socket_path.exists)
         found.start(tools["slurmctld"], "-D", "-f", str(conf), log="slurmctld.out.log")
         found.start(tools["slurmd"], "-D", "-N", "localhost", "-f", str(conf), log="slurmd.out.log")
@@ -224,7 +278,9 @@ def cluster() -> Cluster:
 
 
 def profile_defaults(root: Path) -> dict:
-    return yaml.safe_load((root / PROFILE / "config.yaml").read_text()).get("default-resources") or {}
+    return (
+        yaml.safe_load((root / PROFILE / "config.yaml").read_text()).get("default-resources") or {}
+    )
 
 
 def readme_cluster_command() -> list[str]:
@@ -232,21 +288,30 @@ def readme_cluster_command() -> list[str]:
     text = (REPO / "README.md").read_text()
     section = text.split("## Running on a cluster", 1)[1].split("\n## ", 1)[0]
     block = re.search(r"```(?:bash|sh)\n(.*?)```", section, re.S).group(1).replace("\\\n", " ")
-    commands = [shlex.split(line) for line in block.splitlines() if line.strip().startswith("snakemake")]
-    assert len(commands) == 1, f"expected one snakemake command in the README's cluster section:\n{block}"
+    commands = [
+        shlex.split(line) for line in block.splitlines() if line.strip().startswith("snakemake")
+    ]
+    assert len(commands) == 1, (
+        f"expected one snakemake command in the README's cluster section:\n{block}"
+    )
     return [arg.replace("<account>", ACCOUNT) for arg in commands[0]]
 
 
 def own_code(root: Path, env: dict[str, str]) -> dict[str, str]:
     """`env` running the copy's own package (not the checkout's editable install), jobs included."""
-    return {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(root / "src"), env.get("PYTHONPATH")]))}
+    return {
+        **env,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(root / "src"), env.get("PYTHONPATH")])),
+    }
 
 
 def job_stats(log: str) -> Counter:
     """Snakemake's own 'Job stats' table: rule -> number of jobs (without `all` and the total)."""
     table = log.split("Job stats:", 1)[1].split("\n\n", 1)[0]
     rows = (line.split() for line in table.splitlines()[3:])
-    return Counter({row[0]: int(row[1]) for row in rows if len(row) == 2 and row[0] not in ("all", "total")})
+    return Counter(
+        {row[0]: int(row[1]) for row in rows if len(row) == 2 and row[0] not in ("all", "total")}
+    )
 
 
 def rule_of(comment: str) -> str:
@@ -281,20 +346,38 @@ def slurm_run(cluster, tmp_path_factory) -> SlurmRun:
     cmd = readme_cluster_command() + EXTRA_FLAGS
     start = time.monotonic()
     try:
-        done = subprocess.run(cmd, cwd=root, env=own_code(root, cluster.env), capture_output=True, text=True, timeout=RUN_TIMEOUT)
+        done = subprocess.run(
+            cmd,
+            cwd=root,
+            env=own_code(root, cluster.env),
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT,
+        )
     except subprocess.TimeoutExpired as error:
-        raise AssertionError(f"{shlex.join(cmd)} timed out:\n{(error.stderr or b'')[-5000:]}\n{cluster.logs()}") from None
+        raise AssertionError(
+            f"{shlex.join(cmd)} timed out:\n{(error.stderr or b'')[-5000:]}\n{cluster.logs()}"
+        ) from None
     seconds = time.monotonic() - start
     log = done.stdout + done.stderr
     print(f"SLURM run: {seconds:.0f} s: {shlex.join(cmd)}")
-    assert done.returncode == 0, f"{shlex.join(cmd)} failed ({done.returncode}):\n{log[-8000:]}\n{cluster.logs()}"
+    assert done.returncode == 0, (
+        f"{shlex.join(cmd)} failed ({done.returncode}):\n{log[-8000:]}\n{cluster.logs()}"
+    )
     run_id = re.search(r"SLURM run ID: (\S+)", log).group(1)
     calls = []
     for line in cluster.sbatch_log.read_text().splitlines():
         argv = json.loads(line)
         if option(argv, "--job-name", "-J") == run_id:
             gpu = [a for a in argv if re.match(r"--(gpus|gres|gpus-per-\w+)(=|$)", a)]
-            calls.append({"rule": rule_of(option(argv, "--comment")), "argv": argv, "partition": option(argv, "-p", "--partition"), "gpu": gpu})
+            calls.append(
+                {
+                    "rule": rule_of(option(argv, "--comment")),
+                    "argv": argv,
+                    "partition": option(argv, "-p", "--partition"),
+                    "gpu": gpu,
+                }
+            )
     jobs = [job for job in cluster.jobs() if job.get("JobName") == run_id]
     return SlurmRun(root, log, seconds, calls, jobs)
 
@@ -302,8 +385,22 @@ def slurm_run(cluster, tmp_path_factory) -> SlurmRun:
 @pytest.fixture(scope="module")
 def local_run(tmp_path_factory) -> Path:
     root = fresh_project(tmp_path_factory.mktemp("local-run") / "repo", zeroshot=False)
-    env = own_code(root, {**os.environ, "PATH": BIN + os.pathsep + os.environ.get("PATH", ""), "PYTHONUNBUFFERED": "1"})
-    done = subprocess.run(["snakemake", "--cores", "2"], cwd=root, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    env = own_code(
+        root,
+        {
+            **os.environ,
+            "PATH": BIN + os.pathsep + os.environ.get("PATH", ""),
+            "PYTHONUNBUFFERED": "1",
+        },
+    )
+    done = subprocess.run(
+        ["snakemake", "--cores", "2"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
     assert done.returncode == 0, (done.stdout + done.stderr)[-8000:]
     return root
 
@@ -317,30 +414,41 @@ def gpu_rules() -> set[str]:
 def test_slurm_run_is_byte_identical_to_a_local_run(slurm_run, local_run):
     on_slurm, local = digests(slurm_run.root), digests(local_run)
     assert len(local) > 10
-    differ = sorted(name for name in set(on_slurm) | set(local) if on_slurm.get(name) != local.get(name))
+    differ = sorted(
+        name for name in set(on_slurm) | set(local) if on_slurm.get(name) != local.get(name)
+    )
     assert not differ, differ
 
 
 def test_every_job_ran_through_slurm(slurm_run):
     expected = job_stats(slurm_run.log)
     assert sum(expected.values()) > 10
-    assert Counter(call["rule"] for call in slurm_run.calls) == expected  # one sbatch per rule instance
+    assert (
+        Counter(call["rule"] for call in slurm_run.calls) == expected
+    )  # one sbatch per rule instance
     assert Counter(rule_of(job["Comment"]) for job in slurm_run.jobs) == expected
     assert {(job["JobState"], job["ExitCode"]) for job in slurm_run.jobs} == {("COMPLETED", "0:0")}
     logs = slurm_run.root / ".snakemake" / "slurm_logs"
-    for job in slurm_run.jobs:  # written by the job on the node (kept: --slurm-keep-successful-logs)
+    for (
+        job
+    ) in slurm_run.jobs:  # written by the job on the node (kept: --slurm-keep-successful-logs)
         found = list(logs.rglob(f"{job['JobId']}.log"))
-        assert len(found) == 1 and found[0].parent.relative_to(logs).parts[0] == f"rule_{rule_of(job['Comment'])}", job["JobId"]
+        assert (
+            len(found) == 1
+            and found[0].parent.relative_to(logs).parts[0] == f"rule_{rule_of(job['Comment'])}"
+        ), job["JobId"]
 
 
 def test_jobs_are_routed_by_resources(slurm_run):
     gpu = gpu_rules()
     assert gpu == {
-        "embed_retrieval", "ei_scores",
-        "zeroshot_classifiers", "embed_zeroshot",  # the zero-shot suites (off in this run)
+        "embed_retrieval",
+        "ei_scores",
+        "zeroshot_classifiers",
+        "embed_zeroshot",  # the zero-shot suites (off in this run)
         "attack",  # adversarial suite (off in this run)
         "finetune",  # robust fine-tuning (off in this run)
-    }  # fmt: skip
+    }
     ran = {call["rule"] for call in slurm_run.calls}
     assert ran & gpu and ran - gpu
     for call in slurm_run.calls:  # as submitted
@@ -361,7 +469,9 @@ def test_the_profile_resources_reach_sbatch(slurm_run):
     flags = {"runtime": "-t", "mem_mb": "--mem", "cpus_per_task": "--cpus-per-task"}
     want = {flag: str(defaults[name]) for name, flag in flags.items() if name in defaults}
     assert want, defaults
-    if "slurm_account" in defaults or any("slurm_account=" in arg for arg in readme_cluster_command()):
+    if "slurm_account" in defaults or any(
+        "slurm_account=" in arg for arg in readme_cluster_command()
+    ):
         want["-A"] = ACCOUNT
     for call in slurm_run.calls:
         got = {name: option(call["argv"], name) for name in want}

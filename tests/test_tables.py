@@ -7,11 +7,12 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import run_cli
-from report_fixtures import MODELS, record_flags, write_records
 
 from vlstress.report import frames, records
 from vlstress.suites.retrieval import table as tables
+
+from conftest import run_cli
+from report_fixtures import MODELS, record_flags, write_records
 
 
 def table_of(root, **kwargs):
@@ -31,10 +32,20 @@ def test_paper_layout_columns_and_rows(full):
     assert groups == ["", "Image → Text", "Text → Image"]
     i2t = list(frame["Image → Text"].columns)
     assert i2t[0] == ("Original", "R@1")
-    assert i2t[1:4] == [("same-concept", "R@1"), ("same-concept", "Drop"), ("same-concept", "False R@1")]
+    assert i2t[1:4] == [
+        ("same-concept", "R@1"),
+        ("same-concept", "Drop"),
+        ("same-concept", "False R@1"),
+    ]
     assert [c for c, _ in i2t[1::3]] == ["same-concept", "diff-concept", "rand-voca", "danger"]
     t2i = [c for c, _ in frame["Text → Image"].columns]
-    assert list(dict.fromkeys(t2i)) == ["Original", "mix λ=0.7", "mix λ=0.9", "patch λ=0.7", "patch λ=0.9"]
+    assert list(dict.fromkeys(t2i)) == [
+        "Original",
+        "mix λ=0.7",
+        "mix λ=0.9",
+        "patch λ=0.7",
+        "patch λ=0.9",
+    ]
 
 
 def test_cells_are_mean_pm_std_over_seeds(full):
@@ -43,9 +54,15 @@ def test_cells_are_mean_pm_std_over_seeds(full):
     assert frame.loc["RN50 (openai)", ("Text → Image", "mix λ=0.9", "R@1")] == "52.0 ± 1.0"
     assert frame.loc["RN50 (openai)", ("Image → Text", "same-concept", "R@1")] == "55.0"
     assert frame.loc["RN50 (openai)", ("Image → Text", "Original", "R@1")] == "65.0"
-    assert frame.loc["RN50 (openai)", ("", "", "Params (M)")] == f"{MODELS['rn50-openai']['n_params'] / 1e6:.0f}"
+    assert (
+        frame.loc["RN50 (openai)", ("", "", "Params (M)")]
+        == f"{MODELS['rn50-openai']['n_params'] / 1e6:.0f}"
+    )
     latex, _ = tables.paper_table(full, latex=True)
-    assert latex.loc["RN50 (openai)", ("Text → Image", "mix λ=0.9", "R@1")] == r"52.0{\scriptsize $\pm$1.0}"
+    assert (
+        latex.loc["RN50 (openai)", ("Text → Image", "mix λ=0.9", "R@1")]
+        == r"52.0{\scriptsize $\pm$1.0}"
+    )
 
 
 def test_markdown_and_latex_rendering(full):
@@ -53,9 +70,16 @@ def test_markdown_and_latex_rendering(full):
     assert "### Image → Text" in md and "### Text → Image" in md
     assert "ViT-B-32 (random-init)" in md and "| same-concept R@1" in md
     tex = tables.to_latex(full, caption="Results ± std")
-    for piece in (r"\toprule", r"\midrule", r"\bottomrule", r"\multicolumn{3}{c}{same-concept}",
-                  r"\multicolumn{3}{c}{mix $\lambda$=0.9}", r"\caption{Image $\rightarrow$ Text. Results $\pm$ std}",
-                  r"\label{tab:stress-i2t}", r"\label{tab:stress-t2i}"):  # fmt: skip
+    for piece in (
+        r"\toprule",
+        r"\midrule",
+        r"\bottomrule",
+        r"\multicolumn{3}{c}{same-concept}",
+        r"\multicolumn{3}{c}{mix $\lambda$=0.9}",
+        r"\caption{Image $\rightarrow$ Text. Results $\pm$ std}",
+        r"\label{tab:stress-i2t}",
+        r"\label{tab:stress-t2i}",
+    ):
         assert piece in tex, piece
     assert tex.count(r"\begin{table*}") == 2  # one table per retrieval direction
     assert "λ" not in tex and "±" not in tex and "→" not in tex  # pure ASCII LaTeX
@@ -77,7 +101,9 @@ def test_only_retrieval_keeps_both_original_columns(tmp_path):
     assert list(frame["Text → Image"].columns) == [("Original", "R@1")]
     assert frame.loc["RN50 (openai)", ("Text → Image", "Original", "R@1")] == "60.0"
     assert any("no text stress" in n for n in notes) and any("no image stress" in n for n in notes)
-    assert "### Image → Text" in tables.to_markdown(table_of(tmp_path / "again", text=False, image=False))
+    assert "### Image → Text" in tables.to_markdown(
+        table_of(tmp_path / "again", text=False, image=False)
+    )
 
 
 @pytest.mark.parametrize(
@@ -104,7 +130,9 @@ def test_a_stress_suite_alone_has_only_its_group(tmp_path, kinds, kept, left_out
 
 def test_undefined_values_show_a_dash(tmp_path):
     table = table_of(tmp_path, image=False)
-    table.loc[(table["model"] == "vit-b-32-random") & (table["metric"] == "i2t_drop_rate"), "value"] = float("nan")
+    table.loc[
+        (table["model"] == "vit-b-32-random") & (table["metric"] == "i2t_drop_rate"), "value"
+    ] = float("nan")
     frame, _ = tables.paper_table(table)
     assert frame.loc["ViT-B-32 (random-init)", ("Image → Text", "danger", "Drop")] == frames.MISSING
 
@@ -112,9 +140,31 @@ def test_undefined_values_show_a_dash(tmp_path):
 def test_cli_writes_both_files_with_provenance(tmp_path):
     paths = write_records(tmp_path / "metrics", lams=(0.9,))
     out = tmp_path / "out"
-    run_cli("summarize", *record_flags(paths), "--out-csv", str(out / "s.csv"), "--out-agg", str(out / "a.csv"),
-            "--out-md", str(out / "s.md"), "--out-json", str(out / "m.json"), "--out-plot", str(out / "p.csv"))  # fmt: skip
-    args = ("tables", "--summary", str(out / "s.csv"), "--module", "vlstress.suites.retrieval.table", "--out-md", str(out / "t.md"), "--out-tex", str(out / "t.tex"))
+    run_cli(
+        "summarize",
+        *record_flags(paths),
+        "--out-csv",
+        str(out / "s.csv"),
+        "--out-agg",
+        str(out / "a.csv"),
+        "--out-md",
+        str(out / "s.md"),
+        "--out-json",
+        str(out / "m.json"),
+        "--out-plot",
+        str(out / "p.csv"),
+    )
+    args = (
+        "tables",
+        "--summary",
+        str(out / "s.csv"),
+        "--module",
+        "vlstress.suites.retrieval.table",
+        "--out-md",
+        str(out / "t.md"),
+        "--out-tex",
+        str(out / "t.tex"),
+    )
     run_cli(*args)
     md, tex = (out / "t.md").read_text(), (out / "t.tex").read_text()
     assert md.startswith("Retrieval under stress on demo") and "mean ± std over variant seeds" in md
@@ -133,7 +183,11 @@ def test_latex_compiles_and_fits_a_two_column_page(full, tmp_path):
         "\\input{table.tex}\nText.\n\\end{document}\n"
     )
     result = subprocess.run(
-        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     log = (tmp_path / "doc.log").read_text(errors="replace")
     assert result.returncode == 0, log[-2000:]

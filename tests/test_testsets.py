@@ -52,7 +52,9 @@ def fails(capsys, monkeypatch):
         assert code == 2, err
         assert names in err, err
         assert "Traceback" not in err
-        assert not out.exists() and not list(out.parent.glob(f".{out.name}*")), "partial output left behind"
+        assert not out.exists() and not list(out.parent.glob(f".{out.name}*")), (
+            "partial output left behind"
+        )
         return err
 
     return go
@@ -67,8 +69,13 @@ def test_label_maps_counts_and_subsets():
     for kind in ("imagenet-r", "imagenet-a"):
         indices = labelmaps.subset_indices(kind)
         assert len(indices) == 200 and list(indices) == sorted(indices)
-    assert labelmaps.subset_indices("imagenet-r")[0] == 1 and labelmaps.subset_indices("imagenet-a")[0] == 6
-    assert len(labelmaps.objectnet_folders()) == 313 and len(labelmaps.objectnet_to_imagenet()) == 113
+    assert (
+        labelmaps.subset_indices("imagenet-r")[0] == 1
+        and labelmaps.subset_indices("imagenet-a")[0] == 6
+    )
+    assert (
+        len(labelmaps.objectnet_folders()) == 313 and len(labelmaps.objectnet_to_imagenet()) == 113
+    )
     sources = labelmaps.sources()
     for name, entry in sources.items():
         assert entry["source"]["repo"] and len(entry["source"]["commit"]) == 40, name
@@ -83,19 +90,35 @@ def test_imagefolder_generic_and_classnames(tmp_path, run, fails):
     for i, folder in enumerate(["golden_retriever", "cat", "cat", "zebra"]):
         image(root / folder / f"{i}.png", seed=i)
     data = run(tmp_path / "a", "imagefolder", "--root", str(root))
-    assert data.classes == ["cat", "golden retriever", "zebra"] and data.class_ids == ["cat", "golden_retriever", "zebra"]
+    assert data.classes == ["cat", "golden retriever", "zebra"] and data.class_ids == [
+        "cat",
+        "golden_retriever",
+        "zebra",
+    ]
     assert [(e["path"], e["label"]) for e in data.images] == [
         ("cat/1.png", 0),
         ("cat/2.png", 0),
         ("golden_retriever/0.png", 1),
         ("zebra/3.png", 2),
     ]
-    assert run(tmp_path / "b", "imagefolder", "--root", str(root), "--max-per-class", "1").labels == [0, 1, 2]
+    assert run(
+        tmp_path / "b", "imagefolder", "--root", str(root), "--max-per-class", "1"
+    ).labels == [0, 1, 2]
     names = tmp_path / "names.txt"
     names.write_text("kitty\ndog\nstriped horse\n")
-    assert run(tmp_path / "c", "imagefolder", "--root", str(root), "--classnames", str(names)).classes == ["kitty", "dog", "striped horse"]
+    assert run(
+        tmp_path / "c", "imagefolder", "--root", str(root), "--classnames", str(names)
+    ).classes == ["kitty", "dog", "striped horse"]
     names.write_text("kitty\ndog\n")
-    fails(tmp_path / "d", "imagefolder", "--root", str(root), "--classnames", str(names), names="2 names for 3 classes")
+    fails(
+        tmp_path / "d",
+        "imagefolder",
+        "--root",
+        str(root),
+        "--classnames",
+        str(names),
+        names="2 names for 3 classes",
+    )
 
 
 def test_imagefolder_of_wnids_reads_as_imagenet(tmp_path, run):
@@ -104,7 +127,10 @@ def test_imagefolder_of_wnids_reads_as_imagenet(tmp_path, run):
     image(root / TENCH / "b.JPEG")
     data = run(tmp_path / "out", "imagefolder", "--root", str(root))
     assert len(data.classes) == 1000 and data.classes[:2] == ["tench", "goldfish"]
-    assert [(e["path"], e["label"]) for e in data.images] == [(f"{TENCH}/b.JPEG", 0), (f"{GOLDFISH}/a.JPEG", 1)]
+    assert [(e["path"], e["label"]) for e in data.images] == [
+        (f"{TENCH}/b.JPEG", 0),
+        (f"{GOLDFISH}/a.JPEG", 1),
+    ]
     assert len(data.source["classes_without_images"]) == 998
 
 
@@ -113,10 +139,20 @@ def test_imagenet_and_sketch(tmp_path, run, fails):
     image(root / STINGRAY / "x.JPEG")
     for kind in ("imagenet", "imagenet-sketch"):
         data = run(tmp_path / kind, kind, "--root", str(root))
-        assert data.kind == kind and len(data.classes) == 1000 and data.images == [{"path": f"{STINGRAY}/x.JPEG", "label": 6}]
+        assert (
+            data.kind == kind
+            and len(data.classes) == 1000
+            and data.images == [{"path": f"{STINGRAY}/x.JPEG", "label": 6}]
+        )
         assert data.classes[6] == "stingray" and data.class_ids[6] == STINGRAY
     image(root / "n99999999" / "y.JPEG")
-    fails(tmp_path / "bad", "imagenet", "--root", str(root), names="'n99999999' is not an ImageNet-1k wnid")
+    fails(
+        tmp_path / "bad",
+        "imagenet",
+        "--root",
+        str(root),
+        names="'n99999999' is not an ImageNet-1k wnid",
+    )
 
 
 def test_imagenet_v2_numeric_order(tmp_path, run):
@@ -144,7 +180,13 @@ def test_imagenet_r_a_use_their_200_classes(tmp_path, run, fails, kind, first):
     named = run(tmp_path / "named", kind, "--root", str(root), "--classnames", f"{full}#imagenet1k")
     assert named.classes[0] == f"class {indices[0]}"
     image(root / TENCH / "c.jpg")  # an ImageNet class outside both subsets
-    fails(tmp_path / "bad", kind, "--root", str(root), names=f"'{TENCH}' is not one of the 200 {kind} classes")
+    fails(
+        tmp_path / "bad",
+        kind,
+        "--root",
+        str(root),
+        names=f"'{TENCH}' is not one of the 200 {kind} classes",
+    )
 
 
 def test_imagenet_c_one_corruption_all_severities(tmp_path, run, fails):
@@ -153,10 +195,34 @@ def test_imagenet_c_one_corruption_all_severities(tmp_path, run, fails):
         for i in range(2):
             image(root / "fog" / severity / TENCH / f"{i}.JPEG", seed=i)
     image(root / "snow" / "1" / TENCH / "0.JPEG")
-    data = run(tmp_path / "out", "imagenet-c", "--root", str(root), "--corruption", "fog", "--max-per-class", "1")
-    assert [(e["path"], e["severity"]) for e in data.images] == [(f"fog/1/{TENCH}/0.JPEG", 1), (f"fog/3/{TENCH}/0.JPEG", 3)]
-    assert data.source["corruption"] == "fog" and data.source["severities"] == [1, 3] and len(data.classes) == 1000
-    fails(tmp_path / "bad", "imagenet-c", "--root", str(root), "--corruption", "frost", names="'frost' not found; folders there: fog, snow")
+    data = run(
+        tmp_path / "out",
+        "imagenet-c",
+        "--root",
+        str(root),
+        "--corruption",
+        "fog",
+        "--max-per-class",
+        "1",
+    )
+    assert [(e["path"], e["severity"]) for e in data.images] == [
+        (f"fog/1/{TENCH}/0.JPEG", 1),
+        (f"fog/3/{TENCH}/0.JPEG", 3),
+    ]
+    assert (
+        data.source["corruption"] == "fog"
+        and data.source["severities"] == [1, 3]
+        and len(data.classes) == 1000
+    )
+    fails(
+        tmp_path / "bad",
+        "imagenet-c",
+        "--root",
+        str(root),
+        "--corruption",
+        "frost",
+        names="'frost' not found; folders there: fog, snow",
+    )
 
 
 @pytest.mark.parametrize("nested", [True, False])
@@ -173,10 +239,19 @@ def test_objectnet_113_classes_and_mapping(tmp_path, run, fails, nested):
     assert data.source["imagenet_indices"][alarm] == [409, 530]  # analog clock, digital clock
     assert data.source["imagenet_indices"][data.class_ids.index("banana")] == [954]
     prefix = "images/" if nested else ""
-    assert [e["path"] for e in data.images] == [f"{prefix}alarm_clock/1.png", f"{prefix}banana/2.png"]
+    assert [e["path"] for e in data.images] == [
+        f"{prefix}alarm_clock/1.png",
+        f"{prefix}banana/2.png",
+    ]
     assert data.source["skipped_folders"] == 1 and data.source["skipped_images"] == 1
     image(base / "not_a_class" / "4.png")
-    fails(tmp_path / "bad", "objectnet", "--root", str(root), names="'not_a_class' is not an ObjectNet class folder")
+    fails(
+        tmp_path / "bad",
+        "objectnet",
+        "--root",
+        str(root),
+        names="'not_a_class' is not an ObjectNet class folder",
+    )
 
 
 def test_typographic_folder(tmp_path, run, fails):
@@ -188,10 +263,19 @@ def test_typographic_folder(tmp_path, run, fails):
     data = run(tmp_path / "out", "typographic-folder", "--root", str(root))
     assert data.classes == ["cat", "dog", "tennis ball"]
     got = {e["path"]: (data.classes[e["label"]], data.classes[e["written"]]) for e in data.images}
-    assert got == {"label=dog_text=cat.png": ("dog", "cat"), "sub/label=tennis_ball_text=dog.jpg": ("tennis ball", "dog"),
-                   "label=cat_text=cat.png": ("cat", "cat")}  # fmt: skip
+    assert got == {
+        "label=dog_text=cat.png": ("dog", "cat"),
+        "sub/label=tennis_ball_text=dog.jpg": ("tennis ball", "dog"),
+        "label=cat_text=cat.png": ("cat", "cat"),
+    }
     image(root / "photo.png")
-    fails(tmp_path / "bad", "typographic-folder", "--root", str(root), names="photo.png is not named label=<class>_text=<written>")
+    fails(
+        tmp_path / "bad",
+        "typographic-folder",
+        "--root",
+        str(root),
+        names="photo.png is not named label=<class>_text=<written>",
+    )
 
 
 # ------------------------------------------------------------------ CIFAR through a local server
@@ -207,7 +291,9 @@ def http_folder(tmp_path, monkeypatch):
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder))
+    )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     for var in ("no_proxy", "NO_PROXY"):
@@ -231,11 +317,18 @@ def serve_cifar(monkeypatch, http_folder, hundred: bool) -> np.ndarray:
     labels = [2, 0, 1, 2, 0, 1]
     if hundred:
         batch = {"data": pixels, "fine_labels": labels, "coarse_labels": [1, 0, 1, 1, 0, 1]}
-        meta = {"fine_label_names": ["apple", "aquarium_fish", "maple_tree"], "coarse_label_names": ["fruit", "trees_and_fish"]}
+        meta = {
+            "fine_label_names": ["apple", "aquarium_fish", "maple_tree"],
+            "coarse_label_names": ["fruit", "trees_and_fish"],
+        }
         files = {"train": batch, "test": batch, "meta": meta}
     else:
         batch = {"data": pixels, "labels": labels}
-        files = {"data_batch_1": batch, "test_batch": batch, "batches.meta": {"label_names": ["airplane", "automobile", "bird"]}}
+        files = {
+            "data_batch_1": batch,
+            "test_batch": batch,
+            "batches.meta": {"label_names": ["airplane", "automobile", "bird"]},
+        }
     staging = folder.parent / "staging" / cls.base_folder
     staging.mkdir(parents=True)
     for name, content in files.items():
@@ -248,7 +341,11 @@ def serve_cifar(monkeypatch, http_folder, hundred: bool) -> np.ndarray:
     monkeypatch.setattr(cls, "tgz_md5", md5(archive))
     monkeypatch.setattr(cls, "train_list", [[train, md5(staging / train)]])
     monkeypatch.setattr(cls, "test_list", [[test, md5(staging / test)]])
-    monkeypatch.setattr(cls, "meta", {"filename": meta_name, "key": list(files[meta_name])[0], "md5": md5(staging / meta_name)})
+    monkeypatch.setattr(
+        cls,
+        "meta",
+        {"filename": meta_name, "key": list(files[meta_name])[0], "md5": md5(staging / meta_name)},
+    )
     return pixels.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)
 
 
@@ -257,9 +354,15 @@ def test_cifar_downloads_once_and_writes_pngs(tmp_path, run, monkeypatch, http_f
     pixels = serve_cifar(monkeypatch, http_folder, hundred=kind == "cifar100")
     out = tmp_path / "out"
     data = run(out, kind, "--root", str(tmp_path / "cache"))
-    assert [(e["path"], e["label"]) for e in data.images][:3] == [("00001.png", 0), ("00004.png", 0), ("00002.png", 1)]
+    assert [(e["path"], e["label"]) for e in data.images][:3] == [
+        ("00001.png", 0),
+        ("00004.png", 0),
+        ("00002.png", 1),
+    ]
     for entry in data.images:
-        assert np.array_equal(np.asarray(Image.open(out / "images" / entry["path"])), pixels[entry["index"]])
+        assert np.array_equal(
+            np.asarray(Image.open(out / "images" / entry["path"])), pixels[entry["index"]]
+        )
     if kind == "cifar100":
         assert data.classes == ["apple", "aquarium fish", "maple tree"] and data.superclasses == [
             "fruit",
@@ -273,7 +376,9 @@ def test_cifar_downloads_once_and_writes_pngs(tmp_path, run, monkeypatch, http_f
     again = run(tmp_path / "again", kind, "--root", str(tmp_path / "cache"), "--max-per-class", "1")
     assert again.labels == [0, 1, 2]
     first = out / "images" / "00001.png"
-    assert (tmp_path / "again" / "images" / "00001.png").read_bytes() == first.read_bytes()  # deterministic PNG bytes
+    assert (
+        tmp_path / "again" / "images" / "00001.png"
+    ).read_bytes() == first.read_bytes()  # deterministic PNG bytes
 
 
 def test_cifar_download_failure_is_clean(tmp_path, fails, monkeypatch, http_folder):
@@ -290,19 +395,41 @@ def coco_json(tmp_path: Path) -> tuple[Path, Path]:
     images = tmp_path / "coco" / "images"
     image(images / "1.jpg", seed=1, size=(100, 80))
     image(images / "2.jpg", seed=2, size=(100, 80))
-    cats = [{"id": 18, "name": "dog", "supercategory": "animal"}, {"id": 3, "name": "car", "supercategory": "vehicle"},
-            {"id": 17, "name": "cat", "supercategory": "animal"}, {"id": 90, "name": "toothbrush", "supercategory": "indoor"}]  # fmt: skip
+    cats = [
+        {"id": 18, "name": "dog", "supercategory": "animal"},
+        {"id": 3, "name": "car", "supercategory": "vehicle"},
+        {"id": 17, "name": "cat", "supercategory": "animal"},
+        {"id": 90, "name": "toothbrush", "supercategory": "indoor"},
+    ]
     anns = [
         {"id": 7, "image_id": 1, "category_id": 18, "bbox": [10.5, 5.2, 40, 40], "iscrowd": 0},
         {"id": 3, "image_id": 2, "category_id": 18, "bbox": [0, 0, 50, 32], "iscrowd": 0},
         {"id": 4, "image_id": 1, "category_id": 3, "bbox": [60, 40, 39, 39], "iscrowd": 0},
-        {"id": 5, "image_id": 1, "category_id": 17, "bbox": [0, 0, 90, 70], "iscrowd": 1},  # crowd: skipped
-        {"id": 6, "image_id": 2, "category_id": 17, "bbox": [0, 0, 31, 60], "iscrowd": 0},  # too narrow
+        {
+            "id": 5,
+            "image_id": 1,
+            "category_id": 17,
+            "bbox": [0, 0, 90, 70],
+            "iscrowd": 1,
+        },  # crowd: skipped
+        {
+            "id": 6,
+            "image_id": 2,
+            "category_id": 17,
+            "bbox": [0, 0, 31, 60],
+            "iscrowd": 0,
+        },  # too narrow
         {"id": 8, "image_id": 2, "category_id": 17, "bbox": [20, 20, 32, 40], "iscrowd": 0},
     ]
     path = tmp_path / "coco" / "instances.json"
     path.write_text(
-        json.dumps({"images": [{"id": 1, "file_name": "1.jpg"}, {"id": 2, "file_name": "2.jpg"}], "annotations": anns, "categories": cats})
+        json.dumps(
+            {
+                "images": [{"id": 1, "file_name": "1.jpg"}, {"id": 2, "file_name": "2.jpg"}],
+                "annotations": anns,
+                "categories": cats,
+            }
+        )
     )
     return images, path
 
@@ -310,20 +437,52 @@ def coco_json(tmp_path: Path) -> tuple[Path, Path]:
 def test_coco_objects_crops(tmp_path, run):
     images, annotations = coco_json(tmp_path)
     out = tmp_path / "out"
-    data = run(out, "coco-objects", "--root", str(images), "--annotations", str(annotations), "--min-size", "32")
+    data = run(
+        out,
+        "coco-objects",
+        "--root",
+        str(images),
+        "--annotations",
+        str(annotations),
+        "--min-size",
+        "32",
+    )
     assert (
         data.classes == ["car", "cat", "dog"]
         and data.class_ids == ["3", "17", "18"]
         and data.superclasses == ["vehicle", "animal", "animal"]
     )
-    assert [(e["path"], e["label"]) for e in data.images] == [("1_4.png", 0), ("2_8.png", 1), ("2_3.png", 2), ("1_7.png", 2)]
+    assert [(e["path"], e["label"]) for e in data.images] == [
+        ("1_4.png", 0),
+        ("2_8.png", 1),
+        ("2_3.png", 2),
+        ("1_7.png", 2),
+    ]
     crop = np.asarray(Image.open(out / "images" / "1_7.png"))
     assert crop.shape == (41, 41, 3)  # [10.5, 5.2, 40, 40] -> pixels 10..51 x 5..46
     source = np.asarray(Image.open(images / "1.jpg").convert("RGB"))
     assert np.array_equal(crop, source[5:46, 10:51])
-    first = run(tmp_path / "first", "coco-objects", "--root", str(images), "--annotations", str(annotations), "--max-per-class", "1")
+    first = run(
+        tmp_path / "first",
+        "coco-objects",
+        "--root",
+        str(images),
+        "--annotations",
+        str(annotations),
+        "--max-per-class",
+        "1",
+    )
     assert [e["annotation_id"] for e in first.images] == [4, 8, 3]
-    supers = run(tmp_path / "super", "coco-objects", "--root", str(images), "--annotations", str(annotations), "--label", "supercategory")
+    supers = run(
+        tmp_path / "super",
+        "coco-objects",
+        "--root",
+        str(images),
+        "--annotations",
+        str(annotations),
+        "--label",
+        "supercategory",
+    )
     assert supers.classes == ["vehicle", "animal"] and supers.labels == [0, 1, 1, 1]
 
 
@@ -332,13 +491,35 @@ def test_keep_and_drop_select_classes_by_name_id_or_superclass(tmp_path, run, fa
     flags = ("--root", str(images), "--annotations", str(annotations))
     animals = run(tmp_path / "animals", "coco-objects", *flags, "--keep", "animal")
     assert animals.classes == ["cat", "dog"] and animals.labels == [0, 1, 1]
-    assert sorted(p.name for p in (tmp_path / "animals" / "images").iterdir()) == ["1_7.png", "2_3.png", "2_8.png"]
+    assert sorted(p.name for p in (tmp_path / "animals" / "images").iterdir()) == [
+        "1_7.png",
+        "2_3.png",
+        "2_8.png",
+    ]
     others = run(tmp_path / "others", "coco-objects", *flags, "--drop", "animal")
-    assert others.classes == ["car"] and others.labels == [0] and others.source["selected"]["of"] == 3
+    assert (
+        others.classes == ["car"] and others.labels == [0] and others.source["selected"]["of"] == 3
+    )
     by_id = run(tmp_path / "by_id", "coco-objects", *flags, "--keep", "17,car", "--drop", "None")
     assert by_id.classes == ["car", "cat"]
-    fails(tmp_path / "typo", "coco-objects", *flags, "--keep", "animl", names="--keep 'animl' is no class, class id or superclass")
-    fails(tmp_path / "none", "coco-objects", *flags, "--keep", "cat", "--drop", "animal", names="leave no class")
+    fails(
+        tmp_path / "typo",
+        "coco-objects",
+        *flags,
+        "--keep",
+        "animl",
+        names="--keep 'animl' is no class, class id or superclass",
+    )
+    fails(
+        tmp_path / "none",
+        "coco-objects",
+        *flags,
+        "--keep",
+        "cat",
+        "--drop",
+        "animal",
+        names="leave no class",
+    )
 
 
 def test_demo_objects_split_into_objects_and_scenes(tmp_path, run):
@@ -366,17 +547,41 @@ def test_coco_mini_crops(shared_data, run, tmp_path):
         assert data.classes[0] == "person"
     assert counts == {"val": (339, 67), "train": (420, 71)}
     annotations = str(coco / "annotations" / "instances_val2017.json")
-    animals = run(tmp_path / "animals", "coco-objects", "--root", str(coco / "images"), "--annotations", annotations, "--keep", "animal")
-    rest = run(tmp_path / "rest", "coco-objects", "--root", str(coco / "images"), "--annotations", annotations, "--drop", "animal")
+    animals = run(
+        tmp_path / "animals",
+        "coco-objects",
+        "--root",
+        str(coco / "images"),
+        "--annotations",
+        annotations,
+        "--keep",
+        "animal",
+    )
+    rest = run(
+        tmp_path / "rest",
+        "coco-objects",
+        "--root",
+        str(coco / "images"),
+        "--annotations",
+        annotations,
+        "--drop",
+        "animal",
+    )
     assert set(animals.superclasses) == {"animal"} and "animal" not in rest.superclasses
-    assert len(animals.images) + len(rest.images) == 339 and len(animals.classes) + len(rest.classes) == 67
+    assert (
+        len(animals.images) + len(rest.images) == 339
+        and len(animals.classes) + len(rest.classes) == 67
+    )
 
 
 def test_demo_objects(tmp_path, run, fails):
     data = run(tmp_path / "demo", "demo-objects")
     assert len(data.classes) == 14 and len(data.images) == 84 and "cat" in data.classes
     cat = data.classes.index("cat")
-    assert [e["path"] for e in data.images if e["label"] == cat][:2] == ["cat_0_full.png", "cat_1_centre.png"]
+    assert [e["path"] for e in data.images if e["label"] == cat][:2] == [
+        "cat_0_full.png",
+        "cat_1_centre.png",
+    ]
     fails(tmp_path / "bad", "demo-objects", "--root", str(tmp_path), names="does not use --root")
 
 
@@ -385,8 +590,19 @@ def test_paths_stay_as_given(tmp_path, run, monkeypatch):
     image(Path("data/folders/a/1.png"))
     assert run(Path("sets/folder"), "imagefolder", "--root", "data/folders").root == "data/folders"
     images, annotations = coco_json(tmp_path)
-    data = run(Path("sets/coco"), "coco-objects", "--root", str(images), "--annotations", str(annotations), "--max-per-class", "1")
-    assert data.root == "sets/coco/images" and all((Path(data.root) / e["path"]).is_file() for e in data.images)
+    data = run(
+        Path("sets/coco"),
+        "coco-objects",
+        "--root",
+        str(images),
+        "--annotations",
+        str(annotations),
+        "--max-per-class",
+        "1",
+    )
+    assert data.root == "sets/coco/images" and all(
+        (Path(data.root) / e["path"]).is_file() for e in data.images
+    )
     assert data.provenance["step"] == "testset" and str(annotations) in data.provenance["inputs"]
 
 
@@ -394,20 +610,48 @@ def test_paths_stay_as_given(tmp_path, run, monkeypatch):
 
 
 def test_errors_name_the_item(tmp_path, fails):
-    fails(tmp_path / "o1", "imagenet", "--root", str(tmp_path / "nowhere"), names=f"imagenet folder not found: {tmp_path / 'nowhere'}")
+    fails(
+        tmp_path / "o1",
+        "imagenet",
+        "--root",
+        str(tmp_path / "nowhere"),
+        names=f"imagenet folder not found: {tmp_path / 'nowhere'}",
+    )
     empty = tmp_path / "empty"
     image(empty / "a" / "1.png")
     (empty / "b").mkdir()
-    fails(tmp_path / "o2", "imagefolder", "--root", str(empty), names="no valid file for the classes b")
+    fails(
+        tmp_path / "o2",
+        "imagefolder",
+        "--root",
+        str(empty),
+        names="no valid file for the classes b",
+    )
     corrupt = tmp_path / "corrupt"
     image(corrupt / "a" / "1.png")
     bad = image(corrupt / "a" / "2.jpg")
     bad.write_bytes(bad.read_bytes()[:60])
-    fails(tmp_path / "o3", "imagefolder", "--root", str(corrupt), names=f"image is corrupt or unreadable: {bad}")
+    fails(
+        tmp_path / "o3",
+        "imagefolder",
+        "--root",
+        str(corrupt),
+        names=f"image is corrupt or unreadable: {bad}",
+    )
     images, annotations = coco_json(tmp_path)
     annotations.write_text('{"images": [')
-    fails(tmp_path / "o4", "coco-objects", "--root", str(images), "--annotations", str(annotations), names=f"not valid JSON: {annotations}")
-    annotations.write_text(json.dumps({"images": [], "annotations": [{"id": 1, "bbox": [0, 0]}], "categories": []}))
+    fails(
+        tmp_path / "o4",
+        "coco-objects",
+        "--root",
+        str(images),
+        "--annotations",
+        str(annotations),
+        names=f"not valid JSON: {annotations}",
+    )
+    annotations.write_text(
+        json.dumps({"images": [], "annotations": [{"id": 1, "bbox": [0, 0]}], "categories": []})
+    )
     fails(
         tmp_path / "o5",
         "coco-objects",
@@ -417,4 +661,10 @@ def test_errors_name_the_item(tmp_path, fails):
         str(annotations),
         names="annotations[0] lacks an 'id' or a 4-number 'bbox'",
     )
-    fails(tmp_path / "o6", "imagenet-c", "--root", str(empty), names="no --corruption given; folders there: a, b")
+    fails(
+        tmp_path / "o6",
+        "imagenet-c",
+        "--root",
+        str(empty),
+        names="no --corruption given; folders there: a, b",
+    )

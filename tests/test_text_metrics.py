@@ -30,8 +30,26 @@ def from_scores(scores: np.ndarray, n_original: int):
 def test_known_answer_with_ties():
     #                 originals: img0 img0 img1 img1 | altered (any owner)
     scores = [
-        [0.9, 0.5, 0.3, 0.2, 0.95, 0.1, 0.1, 0.1],  # img0: an altered caption strictly above its GT -> miss, false
-        [0.1, 0.2, 0.8, 0.7, 0.1, 0.1, 0.8, 0.3],  # img1: altered ties with the GT -> hit (ties go to GT), not false
+        [
+            0.9,
+            0.5,
+            0.3,
+            0.2,
+            0.95,
+            0.1,
+            0.1,
+            0.1,
+        ],  # img0: an altered caption strictly above its GT -> miss, false
+        [
+            0.1,
+            0.2,
+            0.8,
+            0.7,
+            0.1,
+            0.1,
+            0.8,
+            0.3,
+        ],  # img1: altered ties with the GT -> hit (ties go to GT), not false
     ]
     images, originals, altered = from_scores(scores, 4)
     out = i2t_text_stress(images, originals, [0, 0, 1, 1], altered, ks=(1, 5))
@@ -46,8 +64,26 @@ def test_known_answer_with_ties():
 
 def test_altered_tied_with_another_original_is_not_false():
     scores = [
-        [0.2, 0.2, 0.9, 0.1, 0.9, 0.0, 0.0, 0.0],  # img0: other image's original ties an altered caption at the top
-        [0.1, 0.1, 0.5, 0.6, 0.0, 0.0, 0.0, 0.7],  # img1: altered strictly above everything -> false
+        [
+            0.2,
+            0.2,
+            0.9,
+            0.1,
+            0.9,
+            0.0,
+            0.0,
+            0.0,
+        ],  # img0: other image's original ties an altered caption at the top
+        [
+            0.1,
+            0.1,
+            0.5,
+            0.6,
+            0.0,
+            0.0,
+            0.0,
+            0.7,
+        ],  # img1: altered strictly above everything -> false
     ]
     images, originals, altered = from_scores(scores, 4)
     out = i2t_text_stress(images, originals, [0, 0, 1, 1], altered, ks=(1,))
@@ -99,7 +135,10 @@ def test_known_answer_with_ties_pessimistic():
 
 def test_split_variant_entries_rows():
     manifest_images = {"a": ["a1", "a2"], "b": ["b1"]}
-    entries = [{"image": "b", "caption": ["b1", "B1"]}, {"image": "a", "caption": ["a1", "a2", "A1"]}]
+    entries = [
+        {"image": "b", "caption": ["b1", "B1"]},
+        {"image": "a", "caption": ["a1", "a2", "A1"]},
+    ]
     assert split_variant_entries(entries, manifest_images, "set") == (["b", "a"], [1, 4])
 
 
@@ -124,7 +163,10 @@ def toy(tmp_path):
         "b.jpg": [f"cat {i}" for i in range(6)],
         "c.jpg": ["a red car", "a fast car"],
     }
-    manifest = {"dataset": "toy", "images": [{"image": k, "path": k, "caption": v} for k, v in caps.items()]}
+    manifest = {
+        "dataset": "toy",
+        "images": [{"image": k, "path": k, "caption": v} for k, v in caps.items()],
+    }
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
     altered = {k: [c.replace(c.split()[-1], "X") for c in v] for k, v in caps.items()}
     variant = [{"image": k, "caption": caps[k] + altered[k]} for k in caps]
@@ -150,17 +192,37 @@ def toy(tmp_path):
     write_emb(tmp_path / "texts.npy", originals)
     from vlstress.io import sha256_file
 
-    write_emb(tmp_path / "text_set.npy", variant_emb, inputs={"set.json": sha256_file(tmp_path / "set.json")})
+    write_emb(
+        tmp_path / "text_set.npy",
+        variant_emb,
+        inputs={"set.json": sha256_file(tmp_path / "set.json")},
+    )
     return tmp_path
 
 
 def evaluate(d: Path, *extra: str, variant: str = "set.json", out: str = "out.json") -> int:
-    return main([
-        "evaluate-text", "--manifest", str(d / "manifest.json"), "--image-emb", str(d / "images.npy"),
-        "--original-emb", str(d / "texts.npy"), "--variant-captions", str(d / variant),
-        "--variant-emb", str(d / "text_set.npy"), "--set", "same_concept", "--ks", "1,5,10",
-        "--out", str(d / out), *extra,
-    ])
+    return main(
+        [
+            "evaluate-text",
+            "--manifest",
+            str(d / "manifest.json"),
+            "--image-emb",
+            str(d / "images.npy"),
+            "--original-emb",
+            str(d / "texts.npy"),
+            "--variant-captions",
+            str(d / variant),
+            "--variant-emb",
+            str(d / "text_set.npy"),
+            "--set",
+            "same_concept",
+            "--ks",
+            "1,5,10",
+            "--out",
+            str(d / out),
+            *extra,
+        ]
+    )
 
 
 def test_command_record(toy):
@@ -170,7 +232,12 @@ def test_command_record(toy):
     assert record["condition"] == {"set": "same_concept"}
     assert record["model"] == {"slug": "toy", "arch": "toy-arch", "weights": "random-init (seed 0)"}
     dataset = record["dataset"]
-    assert dataset["name"] == "toy" and dataset["n_images"] == 3 and dataset["n_captions"] == 10 and dataset["n_altered_captions"] == 10
+    assert (
+        dataset["name"] == "toy"
+        and dataset["n_images"] == 3
+        and dataset["n_captions"] == 10
+        and dataset["n_altered_captions"] == 10
+    )
     assert dataset["subset"]["evaluated_on_subset"] is False
     assert record["provenance"]["params"]["ties"] == "optimistic"
     m = record["metrics"]
@@ -191,7 +258,9 @@ def test_command_ties_pessimistic(toy):
     assert record["provenance"]["params"]["ties"] == "pessimistic"
     m = record["metrics"]
     assert m["i2t_R@1"] == pytest.approx(100 / 3) and m["i2t_R@1_original"] == 100.0
-    assert m["i2t_false_R@1"] == pytest.approx(200 / 3) and m["i2t_drop_rate"] == pytest.approx(200 / 3)
+    assert m["i2t_false_R@1"] == pytest.approx(200 / 3) and m["i2t_drop_rate"] == pytest.approx(
+        200 / 3
+    )
 
 
 def test_command_subset(toy):
@@ -206,7 +275,10 @@ def test_command_subset(toy):
     assert record["dataset"]["n_images"] == 2 and record["dataset"]["n_captions"] == 8
     subset = record["dataset"]["subset"]
     assert subset["evaluated_on_subset"] is True and subset["n_manifest_images"] == 3
-    assert subset["note"] == "caption set covers 2 of 3 manifest images; all metrics (including R@1_original) use those images only"
+    assert (
+        subset["note"]
+        == "caption set covers 2 of 3 manifest images; all metrics (including R@1_original) use those images only"
+    )
     assert record["metrics"]["i2t_R@1"] == 50.0 and record["metrics"]["i2t_false_R@1"] == 50.0
 
 
@@ -216,7 +288,10 @@ def test_command_subset(toy):
         (lambda d: d.append({"image": "zzz.jpg", "caption": ["x", "y"]}), "not in the manifest"),
         (lambda d: d[0]["caption"].extend(["x", "y"]), "at most 2 altered"),
         (lambda d: d[1]["caption"].__delitem__(slice(3, None)), "expected 6 originals"),
-        (lambda d: [e["caption"].__delitem__(slice(len(e["caption"]) // 2, None)) for e in d], "no altered captions"),
+        (
+            lambda d: [e["caption"].__delitem__(slice(len(e["caption"]) // 2, None)) for e in d],
+            "no altered captions",
+        ),
         (lambda d: d[2]["caption"].__setitem__(0, "a blue car"), "caption 0"),
         (lambda d: d.append(dict(d[0])), "listed twice"),
     ],
@@ -231,7 +306,9 @@ def test_command_errors(toy, capsys, edit, message):
 
 
 def test_command_stale_or_foreign_embeddings(toy, capsys):
-    (toy / "set.json").write_text((toy / "set.json").read_text() + "\n")  # content changed after embedding
+    (toy / "set.json").write_text(
+        (toy / "set.json").read_text() + "\n"
+    )  # content changed after embedding
     assert evaluate(toy) == 2
     assert "another caption file" in capsys.readouterr().err
     write_emb(toy / "texts.npy", np.load(toy / "texts.npy"), model={**MODEL, "slug": "other"})
@@ -261,21 +338,38 @@ def test_official_rococo_sets_are_accepted(shared_data, tmp_path, set_name):
     six = [e for e in test if len(e["caption"]) == 6][:2]
     chosen = six + test[:3]
     names = {e["image"] for e in chosen}
-    manifest = {"dataset": "karpathy-test-slice", "images": [{**e, "path": e["image"]} for e in chosen]}
+    manifest = {
+        "dataset": "karpathy-test-slice",
+        "images": [{**e, "path": e["image"]} for e in chosen],
+    }
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
-    official = [e for e in json.loads((shared_data / "rococo" / f"{set_name}.json").read_text()) if e["image"] in names]
+    official = [
+        e
+        for e in json.loads((shared_data / "rococo" / f"{set_name}.json").read_text())
+        if e["image"] in names
+    ]
     (tmp_path / "set.json").write_text(json.dumps(official))
     from vlstress.io import sha256_file
 
     rng = np.random.default_rng(0)
-    unit = lambda n: (lambda a: a / np.linalg.norm(a, axis=1, keepdims=True))(rng.normal(size=(n, 8)))  # noqa: E731
+    unit = lambda n: (lambda a: a / np.linalg.norm(a, axis=1, keepdims=True))(
+        rng.normal(size=(n, 8))
+    )  # noqa: E731
     n_orig = sum(len(e["caption"]) for e in chosen)
     n_set = sum(len(e["caption"]) for e in official)
     assert n_set == 2 * n_orig - len(six)  # 6 + 5 for each 6-caption image
     write_emb(tmp_path / "images.npy", unit(len(chosen)))
     write_emb(tmp_path / "texts.npy", unit(n_orig))
-    write_emb(tmp_path / "text_set.npy", unit(n_set), inputs={"set.json": sha256_file(tmp_path / "set.json")})
+    write_emb(
+        tmp_path / "text_set.npy",
+        unit(n_set),
+        inputs={"set.json": sha256_file(tmp_path / "set.json")},
+    )
     assert evaluate(tmp_path) == 0
     record = json.loads((tmp_path / "out.json").read_text())
     dataset = record["dataset"]
-    assert dataset["n_images"] == 5 and dataset["n_captions"] == n_orig and dataset["n_altered_captions"] == n_orig - len(six)
+    assert (
+        dataset["n_images"] == 5
+        and dataset["n_captions"] == n_orig
+        and dataset["n_altered_captions"] == n_orig - len(six)
+    )

@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
-from test_corruptions import make_clean_set
 
 from vlstress.errors import VlstressError
 from vlstress.suites.corruptions.imagenet_c import load_rgb, resize_center_crop
@@ -18,6 +17,8 @@ from vlstress.suites.typographic import overlay as typographic
 from vlstress.suites.typographic.commands import typographic as typographic_command
 from vlstress.testsets import manifest as cls_manifest
 from vlstress.testsets.manifest import ClassificationSet
+
+from test_corruptions import make_clean_set
 
 
 @pytest.fixture()
@@ -28,7 +29,9 @@ def clean(tmp_path: Path) -> ClassificationSet:
 
 
 def files(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
 
 
 def test_wrong_class_is_uniform_among_the_others():
@@ -44,14 +47,25 @@ def test_generate_is_deterministic_and_writes_wrong_names(clean, tmp_path):
     typographic.generate(clean, 7, tmp_path / "b", size=96, progress=False)
     images = files(tmp_path / "a")
     images.pop("manifest.json")  # differs: its root names the folder
-    assert len(images) == 8 and all(images[k] == v for k, v in files(tmp_path / "b").items() if k != "manifest.json")
+    assert len(images) == 8 and all(
+        images[k] == v for k, v in files(tmp_path / "b").items() if k != "manifest.json"
+    )
     loaded = cls_manifest.load(tmp_path / "a" / "manifest.json")
-    assert loaded.to_dict() == data.to_dict() and loaded.kind == "typographic" and loaded.root == str(tmp_path / "a")
+    assert (
+        loaded.to_dict() == data.to_dict()
+        and loaded.kind == "typographic"
+        and loaded.root == str(tmp_path / "a")
+    )
     assert loaded.labels == clean.labels
     for entry in loaded.images:
-        assert entry["written"] != entry["label"] and entry["text"] == clean.classes[entry["written"]]
+        assert (
+            entry["written"] != entry["label"] and entry["text"] == clean.classes[entry["written"]]
+        )
         assert entry["source_path"].startswith(clean.root)
-    assert loaded.source["font"]["file"] == typographic.FONT_FILE and len(loaded.source["font"]["sha256"]) == 64
+    assert (
+        loaded.source["font"]["file"] == typographic.FONT_FILE
+        and len(loaded.source["font"]["sha256"]) == 64
+    )
     other = typographic.generate(clean, 8, tmp_path / "c", size=96, progress=False)
     assert [e["box"] for e in other.images] != [e["box"] for e in data.images]
 
@@ -96,27 +110,47 @@ def test_resize_policy_and_errors(clean, tmp_path):
     with pytest.raises(VlstressError, match="im5.png"):
         typographic.generate(clean, 0, tmp_path / "bad", progress=False)
     assert not (tmp_path / "bad").exists()
-    one_class = ClassificationSet(**{**clean.__dict__, "classes": ["cat"], "class_ids": ["c"], "images": [{"path": "imgs/im0.png", "label": 0}]})
+    one_class = ClassificationSet(
+        **{
+            **clean.__dict__,
+            "classes": ["cat"],
+            "class_ids": ["c"],
+            "images": [{"path": "imgs/im0.png", "label": 0}],
+        }
+    )
     with pytest.raises(VlstressError, match="at least 2 classes"):
         typographic.generate(one_class, 0, tmp_path / "one", progress=False)
 
 
 def test_command(clean, tmp_path):
-    cls_manifest.write(Path(clean.root) / "manifest.json", clean)  # a test-set folder, as the workflow passes it
+    cls_manifest.write(
+        Path(clean.root) / "manifest.json", clean
+    )  # a test-set folder, as the workflow passes it
     parser = argparse.ArgumentParser()
     typographic_command.add_arguments(parser)
-    args = parser.parse_args(["--manifest", clean.root, "--seed", "2", "--size", "80", "--out", str(tmp_path / "t")])
+    args = parser.parse_args(
+        ["--manifest", clean.root, "--seed", "2", "--size", "80", "--out", str(tmp_path / "t")]
+    )
     typographic_command.run(args)
     data = cls_manifest.load(tmp_path / "t" / "manifest.json")
     assert data.provenance["step"] == "typographic" and data.provenance["seed"] == 2
-    assert data.provenance["font"]["sha256"] == data.source["font"]["sha256"] and "freetype2" in data.provenance["packages"]
+    assert (
+        data.provenance["font"]["sha256"] == data.source["font"]["sha256"]
+        and "freetype2" in data.provenance["packages"]
+    )
     assert len(data.images) == len(clean.images)
 
 
 def test_real_photos(shared_data, tmp_path):
     photos = sorted((shared_data / "coco-mini" / "images").glob("*.jpg"))[:3]
-    clean = ClassificationSet(dataset="coco", kind="folders", classes=["person", "dog", "pizza"], class_ids=["1", "2", "3"], root="/",
-                              images=[{"path": str(p).lstrip("/"), "label": i} for i, p in enumerate(photos)])  # fmt: skip
+    clean = ClassificationSet(
+        dataset="coco",
+        kind="folders",
+        classes=["person", "dog", "pizza"],
+        class_ids=["1", "2", "3"],
+        root="/",
+        images=[{"path": str(p).lstrip("/"), "label": i} for i, p in enumerate(photos)],
+    )
     data = typographic.generate(clean, 0, tmp_path / "t", progress=False)
     for entry, path in zip(data.images, data.image_paths()):
         assert Image.open(path).size == (224, 224) and entry["written"] != entry["label"]

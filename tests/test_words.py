@@ -19,15 +19,32 @@ CAPTION = "A man with a red helmet on a small moped on a dirt road. "
 def test_split_keeps_punctuation_attached():
     assert split_words(CAPTION)[-1] == "road."
     assert split_words("Girl blowing out the candle on an ice-cream ") == [
-        "Girl", "blowing", "out", "the", "candle", "on", "an", "ice-cream"]
+        "Girl",
+        "blowing",
+        "out",
+        "the",
+        "candle",
+        "on",
+        "an",
+        "ice-cream",
+    ]
     assert split_words("  ") == []
     assert split_words("a . b") == ["a", ".", "b"]
 
 
 @pytest.mark.parametrize(
     "token, word",
-    [("Road.", "road"), ("ice-cream", "ice-cream"), ("man's", "man's"), ('"Hello!"', "hello"), ("(red)", "red"),
-     (".", ""), ("--", ""), ("3.5", "3.5"), ("Café,", "café")],
+    [
+        ("Road.", "road"),
+        ("ice-cream", "ice-cream"),
+        ("man's", "man's"),
+        ('"Hello!"', "hello"),
+        ("(red)", "red"),
+        (".", ""),
+        ("--", ""),
+        ("3.5", "3.5"),
+        ("Café,", "café"),
+    ],
 )
 def test_strip_punct(token, word):
     assert strip_punct(token) == word
@@ -39,9 +56,18 @@ def test_word_positions_skip_pure_punctuation():
 
 
 def test_replace_keeps_punctuation_case_and_whitespace():
-    assert replace_word(CAPTION, 13, "path") == "A man with a red helmet on a small moped on a dirt path. "
-    assert replace_word(CAPTION, 0, "the") == "The man with a red helmet on a small moped on a dirt road. "
-    assert replace_word(CAPTION, 1, "woman") == "A woman with a red helmet on a small moped on a dirt road. "
+    assert (
+        replace_word(CAPTION, 13, "path")
+        == "A man with a red helmet on a small moped on a dirt path. "
+    )
+    assert (
+        replace_word(CAPTION, 0, "the")
+        == "The man with a red helmet on a small moped on a dirt road. "
+    )
+    assert (
+        replace_word(CAPTION, 1, "woman")
+        == "A woman with a red helmet on a small moped on a dirt road. "
+    )
     assert replace_word("Hello,  (big) world", 1, "small") == "Hello,  (small) world"
     assert replace_word("NASA rocket", 0, "esa") == "ESA rocket"
     assert replace_word("a . b", 1, "!") == "a ! b"

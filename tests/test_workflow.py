@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import committed_copy, finetune_off, zeroshot_off
 
 from vlstress.pipeline import STAGES
+
+from conftest import committed_copy, finetune_off, zeroshot_off
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("snakemake")
@@ -32,13 +33,18 @@ BIN = str(Path(sys.executable).parent)
 ENV = {**os.environ, "PATH": BIN + os.pathsep + os.environ.get("PATH", ""), "PYTHONUNBUFFERED": "1"}
 OUTPUT_ROOTS = ("data", "results")
 NOT_OUTPUTS = ("data/weights", "data/downloads")  # caches, not workflow outputs
-NOT_DATA = (".gitignore", ".snakemake_timestamp")  # git's and Snakemake's bookkeeping (.dvcignore skips the latter)
+NOT_DATA = (
+    ".gitignore",
+    ".snakemake_timestamp",
+)  # git's and Snakemake's bookkeeping (.dvcignore skips the latter)
 
 
 def sh(*cmd: str, cwd: Path, check: bool = True) -> str:
     result = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True)
     if check and result.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}")
+        raise AssertionError(
+            f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+        )
     return result.stdout + result.stderr
 
 
@@ -52,13 +58,27 @@ def shrink(params: dict, zeroshot: bool = True) -> dict:
     params["image_variants"].update(methods=["mix"], lams=[0.9, 0.5], seeds=[1])
     sets = params["text_variants"]["sets"]
     params["text_variants"]["sets"] = {name: sets[name] for name in ("same_concept", "danger")}
-    params["zeroshot"]["testsets"]["objects"]["max_per_class"] = 1  # one view of each of the 14 photos
+    params["zeroshot"]["testsets"]["objects"]["max_per_class"] = (
+        1  # one view of each of the 14 photos
+    )
     params["zeroshot"]["robustness"]["mce_baseline"] = "vit-s-32-random"
     params["corruptions"].update(names=["gaussian_noise"], severities=[3], size=64)
     params["typographic"]["size"] = 96
-    params["adversarial"].update(n_images=4, attacks=[
-        {"name": "fgsm", "kind": "fgsm", "norm": "linf", "eps": "2", "steps": None, "alpha": None, "restarts": 1, "extra": None}
-    ])  # fmt: skip
+    params["adversarial"].update(
+        n_images=4,
+        attacks=[
+            {
+                "name": "fgsm",
+                "kind": "fgsm",
+                "norm": "linf",
+                "eps": "2",
+                "steps": None,
+                "alpha": None,
+                "restarts": 1,
+                "extra": None,
+            }
+        ],
+    )
     params["ood"]["sets"]["scenes"]["max_per_class"] = 1
     if not zeroshot:  # the cluster and remote tests: the retrieval suites are enough, and faster
         zeroshot_off(params)
@@ -115,7 +135,9 @@ def test_outputs_carry_provenance(project):
     assert prov["model"]["arch"] == "ViT-S-32" and prov["device"] == "cpu"
     assert prov["packages"]["open_clip_torch"] and prov["packages"]["torch"]
     assert prov["params"]["ks"] == [1, 5, 10] and prov["params"]["ties"] == "optimistic"
-    embedding = json.loads((project / "results/embeddings/vit-s-32-random/retrieval/images.npy.json").read_text())
+    embedding = json.loads(
+        (project / "results/embeddings/vit-s-32-random/retrieval/images.npy.json").read_text()
+    )
     assert embedding["provenance"]["params"]["threads"] == 2  # fixed by params, recorded
 
 
@@ -126,7 +148,11 @@ def strict(name: str):
 def test_every_record_is_strict_json_of_the_typed_format(project):
     from vlstress.record import FIELDS, SCHEMA, read_records
 
-    files = sorted(p for p in (project / "results/metrics").rglob("*.json") if not p.name.endswith(".json.json"))
+    files = sorted(
+        p
+        for p in (project / "results/metrics").rglob("*.json")
+        if not p.name.endswith(".json.json")
+    )
     # original, two text sets, two image variants, zero-shot, corruption, typographic; FGSM, calibration, OOD (record lists)
     assert len(files) == 1 + 2 + 2 + 3 + 3
     tasks = set()
@@ -135,7 +161,17 @@ def test_every_record_is_strict_json_of_the_typed_format(project):
         for item in data if isinstance(data, list) else [data]:
             assert list(item) == sorted(FIELDS) and item["schema"] == SCHEMA, path
         tasks.update(rec.task for rec in read_records(path))
-    assert tasks == {"retrieval", "text-stress", "image-stress", "zeroshot", "corruption", "typographic", "adversarial", "calibration", "ood"}
+    assert tasks == {
+        "retrieval",
+        "text-stress",
+        "image-stress",
+        "zeroshot",
+        "corruption",
+        "typographic",
+        "adversarial",
+        "calibration",
+        "ood",
+    }
 
 
 def test_holistic_records_pass_their_sanity_checks(project):
@@ -150,15 +186,28 @@ def test_holistic_records_pass_their_sanity_checks(project):
     calibration = read_records(metrics / "calibration.json")
     # objects held out, the corruption, the typographic attack; one temperature for all of them
     assert [r.condition.get("split") for r in calibration] == ["held-out", None, None]
-    assert len({r.metrics["temperature"] for r in calibration}) == 1 and calibration[0].metrics["temperature"] > 0
-    assert all(0 <= r.metrics["ece"] <= 100 and 0 <= r.metrics["ece_ts"] <= 100 and r.metrics["nll"] > 0 for r in calibration)
+    assert (
+        len({r.metrics["temperature"] for r in calibration}) == 1
+        and calibration[0].metrics["temperature"] > 0
+    )
+    assert all(
+        0 <= r.metrics["ece"] <= 100 and 0 <= r.metrics["ece_ts"] <= 100 and r.metrics["nll"] > 0
+        for r in calibration
+    )
     ood = read_records(metrics / "ood-scenes.json")
     assert [r.condition["score"] for r in ood] == ["mcm", "msp", "max_logit", "energy"]
     assert all(0 <= r.metrics["auroc"] <= 100 and 0 <= r.metrics["fpr95"] <= 100 for r in ood)
     assert (project / "results/figures/reliability_vit-s-32-random.png").is_file()
     assert (project / "results/figures/ood_roc_vit-s-32-random_scenes.png").is_file()
-    tables = {name: (project / f"results/tables/{name}.md").read_text() for name in ("adversarial", "calibration", "ood")}
-    assert "fgsm ε=2" in tables["adversarial"] and "held-out, ID" in tables["calibration"] and "scenes mcm AUROC" in tables["ood"]
+    tables = {
+        name: (project / f"results/tables/{name}.md").read_text()
+        for name in ("adversarial", "calibration", "ood")
+    }
+    assert (
+        "fgsm ε=2" in tables["adversarial"]
+        and "held-out, ID" in tables["calibration"]
+        and "scenes mcm AUROC" in tables["ood"]
+    )
 
 
 def summary_lams(root: Path) -> set[str]:
@@ -193,7 +242,15 @@ def test_param_edit_reruns_only_dependent_stages(project):
     planned = set(re.findall(r"^(?:local)?rule (\w+):", plan, flags=re.M)) - {"all"}
     assert "evaluate" in planned, plan[-3000:]
     report = {stage.name for stage in STAGES if stage.subcommand in ("figures", "tables")}
-    assert planned <= {"check_params", "evaluate", "evaluate_text", "evaluate_image", "summarize", "robustness", *report}, planned
+    assert planned <= {
+        "check_params",
+        "evaluate",
+        "evaluate_text",
+        "evaluate_image",
+        "summarize",
+        "robustness",
+        *report,
+    }, planned
     status = sh("dvc", "status", cwd=project)
     changed = set(re.findall(r"^(\S+):$", status, flags=re.M))
     assert "evaluate@vit-s-32-random" in changed, status
@@ -201,7 +258,16 @@ def test_param_edit_reruns_only_dependent_stages(project):
     assert all(stage.startswith("evaluate") or stage == "check_params" for stage in changed), status
     ran = ran_stages(sh("dvc", "repro", cwd=project))
     assert changed <= ran
-    upstream = {"download", "prepare", "model_card", "scorer_card", "nlp_data", "ei_scores", "text_variants", "image_variants"}
+    upstream = {
+        "download",
+        "prepare",
+        "model_card",
+        "scorer_card",
+        "nlp_data",
+        "ei_scores",
+        "text_variants",
+        "image_variants",
+    }
     assert not {s for s in ran if s.split("@")[0] in upstream or s.startswith("embed")}, ran
     assert "Data and pipelines are up to date" in sh("dvc", "status", cwd=project)
 
@@ -210,22 +276,38 @@ def test_an_added_corruption_severity_embeds_one_set_and_reruns_no_classifier_or
     """One job per model embeds every zero-shot image set: the new severity is the only set it embeds.
     The classifiers are another job's folder, so neither they nor the attacks that read them rerun."""
     model = "vit-s-32-random"
-    kept = {name: (project / name).read_bytes() for name in (
-        f"results/metrics/{model}/corruption-gaussian_noise-s3.json", f"results/metrics/{model}/adversarial-fgsm.json",
-        f"results/embeddings/{model}/zeroshot/corrupted/gaussian_noise_s3.npy", f"results/embeddings/{model}/classifiers/objects.npy",
-    )}  # fmt: skip
+    kept = {
+        name: (project / name).read_bytes()
+        for name in (
+            f"results/metrics/{model}/corruption-gaussian_noise-s3.json",
+            f"results/metrics/{model}/adversarial-fgsm.json",
+            f"results/embeddings/{model}/zeroshot/corrupted/gaussian_noise_s3.npy",
+            f"results/embeddings/{model}/classifiers/objects.npy",
+        )
+    }
     params_path = project / "params.yaml"
     params = yaml.safe_load(params_path.read_text())
     params["corruptions"]["severities"] = [3, 1]
     params_path.write_text(yaml.safe_dump(params, sort_keys=False))
     log = sh("dvc", "repro", cwd=project)
     ran = {stage.split("@")[0] for stage in ran_stages(log)}
-    assert {"corrupt", "embed_zeroshot", "evaluate_corruption", "calibrate", "summarize"} <= ran, ran
-    assert not ran & {"zeroshot_classifiers", "attack", "embed_retrieval", "testset", "typographic", "ood_testset"}, ran
+    assert {"corrupt", "embed_zeroshot", "evaluate_corruption", "calibrate", "summarize"} <= ran, (
+        ran
+    )
+    assert not ran & {
+        "zeroshot_classifiers",
+        "attack",
+        "embed_retrieval",
+        "testset",
+        "typographic",
+        "ood_testset",
+    }, ran
     # the test set, the old severity, the typographic copy and the OOD set are reused
     assert f"{model}: 1 set(s) embedded, 4 reused" in log, log[-3000:]
     assert {name: (project / name).read_bytes() for name in kept} == kept
-    new = json.loads((project / f"results/metrics/{model}/corruption-gaussian_noise-s1.json").read_text())
+    new = json.loads(
+        (project / f"results/metrics/{model}/corruption-gaussian_noise-s1.json").read_text()
+    )
     assert new["condition"] == {"corruption": "gaussian_noise", "severity": 1}, new["condition"]
     assert "Data and pipelines are up to date" in sh("dvc", "status", cwd=project)
 
@@ -243,7 +325,10 @@ def test_a_removed_lambda_disappears_from_summary_tables_and_figures(project, fr
     sh("snakemake", "--cores", "2", cwd=project)
     assert summary_lams(project) == {"perturbation=mix,lam=0.9", "perturbation=mix,lam=0.5"}
     edit_lams(project, [0.9])
-    sh(*(["snakemake", "--cores", "2"] if front_end == "snakemake" else ["dvc", "repro"]), cwd=project)
+    sh(
+        *(["snakemake", "--cores", "2"] if front_end == "snakemake" else ["dvc", "repro"]),
+        cwd=project,
+    )
     assert summary_lams(project) == {"perturbation=mix,lam=0.9"}
     for table in ("results/summary.md", "results/tables/stress.md", "results/tables/stress.tex"):
         text = (project / table).read_text().replace("$\\lambda$", "λ")

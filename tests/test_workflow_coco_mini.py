@@ -12,11 +12,15 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from conftest import copy_repo, finetune_off, zeroshot_off
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("snakemake")
-ENV = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+ENV = {
+    **os.environ,
+    "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+}
 SETS = ("same_concept", "diff_concept", "rand_voca", "danger")
 MODEL = "vit-s-32-random"
 
@@ -25,8 +29,14 @@ MODEL = "vit-s-32-random"
 def run(tmp_path_factory, shared_data) -> Path:
     root = copy_repo(tmp_path_factory.mktemp("coco-mini") / "repo")
     recipe = yaml.safe_load((root / "params.coco-mini.yaml").read_text())["dataset"]
-    for key in ("images", "karpathy_url", "rococo_url"):  # the recipe's paths are relative to the checkout
-        recipe[key] = str((shared_data.parent / Path(recipe[key]).relative_to("../shared")).resolve())
+    for key in (
+        "images",
+        "karpathy_url",
+        "rococo_url",
+    ):  # the recipe's paths are relative to the checkout
+        recipe[key] = str(
+            (shared_data.parent / Path(recipe[key]).relative_to("../shared")).resolve()
+        )
     params = yaml.safe_load((root / "params.yaml").read_text())
     params["dataset"] = recipe
     params["models"] = {MODEL: {"arch": "ViT-S-32", "pretrained": None}}
@@ -34,8 +44,12 @@ def run(tmp_path_factory, shared_data) -> Path:
     zeroshot_off(params)  # not what this test is about
     params["text_variants"]["source"] = "official"
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    targets = [f"results/metrics/{MODEL}/text-{name}.json" for name in SETS] + ["results/text/stats.json"]
-    result = subprocess.run(["snakemake", "--cores", "2", *targets], cwd=root, env=ENV, capture_output=True, text=True)
+    targets = [f"results/metrics/{MODEL}/text-{name}.json" for name in SETS] + [
+        "results/text/stats.json"
+    ]
+    result = subprocess.run(
+        ["snakemake", "--cores", "2", *targets], cwd=root, env=ENV, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr[-5000:]
     return root
 
@@ -45,7 +59,10 @@ def test_official_sets_are_used_unchanged(run, shared_data):
     names = [entry["image"] for entry in manifest["images"]]
     assert len(names) == 22
     for name in SETS:
-        official = {e["image"]: e["caption"] for e in json.loads((shared_data / "rococo" / f"{name}.json").read_text())}
+        official = {
+            e["image"]: e["caption"]
+            for e in json.loads((shared_data / "rococo" / f"{name}.json").read_text())
+        }
         ours = json.loads((run / f"data/text_variants/{name}.json").read_text())
         assert [entry["image"] for entry in ours] == names
         assert all(entry["caption"] == official[entry["image"]] for entry in ours)

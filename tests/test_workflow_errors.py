@@ -9,10 +9,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from conftest import copy_repo
 
 pytest.importorskip("snakemake")
-ENV = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+ENV = {
+    **os.environ,
+    "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+}
 
 
 @pytest.fixture()
@@ -21,7 +25,13 @@ def project(tmp_path) -> Path:
 
 
 def dry_run(root: Path, *targets: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["snakemake", "-n", "--cores", "1", *targets], cwd=root, env=ENV, capture_output=True, text=True)
+    return subprocess.run(
+        ["snakemake", "-n", "--cores", "1", *targets],
+        cwd=root,
+        env=ENV,
+        capture_output=True,
+        text=True,
+    )
 
 
 def edit_params(root: Path, edit) -> None:
@@ -68,10 +78,20 @@ def test_valid_params_dry_run_plans_every_model(project):
 
 def test_a_failed_step_prints_its_own_error_on_the_console(project, tmp_path):
     def edit(params):
-        params["dataset"].update(kind="coco-dir", images=str(tmp_path / "no-such-folder"), captions=str(tmp_path / "c.json"))
+        params["dataset"].update(
+            kind="coco-dir",
+            images=str(tmp_path / "no-such-folder"),
+            captions=str(tmp_path / "c.json"),
+        )
 
     edit_params(project, edit)
-    result = subprocess.run(["snakemake", "--cores", "1", "data/raw/demo"], cwd=project, env=ENV, capture_output=True, text=True)
+    result = subprocess.run(
+        ["snakemake", "--cores", "1", "data/raw/demo"],
+        cwd=project,
+        env=ENV,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode != 0
     output = result.stdout + result.stderr
     assert "vlstress: step failed" in output and "no-such-folder" in output, output[-3000:]

@@ -11,34 +11,55 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import committed_copy
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("snakemake")
 pytest.importorskip("dvc")
 
-ENV = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""), "PYTHONUNBUFFERED": "1"}
+ENV = {
+    **os.environ,
+    "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+    "PYTHONUNBUFFERED": "1",
+}
 BASE, TUNED = "vit-s-32-random", "vit-s-32-random+sc"
 CHECKPOINT = "results/finetune/sc/model.safetensors"
 
 
 def sh(*cmd: str, cwd: Path) -> str:
     result = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True)
-    assert result.returncode == 0, f"{' '.join(cmd)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+    assert result.returncode == 0, (
+        f"{' '.join(cmd)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+    )
     return result.stdout + result.stderr
 
 
 def small_finetune(params: dict) -> dict:
     """The text stress-test and zero-shot on 4 photos, a base model and its SC variant (2 steps)."""
-    params["suites"] = {"rococo_text": True, "rococo_image": False, "zeroshot": True, "finetune": True}
+    params["suites"] = {
+        "rococo_text": True,
+        "rococo_image": False,
+        "zeroshot": True,
+        "finetune": True,
+    }
     params["dataset"]["max_images"] = 4
-    params["models"] = {BASE: {"arch": "ViT-S-32", "pretrained": None}, TUNED: {"arch": "ViT-S-32", "pretrained": CHECKPOINT}}
+    params["models"] = {
+        BASE: {"arch": "ViT-S-32", "pretrained": None},
+        TUNED: {"arch": "ViT-S-32", "pretrained": CHECKPOINT},
+    }
     sets = params["text_variants"]["sets"]
     params["text_variants"]["sets"] = {"same_concept": sets["same_concept"]}
     params["zeroshot"]["testsets"]["objects"]["max_per_class"] = 1
     params["zeroshot"]["robustness"]["mce_baseline"] = None
-    params["finetune"].update(base={"slug": BASE, "arch": "ViT-S-32", "pretrained": None}, steps=2, batch_size=4, warmup=1,
-                              checkpoint_every=1, variants={"sc": {"w_sc": 1.0, "w_vc": 0.0}})  # fmt: skip
+    params["finetune"].update(
+        base={"slug": BASE, "arch": "ViT-S-32", "pretrained": None},
+        steps=2,
+        batch_size=4,
+        warmup=1,
+        checkpoint_every=1,
+        variants={"sc": {"w_sc": 1.0, "w_vc": 0.0}},
+    )
     params["finetune"]["train"]["max_images"] = 4
     return params
 
@@ -52,9 +73,17 @@ def run(tmp_path_factory) -> Path:
 
 def test_the_fine_tuned_checkpoint_is_a_model_evaluated_beside_its_base(run):
     card = json.loads((run / f"results/models/{TUNED}.json").read_text())["model"]
-    assert card["weights"] == "checkpoint" and card["pretrained"] == CHECKPOINT and len(card["checkpoint_sha256"]) == 64
+    assert (
+        card["weights"] == "checkpoint"
+        and card["pretrained"] == CHECKPOINT
+        and len(card["checkpoint_sha256"]) == 64
+    )
     sidecar = json.loads((run / f"{CHECKPOINT}.json").read_text())
-    assert sidecar["base"]["slug"] == BASE and sidecar["training"]["w_sc"] == 1.0 and sidecar["training"]["steps"] == 2
+    assert (
+        sidecar["base"]["slug"] == BASE
+        and sidecar["training"]["w_sc"] == 1.0
+        and sidecar["training"]["steps"] == 2
+    )
     assert sidecar["training"]["images"] == 4  # the training photos, none of them a test photo
     for model in (BASE, TUNED):
         for record in ("original", "text-same_concept", "zeroshot-objects"):
@@ -71,6 +100,10 @@ def test_the_comparison_table_and_dvc_has_nothing_to_do(run):
     values = pd.read_csv(run / "results/finetune/comparison.csv")
     assert list(values["model"]) == [BASE, TUNED] and list(values["variant"]) == ["base", "sc"]
     summary = pd.read_csv(run / "results/summary_agg.csv")
-    top1 = summary[(summary["task"] == "zeroshot") & (summary["metric"] == "top1")].set_index("model")["mean"]
-    assert values.set_index("model")["zero-shot objects top-1"].to_dict() == pytest.approx(top1.to_dict())
+    top1 = summary[(summary["task"] == "zeroshot") & (summary["metric"] == "top1")].set_index(
+        "model"
+    )["mean"]
+    assert values.set_index("model")["zero-shot objects top-1"].to_dict() == pytest.approx(
+        top1.to_dict()
+    )
     assert "Data and pipelines are up to date" in sh("dvc", "status", cwd=run)

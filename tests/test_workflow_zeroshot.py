@@ -16,12 +16,19 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+
 from conftest import copy_repo
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("snakemake")
-ENV = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
-MODELS = {"vit-s-32-random": {"arch": "ViT-S-32", "pretrained": None}, "vit-s-32-alt-random": {"arch": "ViT-S-32-alt", "pretrained": None}}
+ENV = {
+    **os.environ,
+    "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+}
+MODELS = {
+    "vit-s-32-random": {"arch": "ViT-S-32", "pretrained": None},
+    "vit-s-32-alt-random": {"arch": "ViT-S-32-alt", "pretrained": None},
+}
 CORRUPTIONS = ["gaussian_noise", "fog"]
 SEVERITIES = [1, 5]
 PER_CLASS = 2  # crops per class: every class of the real photos, few images (the step runs 2 models x 6 image sets)
@@ -45,20 +52,35 @@ def _params(root: Path, shared_data: Path) -> dict:
     params = yaml.safe_load((root / "params.yaml").read_text())
     coco = shared_data / "coco-mini"
     params["suites"] = {
-        "rococo_text": False, "rococo_image": False, "zeroshot": True, "corruptions": True, "typographic": True, "calibration": True,
+        "rococo_text": False,
+        "rococo_image": False,
+        "zeroshot": True,
+        "corruptions": True,
+        "typographic": True,
+        "calibration": True,
         "ood": True,
-    }  # fmt: skip
+    }
     params["models"] = MODELS
     crops = {
-        "kind": "coco-objects", "root": str(coco / "images"), "annotations": str(coco / "annotations/instances_val2017.json"),
-        "classnames": None, "max_per_class": PER_CLASS, "min_size": 32, "label": "category", "corruption": None,
-    }  # fmt: skip
+        "kind": "coco-objects",
+        "root": str(coco / "images"),
+        "annotations": str(coco / "annotations/instances_val2017.json"),
+        "classnames": None,
+        "max_per_class": PER_CLASS,
+        "min_size": 32,
+        "label": "category",
+        "corruption": None,
+    }
     params["zeroshot"]["testsets"] = {"coco_objects": {**crops, "keep": None, "drop": "animal"}}
-    params["ood"].update(in_distribution="coco_objects", sets={"animals": {**crops, "keep": "animal", "drop": None}})
+    params["ood"].update(
+        in_distribution="coco_objects", sets={"animals": {**crops, "keep": "animal", "drop": None}}
+    )
     params["calibration"]["in_distribution"] = "coco_objects"
     params["zeroshot"]["in_distribution"] = "coco_objects"
     params["zeroshot"]["robustness"]["mce_baseline"] = "vit-s-32-random"
-    params["corruptions"].update({"testset": "coco_objects", "names": CORRUPTIONS, "severities": SEVERITIES, "size": 96})
+    params["corruptions"].update(
+        {"testset": "coco_objects", "names": CORRUPTIONS, "severities": SEVERITIES, "size": 96}
+    )
     params["typographic"].update({"testset": "coco_objects", "size": 96})
     return params
 
@@ -67,7 +89,9 @@ def _params(root: Path, shared_data: Path) -> dict:
 def run(tmp_path_factory, shared_data) -> Path:
     root = copy_repo(tmp_path_factory.mktemp("zeroshot") / "repo")
     (root / "params.yaml").write_text(yaml.safe_dump(_params(root, shared_data), sort_keys=False))
-    result = subprocess.run(["snakemake", "--cores", "2"], cwd=root, env=ENV, capture_output=True, text=True)
+    result = subprocess.run(
+        ["snakemake", "--cores", "2"], cwd=root, env=ENV, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr[-5000:]
     return root
 
@@ -80,16 +104,24 @@ def test_zeroshot_records_on_coco_crops(run, shared_data):
     manifest = json.loads((run / "data/testsets/coco_objects/manifest.json").read_text())
     crops = expected_crops(shared_data)
     assert len(manifest["images"]) == sum(n for s, n in crops.items() if s != "animal")
-    assert len(manifest["classes"]) == 67 - 9 and "animal" not in manifest["superclasses"]  # every val class but the 9 animals
+    assert (
+        len(manifest["classes"]) == 67 - 9 and "animal" not in manifest["superclasses"]
+    )  # every val class but the 9 animals
     for model in MODELS:
         record = _record(run, model, "zeroshot-coco_objects")
-        assert record["task"] == "zeroshot" and record["dataset"]["n_images"] == len(manifest["images"])
+        assert record["task"] == "zeroshot" and record["dataset"]["n_images"] == len(
+            manifest["images"]
+        )
         metrics = record["metrics"]
         assert 0 <= metrics["top1"] <= metrics["top5"] <= 100
-        per_class = json.loads((run / f"results/metrics/{model}/zeroshot-coco_objects.json.json").read_text())
+        per_class = json.loads(
+            (run / f"results/metrics/{model}/zeroshot-coco_objects.json.json").read_text()
+        )
         counts = per_class["n_images"]
         # top-1 is the image-weighted mean of the per-class accuracies
-        weighted = sum(acc * n for acc, n in zip(per_class["top1"], counts) if acc is not None) / sum(counts)
+        weighted = sum(
+            acc * n for acc, n in zip(per_class["top1"], counts) if acc is not None
+        ) / sum(counts)
         assert weighted == pytest.approx(metrics["top1"], abs=1e-6)
 
 
@@ -103,27 +135,46 @@ def test_corruption_and_typographic_records(run):
                 assert record["metrics"]["top1_clean"] == clean
                 assert record["metrics"]["drop"] == pytest.approx(clean - record["metrics"]["top1"])
         typo = _record(run, model, "typographic")
-        assert typo["condition"] == {"attack": "typographic"} and 0 <= typo["metrics"]["attack_success"] <= 100
-    attacked = json.loads((run / "data/typographic/coco_objects/manifest.json").read_text())["images"]
+        assert (
+            typo["condition"] == {"attack": "typographic"}
+            and 0 <= typo["metrics"]["attack_success"] <= 100
+        )
+    attacked = json.loads((run / "data/typographic/coco_objects/manifest.json").read_text())[
+        "images"
+    ]
     assert all(entry["written"] != entry["label"] for entry in attacked)
 
 
 def test_robustness_tables(run):
     corruptions = pd.read_csv(run / "results/robustness/corruptions.csv").set_index("model")
-    assert corruptions.loc["vit-s-32-random", "mCE"] == pytest.approx(100.0)  # the baseline against itself
+    assert corruptions.loc["vit-s-32-random", "mCE"] == pytest.approx(
+        100.0
+    )  # the baseline against itself
     for model in MODELS:
-        top1 = [_record(run, model, f"corruption-{c}-s{s}")["metrics"]["top1"] for c in CORRUPTIONS for s in SEVERITIES]
+        top1 = [
+            _record(run, model, f"corruption-{c}-s{s}")["metrics"]["top1"]
+            for c in CORRUPTIONS
+            for s in SEVERITIES
+        ]
         assert corruptions.loc[model, "mCA"] == pytest.approx(sum(top1) / len(top1), abs=1e-3)
     effective = pd.read_csv(run / "results/robustness/effective.csv")
     assert {"corruptions (mean)", "typographic attack"} <= set(effective["shift"])
     note = json.loads((run / "results/robustness/metrics.json").read_text())["note"]
-    if note is None:  # two models: the fitted line passes through both, so their effective robustness is 0
+    if (
+        note is None
+    ):  # two models: the fitted line passes through both, so their effective robustness is 0
         assert effective["effective_robustness"].abs().max() < 1e-6
     else:  # random-init models at one in-distribution accuracy: no line, said so, ER left empty
         assert "no baseline line" in note and effective["effective_robustness"].isna().all()
     rr = effective["shifted_accuracy"] - effective["id_accuracy"]
     assert (effective["relative_robustness"] - rr).abs().max() < 2e-6  # the CSV keeps 6 decimals
-    for figure in ("zeroshot_accuracy", "corruption_heatmap", "corruption_severity", "typographic_attack", "effective_robustness"):
+    for figure in (
+        "zeroshot_accuracy",
+        "corruption_heatmap",
+        "corruption_severity",
+        "typographic_attack",
+        "effective_robustness",
+    ):
         assert (run / f"results/figures/{figure}.png").stat().st_size > 10_000
 
 
@@ -136,13 +187,22 @@ def test_animals_are_out_of_distribution_and_calibration_covers_every_set(run, s
     for model in MODELS:
         ood = read_records(run / f"results/metrics/{model}/ood-animals.json")
         assert {r.condition["score"] for r in ood} == {"mcm", "msp", "max_logit", "energy"}
-        assert all(r.dataset["n_ood_images"] == n_animals and 0 <= r.metrics["auroc"] <= 100 for r in ood)
+        assert all(
+            r.dataset["n_ood_images"] == n_animals and 0 <= r.metrics["auroc"] <= 100 for r in ood
+        )
         calibration = read_records(run / f"results/metrics/{model}/calibration.json")
-        assert len(calibration) == 1 + len(CORRUPTIONS) * len(SEVERITIES) + 1  # held-out ID, corruptions, typographic
+        assert (
+            len(calibration) == 1 + len(CORRUPTIONS) * len(SEVERITIES) + 1
+        )  # held-out ID, corruptions, typographic
         held_out = calibration[0]
         n_id = sum(n for s, n in expected_crops(shared_data).items() if s != "animal")
         assert held_out.condition == {"set": "coco_objects", "split": "held-out"}
-        assert held_out.dataset["n_images"] == n_id - held_out.metrics["n_fit"] and abs(held_out.metrics["n_fit"] - n_id / 2) <= 1
-        assert len({r.metrics["temperature"] for r in calibration}) == 1  # one T, carried unchanged to every shift
+        assert (
+            held_out.dataset["n_images"] == n_id - held_out.metrics["n_fit"]
+            and abs(held_out.metrics["n_fit"] - n_id / 2) <= 1
+        )
+        assert (
+            len({r.metrics["temperature"] for r in calibration}) == 1
+        )  # one T, carried unchanged to every shift
     for figure in ("calibration_ece", "ood_auroc"):
         assert (run / f"results/figures/{figure}.png").stat().st_size > 10_000

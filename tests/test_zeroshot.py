@@ -7,7 +7,6 @@ import json
 
 import numpy as np
 import pytest
-from conftest import finetune_off, zeroshot_off
 from sklearn.metrics import balanced_accuracy_score, top_k_accuracy_score
 
 from vlstress.errors import VlstressError
@@ -15,6 +14,8 @@ from vlstress.io import sidecar, write_json, write_npy
 from vlstress.record import read_record
 from vlstress.suites.zeroshot import metrics, templates
 from vlstress.testsets import manifest as testsets
+
+from conftest import finetune_off, zeroshot_off
 
 # ----------------------------------------------------------------------------- templates
 
@@ -30,8 +31,15 @@ def test_template_registry_has_the_published_sets():
 
 def test_template_and_classname_files_in_clip_benchmark_format(tmp_path):
     keyed = tmp_path / "templates.json"
-    keyed.write_text(json.dumps({"cifar10": ["a photo of a {c}.", "a blurry photo of a {c}."], "mnist": ["a digit {c}"]}))
-    assert templates.resolve(f"{keyed}#cifar10")[0] == ["a photo of a {c}.", "a blurry photo of a {c}."]
+    keyed.write_text(
+        json.dumps(
+            {"cifar10": ["a photo of a {c}.", "a blurry photo of a {c}."], "mnist": ["a digit {c}"]}
+        )
+    )
+    assert templates.resolve(f"{keyed}#cifar10")[0] == [
+        "a photo of a {c}.",
+        "a blurry photo of a {c}.",
+    ]
     with pytest.raises(VlstressError, match="add #KEY"):
         templates.resolve(str(keyed))
     with pytest.raises(VlstressError, match="no key 'svhn'"):
@@ -73,8 +81,14 @@ def test_ties_count_for_the_true_class():
 def test_attack_success_and_shift_metrics():
     scores = np.array([[0.1, 0.9, 0.0], [0.8, 0.1, 0.1], [0.0, 0.2, 0.8]])
     values, _ = metrics.classification_metrics(scores, [0, 0, 1], ks=(1,), written=[1, 2, 2])
-    assert values["attack_success"] == pytest.approx(200 / 3)  # images 0 and 2 follow the written name
-    assert metrics.shift_metrics(40.0, 80.0) == {"top1_clean": 80.0, "drop": 40.0, "relative_drop": 50.0}
+    assert values["attack_success"] == pytest.approx(
+        200 / 3
+    )  # images 0 and 2 follow the written name
+    assert metrics.shift_metrics(40.0, 80.0) == {
+        "top1_clean": 80.0,
+        "drop": 40.0,
+        "relative_drop": 50.0,
+    }
     assert metrics.shift_metrics(40.0, None)["drop"] is None
 
 
@@ -83,9 +97,15 @@ def test_metrics_agree_with_scikit_learn():
     scores = rng.normal(size=(500, 20))
     labels = rng.integers(0, 20, size=500)
     values, _ = metrics.classification_metrics(scores, labels, ks=(1, 5))
-    assert values["top1"] == pytest.approx(100 * top_k_accuracy_score(labels, scores, k=1, labels=range(20)))
-    assert values["top5"] == pytest.approx(100 * top_k_accuracy_score(labels, scores, k=5, labels=range(20)))
-    assert values["mean_per_class_recall"] == pytest.approx(100 * balanced_accuracy_score(labels, scores.argmax(1)))
+    assert values["top1"] == pytest.approx(
+        100 * top_k_accuracy_score(labels, scores, k=1, labels=range(20))
+    )
+    assert values["top5"] == pytest.approx(
+        100 * top_k_accuracy_score(labels, scores, k=5, labels=range(20))
+    )
+    assert values["mean_per_class_recall"] == pytest.approx(
+        100 * balanced_accuracy_score(labels, scores.argmax(1))
+    )
 
 
 def test_bad_labels_are_errors():
@@ -110,7 +130,9 @@ def test_classifier_rows_are_mean_normalised_prompt_embeddings(tiny_arch):
     assert weights.shape == (3, model.text_projection.shape[1]) and weights.dtype == np.float32
     with torch.no_grad():
         for row, name in zip(weights, names):
-            emb = model.encode_text(tokenizer(templates.prompts(tmpl, name)), normalize=True).mean(0)
+            emb = model.encode_text(tokenizer(templates.prompts(tmpl, name)), normalize=True).mean(
+                0
+            )
             np.testing.assert_allclose(row, (emb / emb.norm()).numpy(), atol=1e-5)
     np.testing.assert_allclose(np.linalg.norm(weights, axis=1), 1.0, atol=1e-5)
 
@@ -134,7 +156,9 @@ def _fixture_set(tmp_path, written=None, severity=None):
         if severity is not None:
             entry["severity"] = severity[i]
         images.append(entry)
-    data = testsets.ClassificationSet("toy", "imagefolder", ["a", "b", "c"], ["a", "b", "c"], str(tmp_path), images)
+    data = testsets.ClassificationSet(
+        "toy", "imagefolder", ["a", "b", "c"], ["a", "b", "c"], str(tmp_path), images
+    )
     folder = tmp_path / "set"
     testsets.write(folder / "manifest.json", data)
     return folder
@@ -158,7 +182,19 @@ def test_evaluate_zeroshot_writes_a_record_and_per_class_sidecar(tmp_path):
     clf, clf_meta = _embeddings(tmp_path, eye, "clf")
     write_json(sidecar(clf), {**clf_meta, "classes": ["a", "b", "c"], "templates_source": "single"})
     out = tmp_path / "rec.json"
-    _run(evaluate_zeroshot, ["--testset", str(folder), "--image-emb", str(emb), "--classifier", str(clf), "--out", str(out)])
+    _run(
+        evaluate_zeroshot,
+        [
+            "--testset",
+            str(folder),
+            "--image-emb",
+            str(emb),
+            "--classifier",
+            str(clf),
+            "--out",
+            str(out),
+        ],
+    )
     record = read_record(out)
     assert record.task == "zeroshot" and record.condition == {}
     assert record.metrics["top1"] == pytest.approx(500 / 6)
@@ -172,9 +208,21 @@ def test_evaluate_zeroshot_writes_a_record_and_per_class_sidecar(tmp_path):
     out_t = tmp_path / "typo.json"
     _run(
         evaluate_zeroshot,
-        ["--task", "typographic", "--testset", str(attacked), "--image-emb", str(emb), "--classifier", str(clf),
-         "--clean-record", str(out), "--out", str(out_t)],
-    )  # fmt: skip
+        [
+            "--task",
+            "typographic",
+            "--testset",
+            str(attacked),
+            "--image-emb",
+            str(emb),
+            "--classifier",
+            str(clf),
+            "--clean-record",
+            str(out),
+            "--out",
+            str(out_t),
+        ],
+    )
     typo = read_record(out_t)
     assert typo.condition == {"attack": "typographic"}
     assert typo.metrics["attack_success"] == pytest.approx(100 / 6)  # image 3 predicted a = written
@@ -185,11 +233,29 @@ def test_evaluate_zeroshot_writes_a_record_and_per_class_sidecar(tmp_path):
     out_c = tmp_path / "c.json"
     _run(
         evaluate_zeroshot,
-        ["--task", "corruption", "--corruption", "fog", "--severity", "3", "--testset", str(corrupted),
-         "--image-emb", str(emb), "--classifier", str(clf), "--clean-record", str(out), "--out", str(out_c)],
-    )  # fmt: skip
+        [
+            "--task",
+            "corruption",
+            "--corruption",
+            "fog",
+            "--severity",
+            "3",
+            "--testset",
+            str(corrupted),
+            "--image-emb",
+            str(emb),
+            "--classifier",
+            str(clf),
+            "--clean-record",
+            str(out),
+            "--out",
+            str(out_c),
+        ],
+    )
     rec_c = read_record(out_c)
-    assert rec_c.condition == {"corruption": "fog", "severity": 3} and rec_c.dataset["n_images"] == 3
+    assert (
+        rec_c.condition == {"corruption": "fog", "severity": 3} and rec_c.dataset["n_images"] == 3
+    )
     assert rec_c.metrics["top1"] == pytest.approx(200 / 3)  # rows 1, 3, 5: a, a (wrong: b), c
 
 
@@ -203,7 +269,19 @@ def test_classifier_of_other_classes_is_refused(tmp_path):
     write_json(sidecar(clf), {**clf_meta, "classes": ["a", "b", "x"]})
     out = tmp_path / "rec.json"
     with pytest.raises(VlstressError, match="other class names"):
-        _run(evaluate_zeroshot, ["--testset", str(folder), "--image-emb", str(emb), "--classifier", str(clf), "--out", str(out)])
+        _run(
+            evaluate_zeroshot,
+            [
+                "--testset",
+                str(folder),
+                "--image-emb",
+                str(emb),
+                "--classifier",
+                str(clf),
+                "--out",
+                str(out),
+            ],
+        )
     assert not out.exists()
 
 
@@ -214,9 +292,10 @@ def test_zeroshot_params_are_checked_against_registries_while_on():
     import copy
 
     import yaml
-    from conftest import REPO
 
     from vlstress import params_check as checks
+
+    from conftest import REPO
 
     base = yaml.safe_load((REPO / "params.yaml").read_text())
     assert checks.problems(base) == []
@@ -226,11 +305,16 @@ def test_zeroshot_params_are_checked_against_registries_while_on():
     bad["typographic"]["testset"] = "objcts"
     found = "\n".join(checks.problems(bad))
     assert "unknown corruption 'fgo' (did you mean 'fog'?)" in found
-    assert "unknown test-set kind 'imagenet-x'" in found and "typographic.testset: unknown test set 'objcts'" in found
+    assert (
+        "unknown test-set kind 'imagenet-x'" in found
+        and "typographic.testset: unknown test set 'objcts'" in found
+    )
     other_models = copy.deepcopy(base)
     other_models["models"] = {"x": {"arch": "RN50", "pretrained": None}}
     finetune_off(other_models)
-    assert any("mce_baseline: unknown model 'vit-b-32-random'" in p for p in checks.problems(other_models))
+    assert any(
+        "mce_baseline: unknown model 'vit-b-32-random'" in p for p in checks.problems(other_models)
+    )
     zeroshot_off(other_models)
     assert checks.problems(other_models) == []  # a suite that is off is not checked
     alone = copy.deepcopy(base)

@@ -56,11 +56,19 @@ def fraction(value: str) -> float:
 
 def optional_count(value: str) -> int | None:
     """None, or an integer >= 0 (0 is meaningful, e.g. `--workers 0` = no worker processes)."""
-    return None if value.strip().lower() in NULLS else _number(value, int, lambda n: n >= 0, "an integer >= 0 or None")
+    return (
+        None
+        if value.strip().lower() in NULLS
+        else _number(value, int, lambda n: n >= 0, "an integer >= 0 or None")
+    )
 
 
 def optional_float(value: str) -> float | None:
-    return None if value.strip().lower() in NULLS else _number(value, float, lambda n: True, "a number or None")
+    return (
+        None
+        if value.strip().lower() in NULLS
+        else _number(value, float, lambda n: True, "a number or None")
+    )
 
 
 def int_list(value: str) -> list[int]:
@@ -68,7 +76,9 @@ def int_list(value: str) -> list[int]:
     try:
         items = [positive_int(part) for part in value.split(",")]
     except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got {value!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated positive integers, got {value!r}"
+        ) from None
     return items
 
 
@@ -87,7 +97,9 @@ def suite_module(value: str) -> str:
     import re
 
     if not re.fullmatch(r"vlstress\.suites\.[a-z0-9_]+\.[a-z0-9_]+", value):
-        raise argparse.ArgumentTypeError(f"{value!r} is not a suite module (vlstress.suites.<suite>.<module>)")
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a suite module (vlstress.suites.<suite>.<module>)"
+        )
     return value
 
 

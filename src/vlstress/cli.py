@@ -18,7 +18,10 @@ from vlstress.errors import VlstressError
 
 # The engine's subcommands: subcommand -> (module, one-line help). Each suite declares its own.
 ENGINE_COMMANDS: dict[str, tuple[str, str]] = {
-    "download": ("vlstress.commands.download", "fetch raw data for a dataset (HTTP, resumable, checksummed)"),
+    "download": (
+        "vlstress.commands.download",
+        "fetch raw data for a dataset (HTTP, resumable, checksummed)",
+    ),
     "prepare": ("vlstress.commands.prepare", "turn raw data into the canonical manifest"),
     "model-card": (
         "vlstress.commands.model_card",
@@ -29,8 +32,14 @@ ENGINE_COMMANDS: dict[str, tuple[str, str]] = {
         "the labelled manifest of a classification test set (ImageNet family, CIFAR, COCO objects, folders)",
     ),
     "summarize": ("vlstress.commands.summarize", "merge metric JSONs into one table"),
-    "figures": ("vlstress.commands.figures", "the figures of one suite's figure module (PNG + PDF) from the summary"),
-    "tables": ("vlstress.commands.tables", "the tables of one suite's table module (Markdown + LaTeX) from the summary"),
+    "figures": (
+        "vlstress.commands.figures",
+        "the figures of one suite's figure module (PNG + PDF) from the summary",
+    ),
+    "tables": (
+        "vlstress.commands.tables",
+        "the tables of one suite's table module (Markdown + LaTeX) from the summary",
+    ),
     "models": ("vlstress.commands.models", "list open_clip architectures and pretrained tags"),
     "pipeline": (
         "vlstress.commands.pipeline",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 PACKAGE = "vlstress"
@@ -55,7 +55,7 @@ def _resolve_relative(current: str, is_package: bool, level: int, module: str | 
     return ".".join([*base, module] if module else base)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _direct(path: Path, root: Path) -> tuple[frozenset[str], frozenset[Path]]:
     """(vlstress modules, package data files) that one source file refers to."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
@@ -72,14 +72,18 @@ def _direct(path: Path, root: Path) -> tuple[frozenset[str], frozenset[Path]]:
             if node.level:
                 base = _resolve_relative(current, is_package, node.level, node.module)
             modules.add(base)
-            modules.update(f"{base}.{alias.name}" for alias in node.names)  # `from . import x` may name a module
+            modules.update(
+                f"{base}.{alias.name}" for alias in node.names
+            )  # `from . import x` may name a module
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             if MODULE_STRING.match(node.value):
                 if not declaration:
                     modules.add(node.value)
             elif DATA_STRING.match(node.value) and (root / node.value).is_file():
                 data.add(root / node.value)
-    return frozenset(m for m in modules if m == PACKAGE or m.startswith(PACKAGE + ".")), frozenset(data)
+    return frozenset(m for m in modules if m == PACKAGE or m.startswith(PACKAGE + ".")), frozenset(
+        data
+    )
 
 
 def dependencies(module: str, root: Path | None = None) -> list[Path]:

@@ -23,12 +23,11 @@ import logging
 import os
 import re
 import shutil
-import socket
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 from urllib.parse import unquote, urlsplit
 
 from vlstress import __version__
@@ -73,13 +72,22 @@ def cache_path(url: str, cache_dir: str | os.PathLike = DEFAULT_CACHE_DIR) -> Pa
     parts = urlsplit(url)
     safe = lambda s: re.sub(r"[^A-Za-z0-9._-]", "_", s)  # noqa: E731
     host = safe(parts.netloc) or "host"
-    segments = [safe(unquote(s)) for s in parts.path.split("/") if s not in ("", ".", "..")] or ["index"]
+    segments = [safe(unquote(s)) for s in parts.path.split("/") if s not in ("", ".", "..")] or [
+        "index"
+    ]
     if parts.query:
         segments[-1] += "_" + hashlib.sha1(parts.query.encode()).hexdigest()[:10]
     return Path(cache_dir, host, *segments)
 
 
-def verify(path: Path, url: str, *, sha256: str | None = None, size: int | None = None, check: Callable[[Path], None] | None = None) -> None:
+def verify(
+    path: Path,
+    url: str,
+    *,
+    sha256: str | None = None,
+    size: int | None = None,
+    check: Callable[[Path], None] | None = None,
+) -> None:
     """Raise DownloadError naming `url` unless `path` has the expected size, sha256 and passes `check`."""
     actual_size = path.stat().st_size
     if size is not None and actual_size != size:
@@ -143,8 +151,14 @@ def fetch(
             break
         except _Retryable as exc:
             if attempt == attempts:
-                kept = f"; {part.stat().st_size} bytes kept in {part}, run again to resume" if part.is_file() else ""
-                raise DownloadError(f"download failed after {attempts} attempt(s): {url} ({exc}){kept}") from None
+                kept = (
+                    f"; {part.stat().st_size} bytes kept in {part}, run again to resume"
+                    if part.is_file()
+                    else ""
+                )
+                raise DownloadError(
+                    f"download failed after {attempts} attempt(s): {url} ({exc}){kept}"
+                ) from None
             log.warning("%s: %s; retrying (%d/%d)", url, exc, attempt + 1, attempts)
             time.sleep(backoff * 2 ** (attempt - 1))
     try:
@@ -178,7 +192,9 @@ def _transfer(url: str, part: Path, *, timeout: float, progress: bool, desc: str
     except urllib.error.HTTPError as exc:
         exc.close()
         if exc.code == 416 and offset:  # range past the end: the part is complete or stale
-            match = re.search(r"/(\d+)", exc.headers.get("Content-Range", "") if exc.headers else "")
+            match = re.search(
+                r"/(\d+)", exc.headers.get("Content-Range", "") if exc.headers else ""
+            )
             if match and int(match.group(1)) == offset:
                 return
             part.unlink()
@@ -188,7 +204,7 @@ def _transfer(url: str, part: Path, *, timeout: float, progress: bool, desc: str
         raise DownloadError(f"HTTP {exc.code} {exc.reason}: {url}") from None
     except urllib.error.URLError as exc:
         raise _Retryable(f"cannot reach the server: {exc.reason}") from None
-    except (http.client.HTTPException, socket.timeout, TimeoutError, ConnectionError, OSError) as exc:
+    except (http.client.HTTPException, TimeoutError, ConnectionError, OSError) as exc:
         raise _Retryable(f"connection failed: {exc!r}") from None
 
     with response:
@@ -197,7 +213,9 @@ def _transfer(url: str, part: Path, *, timeout: float, progress: bool, desc: str
             match = re.match(r"bytes (\d+)-\d+/(\d+|\*)", response.headers.get("Content-Range", ""))
             if not match or int(match.group(1)) != offset:
                 part.unlink()
-                raise _Retryable(f"unexpected Content-Range {response.headers.get('Content-Range')!r}; starting over")
+                raise _Retryable(
+                    f"unexpected Content-Range {response.headers.get('Content-Range')!r}; starting over"
+                )
             total = int(match.group(2)) if match.group(2) != "*" else None
             mode = "ab"
             log.info("resuming %s at byte %d", url, offset)
@@ -207,7 +225,14 @@ def _transfer(url: str, part: Path, *, timeout: float, progress: bool, desc: str
             total = int(length) if length and length.isdigit() else None
         received = offset
         bar = tqdm(
-            total=total, initial=offset, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, disable=not progress, leave=False
+            total=total,
+            initial=offset,
+            unit="B",
+            unit_scale=True,
+            unit_divisor=1024,
+            desc=desc,
+            disable=not progress,
+            leave=False,
         )
         try:
             with open(part, mode) as fh:
@@ -218,7 +243,7 @@ def _transfer(url: str, part: Path, *, timeout: float, progress: bool, desc: str
                     fh.write(block)
                     received += len(block)
                     bar.update(len(block))
-        except (http.client.HTTPException, socket.timeout, TimeoutError, ConnectionError, OSError) as exc:
+        except (http.client.HTTPException, TimeoutError, ConnectionError, OSError) as exc:
             raise _Retryable(f"transfer interrupted after {received} bytes: {exc!r}") from None
         finally:
             bar.close()

@@ -11,8 +11,9 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -63,7 +64,9 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     clear_stale_temps(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent
+    )
     os.close(fd)
     tmp_path = Path(tmp)
     try:
@@ -76,7 +79,9 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
 
 def dumps_json(obj: Any) -> str:
-    return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, default=_json_default) + "\n"
+    return (
+        json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, default=_json_default) + "\n"
+    )
 
 
 def _json_default(obj: Any) -> Any:
@@ -124,7 +129,9 @@ def read_json(path: str | os.PathLike, what: str = "JSON file", strict: bool = F
     try:
         return json.loads(text, parse_constant=_reject_constant) if strict else json.loads(text)
     except json.JSONDecodeError as exc:
-        raise VlstressError(f"{what} is not valid JSON: {path} (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        raise VlstressError(
+            f"{what} is not valid JSON: {path} (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
     except ValueError as exc:
         raise VlstressError(f"{what} {path} is not strict JSON: {exc}") from None
 
@@ -151,7 +158,9 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     clear_stale_temps(path)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent))
+    tmp = Path(
+        tempfile.mkdtemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+    )
     try:
         yield tmp
         os.chmod(tmp, 0o777 & ~_UMASK)  # mkdtemp makes 0700

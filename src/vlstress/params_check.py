@@ -24,14 +24,20 @@ SCHEMA_FILE = "data/params.schema.yaml"
 
 def unknown(what: str, name: str, known) -> str:
     close = difflib.get_close_matches(name, list(known), n=1)
-    return f"unknown {what} {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "") + f"; known: {', '.join(known)}"
+    return (
+        f"unknown {what} {name!r}"
+        + (f" (did you mean {close[0]!r}?)" if close else "")
+        + f"; known: {', '.join(known)}"
+    )
 
 
 def schema() -> dict[str, Any]:
     """The whole params schema: the engine's keys and every suite's blocks."""
     from vlstress.suites import registry
 
-    found = yaml.safe_load(resources.files("vlstress").joinpath(SCHEMA_FILE).read_text(encoding="utf-8"))
+    found = yaml.safe_load(
+        resources.files("vlstress").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
+    )
     for suite in registry.suites():
         if suite.params:
             found["properties"].update(copy.deepcopy(importlib.import_module(suite.params).SCHEMA))
@@ -46,7 +52,9 @@ def merge_into_file(target: str | Path, update_file: str | Path) -> None:
 
     yaml_rt = YAML()
     yaml_rt.width = 120
-    yaml_rt.representer.add_representer(type(None), lambda rep, _: rep.represent_scalar("tag:yaml.org,2002:null", "null"))
+    yaml_rt.representer.add_representer(
+        type(None), lambda rep, _: rep.represent_scalar("tag:yaml.org,2002:null", "null")
+    )
     target, update_file = Path(target), Path(update_file)
     document = yaml_rt.load(target.read_text(encoding="utf-8"))
     update = yaml_rt.load(update_file.read_text(encoding="utf-8")) or {}
@@ -78,7 +86,9 @@ def _unknown_key_message(error) -> str | None:
     for key in unknown:
         close = difflib.get_close_matches(key, known, n=1)
         where = f"in {_where(error)}" if error.absolute_path else "at the top level"
-        parts.append(f"unknown key {key!r} {where}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        parts.append(
+            f"unknown key {key!r} {where}" + (f" (did you mean {close[0]!r}?)" if close else "")
+        )
     return "; ".join(parts) + f"; known keys: {', '.join(known)}"
 
 
@@ -92,7 +102,9 @@ def problems(params: Any) -> list[str]:
     suites = registry.by_name()
     validator = jsonschema.Draft202012Validator(schema())
     found = []
-    for error in sorted(validator.iter_errors(params), key=lambda e: list(map(str, e.absolute_path))):
+    for error in sorted(
+        validator.iter_errors(params), key=lambda e: list(map(str, e.absolute_path))
+    ):
         found.append(_unknown_key_message(error) or f"{_where(error)}: {error.message}")
     if found or not isinstance(params, dict):
         return found
@@ -101,7 +113,9 @@ def problems(params: Any) -> list[str]:
         if name not in switchable:
             close = difflib.get_close_matches(name, switchable, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            found.append(f"suites: unknown suite {name!r}{hint}; known suites: {', '.join(switchable)}")
+            found.append(
+                f"suites: unknown suite {name!r}{hint}; known suites: {', '.join(switchable)}"
+            )
         elif on:
             missing = [block for block in suites[name].needs if block not in params]
             if missing:
@@ -114,7 +128,9 @@ def problems(params: Any) -> list[str]:
     kind = params["dataset"]["kind"]
     if kind not in DATASET_KINDS:
         found.append("dataset.kind: " + unknown("dataset kind", kind, DATASET_KINDS))
-    on = {name for name, value in params["suites"].items() if value} | {n for n, s in suites.items() if s.always}
+    on = {name for name, value in params["suites"].items() if value} | {
+        n for n, s in suites.items() if s.always
+    }
     for suite in suites.values():
         if suite.params:
             found += importlib.import_module(suite.params).problems(params, on)

@@ -14,7 +14,16 @@ from typing import Any
 
 from vlstress import __version__, cpu_kernels
 
-PACKAGES = ("torch", "torchvision", "open_clip_torch", "numpy", "pillow", "nltk", "scikit-image", "pandas")
+PACKAGES = (
+    "torch",
+    "torchvision",
+    "open_clip_torch",
+    "numpy",
+    "pillow",
+    "nltk",
+    "scikit-image",
+    "pandas",
+)
 
 
 def package_versions(extra: tuple[str, ...] = ()) -> dict[str, str]:

@@ -24,11 +24,12 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from vlstress.errors import VlstressError
 from vlstress.io import _json_default, atomic_path, read_json
@@ -45,7 +46,9 @@ class Record:
     task: str  # "retrieval" | "text-stress" | "image-stress" | ...
     model: dict  # {"slug", "arch", "weights"}
     dataset: dict  # {"name", "n_images", "n_captions", ...}
-    condition: dict  # {} | {"set": "same_concept"} | {"perturbation": "mix", "lam": 0.9, "seed": 10} | ...
+    condition: (
+        dict  # {} | {"set": "same_concept"} | {"perturbation": "mix", "lam": 0.9, "seed": 10} | ...
+    )
     metrics: dict  # name -> float | int | None
     provenance: dict
 
@@ -105,7 +108,9 @@ def _where(error) -> str:
 def validate(data: Any, source: str) -> None:
     """Raise a VlstressError naming `source` and every problem of `data` as a record."""
     if not isinstance(data, dict):
-        raise VlstressError(f"metric record {source}: expected a JSON object, got {type(data).__name__}")
+        raise VlstressError(
+            f"metric record {source}: expected a JSON object, got {type(data).__name__}"
+        )
     if "schema" not in data and "evaluation" in data:
         raise VlstressError(
             f"metric record {source}: no 'schema' field, an old flat record (evaluation/stress/variant fields); "
@@ -120,8 +125,12 @@ def validate(data: Any, source: str) -> None:
     if isinstance(metrics, dict):
         for name, value in metrics.items():
             if isinstance(value, float) and not math.isfinite(value):
-                raise VlstressError(f"metric record {source}: metric {name!r} is {value!r}; write null for an undefined metric")
-    errors = sorted(_validator().iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+                raise VlstressError(
+                    f"metric record {source}: metric {name!r} is {value!r}; write null for an undefined metric"
+                )
+    errors = sorted(
+        _validator().iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.message)
+    )
     if errors:
         problems = "; ".join(f"{_where(e)}: {e.message}" for e in errors[:5])
         more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
@@ -139,7 +148,17 @@ def dumps(record: Record, source: str = "<record>") -> str:
     data = to_dict(record)
     validate(data, source)
     try:
-        return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False, default=_json_default) + "\n"
+        return (
+            json.dumps(
+                data,
+                indent=2,
+                sort_keys=True,
+                ensure_ascii=False,
+                allow_nan=False,
+                default=_json_default,
+            )
+            + "\n"
+        )
     except ValueError as exc:  # NaN/Infinity outside the metrics (dataset, condition, provenance)
         raise VlstressError(f"metric record {source}: {exc}") from None
     except TypeError as exc:

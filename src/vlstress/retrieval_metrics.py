@@ -26,8 +26,8 @@ model practically never do; random-init or quantised models and duplicate captio
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -39,7 +39,9 @@ TIE_POLICIES = ("optimistic", "pessimistic")
 @dataclass(frozen=True)
 class RankResult:
     ranks: np.ndarray  # (n_queries,) int64: gallery items ranked above the best ground truth
-    top1: np.ndarray  # (n_queries,) int64: gallery index of the first-ranked item (see the tie policy)
+    top1: (
+        np.ndarray
+    )  # (n_queries,) int64: gallery index of the first-ranked item (see the tie policy)
 
 
 def check_ties(ties: str) -> str:
@@ -73,7 +75,9 @@ def rows_by_owner(owner: Sequence[int], n_owners: int) -> list[list[int]]:
     return [order[bounds[i] : bounds[i + 1]].tolist() for i in range(n_owners)]
 
 
-def ranks_from_scores(scores: torch.Tensor, gt: torch.Tensor, ties: str = "optimistic") -> tuple[torch.Tensor, torch.Tensor]:
+def ranks_from_scores(
+    scores: torch.Tensor, gt: torch.Tensor, ties: str = "optimistic"
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Ranks and top-1 indices of one chunk of score rows (gt padded with -1)."""
     check_ties(ties)
     valid = gt >= 0
@@ -95,7 +99,9 @@ def ranks_from_scores(scores: torch.Tensor, gt: torch.Tensor, ties: str = "optim
     ranks = above.view(torch.uint8).sum(dim=1, dtype=torch.int32).long()
     tied = (scores == best_gt[:, None]) & ~is_gt
     first_tied = tied.view(torch.uint8).argmax(dim=1)  # first maximum -> lowest tied index
-    top1 = torch.where(top_score > best_gt, top_index, torch.where(tied.any(dim=1), first_tied, best_gt_index))
+    top1 = torch.where(
+        top_score > best_gt, top_index, torch.where(tied.any(dim=1), first_tied, best_gt_index)
+    )
     return ranks, top1
 
 
@@ -122,7 +128,10 @@ def retrieval_ranks(
         r, t = ranks_from_scores(scores, gt_tensor[start : start + chunk_size], ties)
         ranks.append(r.cpu())
         top1.append(t.cpu())
-    return RankResult(ranks=torch.cat(ranks).numpy().astype(np.int64), top1=torch.cat(top1).numpy().astype(np.int64))
+    return RankResult(
+        ranks=torch.cat(ranks).numpy().astype(np.int64),
+        top1=torch.cat(top1).numpy().astype(np.int64),
+    )
 
 
 def recall_at_k(ranks: np.ndarray, ks: Sequence[int] = DEFAULT_KS) -> dict[str, float]:
@@ -156,7 +165,9 @@ def image_text_recalls(
     caption_image = np.asarray(caption_image)
     captions_of = rows_by_owner(caption_image, len(image_emb))
     i2t = retrieval_ranks(image_emb, text_emb, captions_of, chunk_size=chunk_size, ties=ties)
-    t2i = retrieval_ranks(text_emb, image_emb, [[int(i)] for i in caption_image], chunk_size=chunk_size, ties=ties)
+    t2i = retrieval_ranks(
+        text_emb, image_emb, [[int(i)] for i in caption_image], chunk_size=chunk_size, ties=ties
+    )
     out = {f"i2t_{k}": v for k, v in recall_at_k(i2t.ranks, ks).items()}
     out.update({f"t2i_{k}": v for k, v in recall_at_k(t2i.ranks, ks).items()})
     return out
@@ -209,17 +220,27 @@ def stress_recalls(
     originals = np.asarray(originals)
     distractors = np.asarray(distractors)
     if originals.ndim != 2 or distractors.ndim != 2 or distractors.shape[1] != originals.shape[1]:
-        raise ValueError(f"distractor embeddings {distractors.shape} do not match the originals {originals.shape}")
+        raise ValueError(
+            f"distractor embeddings {distractors.shape} do not match the originals {originals.shape}"
+        )
     if len(gt) != len(queries):
         raise ValueError(f"{len(queries)} queries but {len(gt)} ground-truth lists")
     n_original = len(originals)
     for row, items in enumerate(gt):
         if any(not 0 <= int(i) < n_original for i in items):
-            raise ValueError(f"query {row}: ground truth {list(items)} outside the {n_original} originals")
+            raise ValueError(
+                f"query {row}: ground truth {list(items)} outside the {n_original} originals"
+            )
     gallery = np.concatenate([originals, distractors], axis=0)
-    stressed = retrieval_ranks(queries, gallery, gt, chunk_size=chunk_size, device=device, ties=ties)
-    original = retrieval_ranks(queries, originals, gt, chunk_size=chunk_size, device=device, ties=ties)
-    out: dict[str, float | None] = {f"{prefix}_{k}": v for k, v in recall_at_k(stressed.ranks, ks).items()}
+    stressed = retrieval_ranks(
+        queries, gallery, gt, chunk_size=chunk_size, device=device, ties=ties
+    )
+    original = retrieval_ranks(
+        queries, originals, gt, chunk_size=chunk_size, device=device, ties=ties
+    )
+    out: dict[str, float | None] = {
+        f"{prefix}_{k}": v for k, v in recall_at_k(stressed.ranks, ks).items()
+    }
     r1 = recall_at_k(stressed.ranks, [1])["R@1"]
     r1_original = recall_at_k(original.ranks, [1])["R@1"]
     is_distractor = np.arange(len(gallery)) >= n_original

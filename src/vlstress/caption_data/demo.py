@@ -37,7 +37,9 @@ def load_photo(loader: str) -> np.ndarray:
     try:
         image = getattr(skimage.data, loader)()
     except Exception as exc:  # a loader that would need a download is a packaging error here
-        raise VlstressError(f"demo image {loader!r} is not available offline in scikit-image: {exc}") from exc
+        raise VlstressError(
+            f"demo image {loader!r} is not available offline in scikit-image: {exc}"
+        ) from exc
     if isinstance(image, tuple):  # stereo pairs: keep the left view
         image = image[0]
     return image
@@ -54,12 +56,21 @@ def materialize(args: argparse.Namespace, out: Path, resource: str = CAPTIONS) -
         file_name = f"{name}.png"
         path = out / "images" / file_name
         path.parent.mkdir(parents=True, exist_ok=True)
-        Image.fromarray(load_photo(spec["loader"])).convert("RGB").save(path, format="PNG", optimize=False)
+        Image.fromarray(load_photo(spec["loader"])).convert("RGB").save(
+            path, format="PNG", optimize=False
+        )
         files[f"images/{file_name}"] = sha256_file(path)
         images.append({"id": image_id, "file_name": file_name})
-        annotations.extend({"image_id": image_id, "id": image_id * 100 + k, "caption": c} for k, c in enumerate(spec["captions"]))
+        annotations.extend(
+            {"image_id": image_id, "id": image_id * 100 + k, "caption": c}
+            for k, c in enumerate(spec["captions"])
+        )
     return {
         "captions": {"images": images, "annotations": annotations},
         "files": files,
-        "source": {"package": "scikit-image", "version": skimage.__version__, "captions": f"vlstress/{resource}"},
+        "source": {
+            "package": "scikit-image",
+            "version": skimage.__version__,
+            "captions": f"vlstress/{resource}",
+        },
     }

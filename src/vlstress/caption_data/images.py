@@ -17,4 +17,3 @@ def check_image(path: Path) -> None:
             img.load()  # full decode: catches truncated JPEGs that verify() lets through
     except (UnidentifiedImageError, OSError, SyntaxError) as exc:
         raise VlstressError(f"image is corrupt or unreadable: {path} ({exc})") from None
-

@@ -39,7 +39,11 @@ KARPATHY_IMAGE = re.compile(r"^val2014/COCO_val2014_(\d{12})\.jpg$")
 
 def sources() -> dict[str, Any]:
     """The default URLs and pinned checksums (vlstress/data/karpathy_sources.json)."""
-    text = resources.files("vlstress").joinpath("data/karpathy_sources.json").read_text(encoding="utf-8")
+    text = (
+        resources.files("vlstress")
+        .joinpath("data/karpathy_sources.json")
+        .read_text(encoding="utf-8")
+    )
     return json.loads(text)
 
 
@@ -63,7 +67,9 @@ def parse_image_ids(value: str | int | None) -> list[int] | None:
         if not part:
             continue
         if not part.isdigit():
-            raise VlstressError(f"--image-ids: expected comma-separated COCO image ids, got {part!r}")
+            raise VlstressError(
+                f"--image-ids: expected comma-separated COCO image ids, got {part!r}"
+            )
         ids.append(int(part))
     if not ids:
         return None
@@ -102,9 +108,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=download.DEFAULT_CACHE_DIR,
         help="karpathy: where transfers are cached and resumed (never a workflow output)",
     )
-    parser.add_argument("--retries", type=positive_int, default=3, help="karpathy: attempts per file")
-    parser.add_argument("--timeout", type=float, default=60.0, help="karpathy: seconds before a stalled connection fails")
-    parser.add_argument("--workers", type=positive_int, default=8, help="karpathy: parallel image downloads")
+    parser.add_argument(
+        "--retries", type=positive_int, default=3, help="karpathy: attempts per file"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        help="karpathy: seconds before a stalled connection fails",
+    )
+    parser.add_argument(
+        "--workers", type=positive_int, default=8, help="karpathy: parallel image downloads"
+    )
 
 
 def local_names(image_id: int) -> list[str]:
@@ -120,18 +135,24 @@ def read_list(path: Path, what: str) -> list[dict[str, Any]]:
     return validate_entries(data, what)
 
 
-def select(entries: list[dict[str, Any]], ids: list[int] | None, max_images: int | None, source: str) -> list[dict[str, Any]]:
+def select(
+    entries: list[dict[str, Any]], ids: list[int] | None, max_images: int | None, source: str
+) -> list[dict[str, Any]]:
     """The Karpathy entries to keep, in the split's order."""
     by_id: dict[int, dict[str, Any]] = {}
     for pos, entry in enumerate(entries):
         match = KARPATHY_IMAGE.match(entry["image"])
         if not match:
-            raise VlstressError(f"{source}: entry {pos} image {entry['image']!r} is not val2014/COCO_val2014_<12 digits>.jpg")
+            raise VlstressError(
+                f"{source}: entry {pos} image {entry['image']!r} is not val2014/COCO_val2014_<12 digits>.jpg"
+            )
         by_id[int(match.group(1))] = entry
     if ids is not None:
         unknown = [i for i in ids if i not in by_id]
         if unknown:
-            raise VlstressError(f"--image-ids: not in the Karpathy test split ({source}): {', '.join(map(str, unknown))}")
+            raise VlstressError(
+                f"--image-ids: not in the Karpathy test split ({source}): {', '.join(map(str, unknown))}"
+            )
         wanted = set(ids)
         entries = [e for e in entries if int(KARPATHY_IMAGE.match(e["image"]).group(1)) in wanted]
     if max_images:
@@ -139,8 +160,14 @@ def select(entries: list[dict[str, Any]], ids: list[int] | None, max_images: int
     return entries
 
 
-def gather_images(wanted: list[tuple[str, str, list[str]]], local_dir: Path | None, image_dir: Path, opts: dict[str, Any],
-                  workers: int, desc: str) -> int:  # fmt: skip
+def gather_images(
+    wanted: list[tuple[str, str, list[str]]],
+    local_dir: Path | None,
+    image_dir: Path,
+    opts: dict[str, Any],
+    workers: int,
+    desc: str,
+) -> int:
     """Put each wanted image into `image_dir`: (file name, URL, names to look for in `local_dir`).
 
     A copy from the local folder when it holds the image (checked to decode), else a download
@@ -156,7 +183,11 @@ def gather_images(wanted: list[tuple[str, str, list[str]]], local_dir: Path | No
     lock = threading.Lock()
     try:
         for name, url, local_names in wanted:
-            local = next((local_dir / n for n in local_names if (local_dir / n).is_file()), None) if local_dir is not None else None
+            local = (
+                next((local_dir / n for n in local_names if (local_dir / n).is_file()), None)
+                if local_dir is not None
+                else None
+            )
             if local is None:
                 remote.append((name, url))
                 continue
@@ -165,7 +196,9 @@ def gather_images(wanted: list[tuple[str, str, list[str]]], local_dir: Path | No
             bar.update(1)
 
         def fetch_one(name: str, url: str) -> None:
-            download.fetch(url, image_dir / name, check=image_checks.check_image, progress=False, **opts)
+            download.fetch(
+                url, image_dir / name, check=image_checks.check_image, progress=False, **opts
+            )
             with lock:
                 bar.update(1)
 
@@ -175,7 +208,11 @@ def gather_images(wanted: list[tuple[str, str, list[str]]], local_dir: Path | No
                 _, pending = wait(futures, return_when=FIRST_EXCEPTION)
                 for future in pending:
                     future.cancel()
-                errors = [f.exception() for f in futures if f.done() and not f.cancelled() and f.exception()]
+                errors = [
+                    f.exception()
+                    for f in futures
+                    if f.done() and not f.cancelled() and f.exception()
+                ]
                 if errors:
                     raise errors[0]
     finally:
@@ -195,7 +232,9 @@ def materialize(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     # 1. the Karpathy test list (pinned sha256)
     spec = src["karpathy_test"]
     karpathy_url = args.karpathy_url or spec["url"]
-    karpathy_path = download.fetch(karpathy_url, sha256=spec["sha256"], size=spec["size"], desc=spec["file"], **opts)
+    karpathy_path = download.fetch(
+        karpathy_url, sha256=spec["sha256"], size=spec["size"], desc=spec["file"], **opts
+    )
     entries = read_list(karpathy_path, f"Karpathy test json {karpathy_url}")
     kept = select(entries, parse_image_ids(args.image_ids), args.max_images, karpathy_url)
     kept_images = [e["image"] for e in kept]
@@ -206,7 +245,9 @@ def materialize(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     rococo_record = {}
     for name, rspec in sorted(src["rococo"]["sets"].items()):
         url = download.join_url(rococo_base, rspec["file"])
-        path = download.fetch(url, sha256=rspec["sha256"], size=rspec["size"], desc=rspec["file"], **opts)
+        path = download.fetch(
+            url, sha256=rspec["sha256"], size=rspec["size"], desc=rspec["file"], **opts
+        )
         target = out / "rococo" / rspec["file"]
         target.parent.mkdir(parents=True, exist_ok=True)
         if whole_split:
@@ -215,8 +256,12 @@ def materialize(args: argparse.Namespace, out: Path) -> dict[str, Any]:
             by_image = {e["image"]: e for e in read_list(path, f"RoCOCO {name} json {url}")}
             missing = [img for img in kept_images if img not in by_image]
             if missing:
-                raise VlstressError(f"RoCOCO {name} json {url} lacks {len(missing)} kept image(s), e.g. {missing[0]}")
-            target.write_text(json.dumps([by_image[img] for img in kept_images]), encoding="utf-8")  # official style
+                raise VlstressError(
+                    f"RoCOCO {name} json {url} lacks {len(missing)} kept image(s), e.g. {missing[0]}"
+                )
+            target.write_text(
+                json.dumps([by_image[img] for img in kept_images]), encoding="utf-8"
+            )  # official style
         files[f"rococo/{rspec['file']}"] = sha256_file(target)
         rococo_record[name] = {"url": url, "sha256": rspec["sha256"], "n_images": len(kept_images)}
 
@@ -225,7 +270,9 @@ def materialize(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     local_dir = Path(args.images) if getattr(args, "images", None) else None
     image_dir = out / "images"
     ids = [int(KARPATHY_IMAGE.match(img).group(1)) for img in kept_images]
-    wanted = [(image_file(i), download.join_url(coco_base, image_file(i)), local_names(i)) for i in ids]
+    wanted = [
+        (image_file(i), download.join_url(coco_base, image_file(i)), local_names(i)) for i in ids
+    ]
     remote = gather_images(wanted, local_dir, image_dir, opts, args.workers, "COCO val2014 images")
     for image_id in ids:
         name = image_file(image_id)
@@ -235,9 +282,17 @@ def materialize(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         "captions": kept,
         "files": files,
         "source": {
-            "karpathy_test": {"url": karpathy_url, "sha256": spec["sha256"], "n_images_split": len(entries)},
+            "karpathy_test": {
+                "url": karpathy_url,
+                "sha256": spec["sha256"],
+                "n_images_split": len(entries),
+            },
             "rococo": rococo_record,
-            "coco_images": {"url": coco_base, "local_folder": str(local_dir) if local_dir else None, "n_fetched": remote},
+            "coco_images": {
+                "url": coco_base,
+                "local_folder": str(local_dir) if local_dir else None,
+                "n_fetched": remote,
+            },
             "image_ids": ids if not whole_split else "all",
             "n_images": len(ids),
         },

@@ -48,9 +48,15 @@ def group(entries: list[dict[str, Any]], source: str) -> list[dict[str, Any]]:
     photos: dict[str, dict[str, Any]] = {}
     for pos, entry in enumerate(entries):
         if not IMAGE.match(entry["image"]):
-            raise VlstressError(f"{source}: entry {pos} image {entry['image']!r} is not train2014/ or val2014/COCO_..._<12 digits>.jpg")
-        captions = [entry["caption"]] if isinstance(entry["caption"], str) else list(entry["caption"])
-        photos.setdefault(entry["image"], {"image": entry["image"], "caption": []})["caption"].extend(captions)
+            raise VlstressError(
+                f"{source}: entry {pos} image {entry['image']!r} is not train2014/ or val2014/COCO_..._<12 digits>.jpg"
+            )
+        captions = (
+            [entry["caption"]] if isinstance(entry["caption"], str) else list(entry["caption"])
+        )
+        photos.setdefault(entry["image"], {"image": entry["image"], "caption": []})[
+            "caption"
+        ].extend(captions)
     return list(photos.values())
 
 
@@ -66,22 +72,42 @@ def materialize(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         photos = [p for p in photos if int(IMAGE.match(p["image"]).group(2)) in wanted]
         found = {int(IMAGE.match(p["image"]).group(2)) for p in photos}
         if found != wanted:
-            raise VlstressError(f"--image-ids: not in the Karpathy train split ({url}): {', '.join(map(str, sorted(wanted - found)))}")
+            raise VlstressError(
+                f"--image-ids: not in the Karpathy train split ({url}): {', '.join(map(str, sorted(wanted - found)))}"
+            )
     if args.max_images:
         photos = photos[: args.max_images]
     base = args.coco_url or COCO_ROOT
     local_dir = Path(args.images) if getattr(args, "images", None) else None
-    wanted = [(Path(p["image"]).name, download.join_url(base, p["image"]),
-               [Path(p["image"]).name, f"{int(IMAGE.match(p['image']).group(2)):012d}.jpg"]) for p in photos]  # fmt: skip
+    wanted = [
+        (
+            Path(p["image"]).name,
+            download.join_url(base, p["image"]),
+            [Path(p["image"]).name, f"{int(IMAGE.match(p['image']).group(2)):012d}.jpg"],
+        )
+        for p in photos
+    ]
     image_dir = out / "images"
     fetched = gather_images(wanted, local_dir, image_dir, opts, args.workers, "COCO train images")
-    files = {f"images/{Path(p['image']).name}": sha256_file(image_dir / Path(p["image"]).name) for p in photos}
+    files = {
+        f"images/{Path(p['image']).name}": sha256_file(image_dir / Path(p["image"]).name)
+        for p in photos
+    }
     return {
         "captions": photos,
         "files": files,
         "source": {
-            "karpathy_train": {"url": url, "sha256": sha256_file(list_path), "pinned": False, "n_images_split": n_split},
-            "coco_images": {"url": base, "local_folder": str(local_dir) if local_dir else None, "n_fetched": fetched},
+            "karpathy_train": {
+                "url": url,
+                "sha256": sha256_file(list_path),
+                "pinned": False,
+                "n_images_split": n_split,
+            },
+            "coco_images": {
+                "url": base,
+                "local_folder": str(local_dir) if local_dir else None,
+                "n_fetched": fetched,
+            },
             "n_images": len(photos),
         },
     }

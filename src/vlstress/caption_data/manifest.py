@@ -38,16 +38,24 @@ class CaptionTable:
 
 def validate_entries(entries: Any, source: str) -> list[dict[str, Any]]:
     if not isinstance(entries, list):
-        raise VlstressError(f"{source}: expected a list of {{image, caption}} entries, got {type(entries).__name__}")
+        raise VlstressError(
+            f"{source}: expected a list of {{image, caption}} entries, got {type(entries).__name__}"
+        )
     if not entries:
         raise VlstressError(f"{source}: no images listed")
     for pos, entry in enumerate(entries):
         if not isinstance(entry, dict) or "image" not in entry or "caption" not in entry:
-            raise VlstressError(f"{source}: entry {pos} lacks 'image' or 'caption': {str(entry)[:120]}")
+            raise VlstressError(
+                f"{source}: entry {pos} lacks 'image' or 'caption': {str(entry)[:120]}"
+            )
         captions = entry["caption"]
         if isinstance(captions, str):
             captions = [captions]
-        if not isinstance(captions, list) or not captions or not all(isinstance(c, str) and c.strip() for c in captions):
+        if (
+            not isinstance(captions, list)
+            or not captions
+            or not all(isinstance(c, str) and c.strip() for c in captions)
+        ):
             raise VlstressError(f"{source}: entry {pos} ({entry['image']}) has no usable captions")
     return entries
 
@@ -55,7 +63,9 @@ def validate_entries(entries: Any, source: str) -> list[dict[str, Any]]:
 def load_manifest(path: str | Path) -> dict[str, Any]:
     data = read_json(path, "manifest")
     if not isinstance(data, dict) or "images" not in data:
-        raise VlstressError(f"manifest {path}: expected an object with an 'images' list; run `vlstress prepare`")
+        raise VlstressError(
+            f"manifest {path}: expected an object with an 'images' list; run `vlstress prepare`"
+        )
     validate_entries(data["images"], f"manifest {path}")
     return data
 
@@ -72,7 +82,9 @@ def caption_table(entries: list[dict[str, Any]]) -> CaptionTable:
     images, captions, owner = [], [], []
     for image_idx, entry in enumerate(entries):
         images.append(entry["image"])
-        entry_captions = [entry["caption"]] if isinstance(entry["caption"], str) else entry["caption"]
+        entry_captions = (
+            [entry["caption"]] if isinstance(entry["caption"], str) else entry["caption"]
+        )
         for caption in entry_captions:
             captions.append(caption)
             owner.append(image_idx)

@@ -21,8 +21,12 @@ log = logging.getLogger(__name__)
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", required=True, help="dataset name (labels outputs)")
-    parser.add_argument("--kind", required=True, choices=sorted(datasets.KINDS), help="dataset kind")
-    parser.add_argument("--max-images", type=optional_int, default=None, help="keep only the first N images")
+    parser.add_argument(
+        "--kind", required=True, choices=sorted(datasets.KINDS), help="dataset kind"
+    )
+    parser.add_argument(
+        "--max-images", type=optional_int, default=None, help="keep only the first N images"
+    )
     parser.add_argument("--out", required=True, type=Path, help="raw data folder to create")
     for kind in sorted(datasets.KINDS):  # each kind owns distinct flags
         datasets.kind_module(kind).add_arguments(parser.add_argument_group(f"kind {kind}"))
@@ -34,7 +38,11 @@ def run(args: argparse.Namespace) -> None:
         record = module.materialize(args, tmp)
         captions = record.pop("captions")
         (tmp / "captions.json").write_text(dumps_json(captions), encoding="utf-8")
-        params = {k: v for k, v in vars(args).items() if not k.startswith("_") and k not in {"command", "verbose"}}
+        params = {
+            k: v
+            for k, v in vars(args).items()
+            if not k.startswith("_") and k not in {"command", "verbose"}
+        }
         record["provenance"] = provenance.build("download", params)
         (tmp / "download.json").write_text(dumps_json(record), encoding="utf-8")
     log.info("wrote %s (%d files)", args.out, len(record.get("files", {})))

@@ -15,11 +15,20 @@ from vlstress.argtypes import optional_str, seed_int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True, help="model slug (key of `models` in params.yaml)")
+    parser.add_argument(
+        "--model", required=True, help="model slug (key of `models` in params.yaml)"
+    )
     parser.add_argument("--arch", required=True, help="open_clip architecture, e.g. ViT-B-32")
-    parser.add_argument("--pretrained", type=optional_str, default=None, help="hub tag, checkpoint path, or None (seeded random init)")
+    parser.add_argument(
+        "--pretrained",
+        type=optional_str,
+        default=None,
+        help="hub tag, checkpoint path, or None (seeded random init)",
+    )
     parser.add_argument("--seed", type=seed_int, default=0, help="seed of the random init")
-    parser.add_argument("--cache-dir", type=optional_str, default=None, help="where hub weights are cached")
+    parser.add_argument(
+        "--cache-dir", type=optional_str, default=None, help="where hub weights are cached"
+    )
     parser.add_argument("--out", required=True, type=Path, help="card JSON to write")
 
 
@@ -28,7 +37,15 @@ def run(args: argparse.Namespace) -> None:
     from vlstress.embedding import models
     from vlstress.io import write_json
 
-    spec = models.ModelSpec(slug=args.model, arch=args.arch, pretrained=args.pretrained, seed=args.seed, cache_dir=args.cache_dir)
+    spec = models.ModelSpec(
+        slug=args.model,
+        arch=args.arch,
+        pretrained=args.pretrained,
+        seed=args.seed,
+        cache_dir=args.cache_dir,
+    )
     card = models.card(spec)
-    card["provenance"] = provenance.build("model-card", {"cache_dir": args.cache_dir}, seed=args.seed, model=card["model"])
+    card["provenance"] = provenance.build(
+        "model-card", {"cache_dir": args.cache_dir}, seed=args.seed, model=card["model"]
+    )
     write_json(args.out, card)

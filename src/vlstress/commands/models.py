@@ -15,4 +15,6 @@ def run(args: argparse.Namespace) -> None:
     archs = [args.arch] if args.arch else open_clip.list_models()
     for arch in archs:
         tags = open_clip.list_pretrained_tags_by_model(arch)
-        print(f"{arch}: {', '.join(tags) if tags else '(no pretrained tags; use null or a checkpoint)'}")
+        print(
+            f"{arch}: {', '.join(tags) if tags else '(no pretrained tags; use null or a checkpoint)'}"
+        )

@@ -1,14 +1,14 @@
 """`vlstress pipeline`: the DVC front end rendered from the stage table, and checked.
 
-    vlstress pipeline render   write dvc.yaml for the params (after switching a suite,
-                               or editing the stage table or the code a step imports)
-    vlstress pipeline check    exit 2 when the params are invalid or dvc.yaml differs from what
-                               render would write; with --stamp, write the stamp the first
-                               steps of both front ends wait for (the workflow's gate)
-    vlstress pipeline stages   the stages of the current params, one line each
-    vlstress pipeline use FILE merge a params file (e.g. params.coco-mini.yaml) into params.yaml,
-                               keeping its comments, and render dvc.yaml: what
-                               `snakemake --configfile FILE` does, for DVC
+vlstress pipeline render   write dvc.yaml for the params (after switching a suite,
+                           or editing the stage table or the code a step imports)
+vlstress pipeline check    exit 2 when the params are invalid or dvc.yaml differs from what
+                           render would write; with --stamp, write the stamp the first
+                           steps of both front ends wait for (the workflow's gate)
+vlstress pipeline stages   the stages of the current params, one line each
+vlstress pipeline use FILE merge a params file (e.g. params.coco-mini.yaml) into params.yaml,
+                           keeping its comments, and render dvc.yaml: what
+                           `snakemake --configfile FILE` does, for DVC
 """
 
 from __future__ import annotations
@@ -21,10 +21,21 @@ from pathlib import Path
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=["render", "check", "stages", "use"])
-    parser.add_argument("file", nargs="?", type=Path, help="use: the params file to merge into params.yaml")
-    parser.add_argument("--params", action="append", type=Path, help="params file(s), merged in order (default: params.yaml)")
-    parser.add_argument("--dvc-yaml", type=Path, default=Path("dvc.yaml"), help="the file to write or check")
-    parser.add_argument("--stamp", type=Path, default=None, help="check: file to write when the check passes")
+    parser.add_argument(
+        "file", nargs="?", type=Path, help="use: the params file to merge into params.yaml"
+    )
+    parser.add_argument(
+        "--params",
+        action="append",
+        type=Path,
+        help="params file(s), merged in order (default: params.yaml)",
+    )
+    parser.add_argument(
+        "--dvc-yaml", type=Path, default=Path("dvc.yaml"), help="the file to write or check"
+    )
+    parser.add_argument(
+        "--stamp", type=Path, default=None, help="check: file to write when the check passes"
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -40,14 +51,18 @@ def run(args: argparse.Namespace) -> None:
     else:
         if args.file is None or len(files) != 1:
             raise VlstressError("usage: vlstress pipeline use FILE [--params params.yaml]")
-        params_check.validate(params_module.load([files[0], args.file]), f"{files[0]} + {args.file}")
+        params_check.validate(
+            params_module.load([files[0], args.file]), f"{files[0]} + {args.file}"
+        )
         params_check.merge_into_file(files[0], args.file)
         print(f"merged {args.file} into {files[0]}", file=sys.stderr)
         args.action = "render"
         params = params_check.validate(params_module.load(files), ", ".join(map(str, files)))
     if args.action == "stages":
         for stage in active_stages(params):
-            print(f"{stage.name:22s} {'x'.join(stage.axes) or '-':22s} {stage.suite or 'always':14s} {stage.subcommand:20s} {stage.doc}")
+            print(
+                f"{stage.name:22s} {'x'.join(stage.axes) or '-':22s} {stage.suite or 'always':14s} {stage.subcommand:20s} {stage.doc}"
+            )
         return
     text = dvc.render(params)
     if args.action == "render":
@@ -57,9 +72,14 @@ def run(args: argparse.Namespace) -> None:
     current = args.dvc_yaml.read_text(encoding="utf-8") if args.dvc_yaml.is_file() else ""
     # dvc.yaml describes params.yaml alone; a Snakemake run with more params files is not DVC's
     if current != text and (args.stamp is None or files == [Path("params.yaml")]):
-        diff = "".join(difflib.unified_diff(current.splitlines(True), text.splitlines(True), str(args.dvc_yaml), "rendered", n=1))
-        raise VlstressError(f"{args.dvc_yaml} is stale: run `vlstress pipeline render`\n{diff[:4000]}")
+        diff = "".join(
+            difflib.unified_diff(
+                current.splitlines(True), text.splitlines(True), str(args.dvc_yaml), "rendered", n=1
+            )
+        )
+        raise VlstressError(
+            f"{args.dvc_yaml} is stale: run `vlstress pipeline render`\n{diff[:4000]}"
+        )
     if args.stamp is not None:
         write_text(args.stamp, GATE_STAMP)
     print(f"params valid; {args.dvc_yaml} is up to date", file=sys.stderr)
-

@@ -17,7 +17,9 @@ from vlstress.io import read_json, sha256_file, write_json
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", required=True, help="dataset name recorded in the manifest")
-    parser.add_argument("--raw", required=True, type=Path, help="raw folder written by `vlstress download`")
+    parser.add_argument(
+        "--raw", required=True, type=Path, help="raw folder written by `vlstress download`"
+    )
     parser.add_argument("--out", required=True, type=Path, help="manifest json to write")
 
 
@@ -26,7 +28,12 @@ def entries_from_coco(data: dict[str, Any], raw: Path) -> list[dict[str, Any]]:
     for ann in data["annotations"]:
         captions.setdefault(ann["image_id"], []).append(ann["caption"].strip())
     return [
-        {"image": img["file_name"], "path": str(raw / "images" / img["file_name"]), "image_id": str(img["id"]), "caption": captions[img["id"]]}
+        {
+            "image": img["file_name"],
+            "path": str(raw / "images" / img["file_name"]),
+            "image_id": str(img["id"]),
+            "caption": captions[img["id"]],
+        }
         for img in data["images"]
         if img["id"] in captions
     ]
@@ -40,7 +47,14 @@ def entries_from_list(data: list[dict[str, Any]], raw: Path, source: str) -> lis
         digits = re.findall(r"\d+", Path(name).stem)
         image_id = str(int(digits[-1])) if digits else Path(name).stem
         captions = [entry["caption"]] if isinstance(entry["caption"], str) else entry["caption"]
-        entries.append({"image": name, "path": str(raw / "images" / Path(name).name), "image_id": image_id, "caption": [c.strip() for c in captions]})
+        entries.append(
+            {
+                "image": name,
+                "path": str(raw / "images" / Path(name).name),
+                "image_id": image_id,
+                "caption": [c.strip() for c in captions],
+            }
+        )
     return entries
 
 
@@ -52,7 +66,9 @@ def run(args: argparse.Namespace) -> None:
     elif isinstance(data, list):
         entries = entries_from_list(data, args.raw, f"captions json {captions_path}")
     else:
-        raise VlstressError(f"captions json {captions_path}: expected a COCO object or a list of {{image, caption}}")
+        raise VlstressError(
+            f"captions json {captions_path}: expected a COCO object or a list of {{image, caption}}"
+        )
     validate_entries(entries, f"captions json {captions_path}")
     for entry in entries:
         check_image(Path(entry["path"]))

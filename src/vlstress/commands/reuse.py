@@ -11,9 +11,11 @@ from vlstress.argtypes import optional_path
 
 def add_reuse_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--reuse-dir", type=optional_path, default=None,
+        "--reuse-dir",
+        type=optional_path,
+        default=None,
         help="folder of earlier results to reuse for unchanged sets (None = embed every set)",
-    )  # fmt: skip
+    )
 
 
 def reuse_folder(args: argparse.Namespace, providers: list[str] = ()):

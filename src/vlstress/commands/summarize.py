@@ -37,16 +37,37 @@ log = logging.getLogger(__name__)
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--record", action="append", type=Path, help="a metric record file (repeatable)")
     source.add_argument(
-        "--params", action="append", type=Path,
+        "--record", action="append", type=Path, help="a metric record file (repeatable)"
+    )
+    source.add_argument(
+        "--params",
+        action="append",
+        type=Path,
         help="params file (repeatable, merged left to right): summarize the records these params produce",
-    )  # fmt: skip
-    parser.add_argument("--out-csv", required=True, type=Path, help="long table, one row per record and metric (per seed)")
-    parser.add_argument("--out-agg", required=True, type=Path, help="mean/std/n_seeds over replicate seeds (CSV)")
+    )
+    parser.add_argument(
+        "--out-csv",
+        required=True,
+        type=Path,
+        help="long table, one row per record and metric (per seed)",
+    )
+    parser.add_argument(
+        "--out-agg", required=True, type=Path, help="mean/std/n_seeds over replicate seeds (CSV)"
+    )
     parser.add_argument("--out-md", required=True, type=Path, help="aggregated table, Markdown")
-    parser.add_argument("--out-json", required=True, type=Path, help="nested model -> task -> condition -> metric (DVC metrics; provenance in <file>.json)")
-    parser.add_argument("--out-plot", required=True, type=Path, help="R@1, false R@1, drop rate per case (DVC plots CSV)")
+    parser.add_argument(
+        "--out-json",
+        required=True,
+        type=Path,
+        help="nested model -> task -> condition -> metric (DVC metrics; provenance in <file>.json)",
+    )
+    parser.add_argument(
+        "--out-plot",
+        required=True,
+        type=Path,
+        help="R@1, false R@1, drop rate per case (DVC plots CSV)",
+    )
 
 
 def record_list(args: argparse.Namespace) -> list[Path]:
@@ -70,7 +91,9 @@ def _clean(value) -> float | int | None:
 def metrics_json(agg: pd.DataFrame) -> dict:
     nested: dict = {}
     for row in agg.itertuples(index=False):
-        entry = nested.setdefault(row.model, {}).setdefault(row.task, {}).setdefault(row.condition, {})
+        entry = (
+            nested.setdefault(row.model, {}).setdefault(row.task, {}).setdefault(row.condition, {})
+        )
         entry[row.metric] = _clean(float(row.mean))
         if row.n_seeds > 1:
             entry[f"{row.metric}_std"] = _clean(float(row.std))
@@ -89,7 +112,9 @@ def _cell(mean: float, std: float, n: int) -> str:
 
 
 def markdown(agg: pd.DataFrame) -> str:
-    frame = agg.assign(cell=[_cell(m, s, n) for m, s, n in zip(agg["mean"], agg["std"], agg["n_seeds"])])
+    frame = agg.assign(
+        cell=[_cell(m, s, n) for m, s, n in zip(agg["mean"], agg["std"], agg["n_seeds"])]
+    )
     ids = ["model", "dataset", "task", "condition"]
     shown = ["label", "condition_label", "n_seeds"]
     frame = frame.assign(n_seeds=frame.groupby(ids)["n_seeds"].transform("max"))
@@ -98,14 +123,18 @@ def markdown(agg: pd.DataFrame) -> str:
     metrics = sorted(wide.columns, key=records.metric_key)
     wide = wide.droplevel(["model", "dataset", "condition"]).reset_index().fillna("")
     wide = wide[["label", "task", "condition_label", "n_seeds", *metrics]]
-    wide = wide.rename(columns={"label": "model", "condition_label": "condition", "n_seeds": "seeds"})
+    wide = wide.rename(
+        columns={"label": "model", "condition_label": "condition", "n_seeds": "seeds"}
+    )
     return wide.to_markdown(index=False, disable_numparse=True)
 
 
 def plot_table(agg: pd.DataFrame) -> pd.DataFrame:
     """One row per (model, direction, condition): the numbers `dvc plots show` draws as bars."""
     rows = []
-    for (model, task, condition), group in agg.groupby(["label", "task", "condition_label"], sort=False):
+    for (model, task, condition), group in agg.groupby(
+        ["label", "task", "condition_label"], sort=False
+    ):
         info = TASKS.get(task)
         values = dict(zip(group["metric"], group["mean"]))
         for direction in info.directions if info else ():
@@ -122,7 +151,9 @@ def plot_table(agg: pd.DataFrame) -> pd.DataFrame:
                     "drop_rate": values.get(f"{direction}_drop_rate"),
                 }
             )
-    return pd.DataFrame(rows, columns=["case", "model", "direction", "condition", "R@1", "false_R@1", "drop_rate"])
+    return pd.DataFrame(
+        rows, columns=["case", "model", "direction", "condition", "R@1", "false_R@1", "drop_rate"]
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -132,19 +163,37 @@ def run(args: argparse.Namespace) -> None:
     present = set(table["task"])
     for name, task in TASKS.items():
         if name not in present:
-            log.info("no %s records among the %d given: that task is absent from the summary", task.title, len(paths))
+            log.info(
+                "no %s records among the %d given: that task is absent from the summary",
+                task.title,
+                len(paths),
+            )
     unknown = sorted(present - set(TASKS))
     if unknown:
-        log.info("task(s) without display info in vlstress.report.tasks: %s (summarized as they are)", ", ".join(unknown))
+        log.info(
+            "task(s) without display info in vlstress.report.tasks: %s (summarized as they are)",
+            ", ".join(unknown),
+        )
     given = {"params": [str(p) for p in args.params]} if args.params else {}
     block = provenance.build(
-        "summarize", {**given, "records": [str(p) for p in paths]}, inputs={str(p): sha256_file(p) for p in paths}
+        "summarize",
+        {**given, "records": [str(p) for p in paths]},
+        inputs={str(p): sha256_file(p) for p in paths},
     )
-    for path, frame in ((args.out_csv, table), (args.out_agg, agg), (args.out_plot, plot_table(agg))):
+    for path, frame in (
+        (args.out_csv, table),
+        (args.out_agg, agg),
+        (args.out_plot, plot_table(agg)),
+    ):
         write_text(path, frame.to_csv(index=False, lineterminator="\n"))
-        write_text(sidecar(path), _strict_json({"rows": len(frame), "columns": list(frame.columns), "provenance": block}))
+        write_text(
+            sidecar(path),
+            _strict_json({"rows": len(frame), "columns": list(frame.columns), "provenance": block}),
+        )
     write_text(args.out_md, f"{markdown(agg)}\n\n<!-- provenance\n{_strict_json(block)}-->\n")
-    write_text(args.out_json, _strict_json(metrics_json(agg)))  # numbers only: `dvc metrics show` lists every key
+    write_text(
+        args.out_json, _strict_json(metrics_json(agg))
+    )  # numbers only: `dvc metrics show` lists every key
     write_text(sidecar(args.out_json), _strict_json({"provenance": block}))
     log.info(
         "summarized %d records of %d model(s), %d task(s), %d condition(s)",

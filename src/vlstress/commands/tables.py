@@ -18,8 +18,12 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--summary", required=True, type=Path, help="long CSV from `vlstress summarize` (--out-csv)")
-    parser.add_argument("--module", required=True, type=suite_module, help="a suite's table module (with render)")
+    parser.add_argument(
+        "--summary", required=True, type=Path, help="long CSV from `vlstress summarize` (--out-csv)"
+    )
+    parser.add_argument(
+        "--module", required=True, type=suite_module, help="a suite's table module (with render)"
+    )
     parser.add_argument("--out-md", required=True, type=Path, help="Markdown")
     parser.add_argument("--out-tex", required=True, type=Path, help="LaTeX (booktabs)")
 
@@ -33,7 +37,11 @@ def run(args: argparse.Namespace) -> None:
 
     table = records.read_summary(args.summary)
     module = importlib.import_module(args.module)
-    block = provenance.build("tables", {"summary": str(args.summary)}, inputs={str(args.summary): sha256_file(args.summary)})
+    block = provenance.build(
+        "tables",
+        {"summary": str(args.summary)},
+        inputs={str(args.summary): sha256_file(args.summary)},
+    )
     markdown, latex, notes = module.render(table, block)
     for note in notes:
         log.info("%s", note)

@@ -102,21 +102,33 @@ def _pass_order(in_size: tuple[int, int], out_size: tuple[int, int], resample: i
     expected = np.asarray(Image.fromarray(probe).resize(out_size[::-1], resample))
     batch = torch.from_numpy(probe).permute(2, 0, 1)[None]
     for vertical_first in (False, True):
-        ours = pil_resize(batch, out_size, resample, vertical_first)[0].permute(1, 2, 0).numpy().astype(np.uint8)
+        ours = (
+            pil_resize(batch, out_size, resample, vertical_first)[0]
+            .permute(1, 2, 0)
+            .numpy()
+            .astype(np.uint8)
+        )
         if np.array_equal(ours, expected):
             return vertical_first
     return None
 
 
-def pil_resize(images: torch.Tensor, size: tuple[int, int], resample: int, vertical_first: bool) -> torch.Tensor:
+def pil_resize(
+    images: torch.Tensor, size: tuple[int, int], resample: int, vertical_first: bool
+) -> torch.Tensor:
     """Image.resize((width, height), resample) of uint8 (N, C, H, W) images, as float64 integers."""
     height, width = size
     pixels = images.to(torch.float64)
     in_h, in_w = images.shape[-2:]
-    coeffs = lambda n_in, n_out: torch.from_numpy(pil_coefficients(n_in, n_out, resample)).to(images.device, torch.float64)  # noqa: E731
+    coeffs = lambda n_in, n_out: torch.from_numpy(pil_coefficients(n_in, n_out, resample)).to(
+        images.device, torch.float64
+    )  # noqa: E731
     horizontal = lambda x: _pass(x, coeffs(in_w, width))  # noqa: E731
     vertical = lambda x: _pass(x.transpose(-1, -2), coeffs(in_h, height)).transpose(-1, -2)  # noqa: E731
-    passes = [(vertical, in_h != height), (horizontal, in_w != width)]  # Pillow skips a pass whose size does not change
+    passes = [
+        (vertical, in_h != height),
+        (horizontal, in_w != width),
+    ]  # Pillow skips a pass whose size does not change
     if not vertical_first:
         passes.reverse()
     for run, needed in passes:
@@ -145,7 +157,9 @@ class DevicePreprocess:
         return tuple(_compute_resized_output_size((height, width), size, self.max_size))
 
     def cpu_resize(self, image: torch.Tensor, size: tuple[int, int]) -> torch.Tensor:
-        pil = Image.fromarray(image.permute(1, 2, 0).cpu().numpy()).resize(size[::-1], self.resample)
+        pil = Image.fromarray(image.permute(1, 2, 0).cpu().numpy()).resize(
+            size[::-1], self.resample
+        )
         return torch.from_numpy(np.asarray(pil, dtype=np.float64).copy()).permute(2, 0, 1)
 
     def __call__(self, images: list[torch.Tensor]) -> torch.Tensor:
@@ -162,15 +176,31 @@ class DevicePreprocess:
             else:
                 order = pass_order((height, width), resized, self.resample)
                 if order is None:  # not seen with any Pillow so far; exact all the same, on the CPU
-                    log.warning("Pillow %s resizes %dx%d -> %dx%d in a way not reproduced on the GPU: resizing those "
-                                "images on the CPU", PIL.__version__, width, height, resized[1], resized[0])  # fmt: skip
-                    pixels = torch.stack([self.cpu_resize(image, resized) for image in batch]).to(batch.device)
+                    log.warning(
+                        "Pillow %s resizes %dx%d -> %dx%d in a way not reproduced on the GPU: resizing those "
+                        "images on the CPU",
+                        PIL.__version__,
+                        width,
+                        height,
+                        resized[1],
+                        resized[0],
+                    )
+                    pixels = torch.stack([self.cpu_resize(image, resized) for image in batch]).to(
+                        batch.device
+                    )
                 else:
                     pixels = pil_resize(batch, resized, self.resample, order)
-            crop_h, crop_w = self.crop  # never larger than the resized image: split refuses such layouts
-            top, left = int(round((resized[0] - crop_h) / 2.0)), int(round((resized[1] - crop_w) / 2.0))
+            crop_h, crop_w = (
+                self.crop
+            )  # never larger than the resized image: split refuses such layouts
+            top, left = (
+                int(round((resized[0] - crop_h) / 2.0)),
+                int(round((resized[1] - crop_w) / 2.0)),
+            )
             pixels = pixels[..., top : top + crop_h, left : left + crop_w].to(torch.float32)
-            pixels = pixels / torch.tensor(255.0, device=pixels.device)  # ToTensor, as a true division
+            pixels = pixels / torch.tensor(
+                255.0, device=pixels.device
+            )  # ToTensor, as a true division
             for j, i in enumerate(members):
                 out[i] = pixels[j]
         return self.normalize(torch.stack(out))
@@ -178,7 +208,9 @@ class DevicePreprocess:
 
 def to_uint8(image: Image.Image) -> torch.Tensor:
     """The CPU half: the decoded image as a uint8 (H, W, 3) tensor (MaybeConvertMode's RGB first)."""
-    return torch.from_numpy(np.array(image.convert("RGB") if image.mode != "RGB" else image, dtype=np.uint8))
+    return torch.from_numpy(
+        np.array(image.convert("RGB") if image.mode != "RGB" else image, dtype=np.uint8)
+    )
 
 
 def split(preprocess) -> tuple[DevicePreprocess | None, str]:
@@ -188,15 +220,29 @@ def split(preprocess) -> tuple[DevicePreprocess | None, str]:
 
     steps = list(getattr(preprocess, "transforms", []))
     kinds = [type(step) for step in steps]
-    if kinds != [T.Resize, T.CenterCrop, MaybeConvertMode, MaybeToTensor, T.Normalize] or steps[2].mode != "RGB":
-        return None, f"preprocess is not open_clip's Resize/CenterCrop/ToTensor/Normalize: {preprocess!r}"
+    if (
+        kinds != [T.Resize, T.CenterCrop, MaybeConvertMode, MaybeToTensor, T.Normalize]
+        or steps[2].mode != "RGB"
+    ):
+        return (
+            None,
+            f"preprocess is not open_clip's Resize/CenterCrop/ToTensor/Normalize: {preprocess!r}",
+        )
     resize, crop = steps[0], steps[1]
     from torchvision.transforms import InterpolationMode
 
-    if InterpolationMode(resize.interpolation) not in (InterpolationMode.BICUBIC, InterpolationMode.BILINEAR):
+    if InterpolationMode(resize.interpolation) not in (
+        InterpolationMode.BICUBIC,
+        InterpolationMode.BILINEAR,
+    ):
         return None, f"resize interpolation {resize.interpolation} has no exact GPU version here"
     size = [resize.size] if isinstance(resize.size, int) else list(resize.size)
-    smallest = [size[0], size[0]] if len(size) == 1 else size  # resized height, width are at least this
+    smallest = (
+        [size[0], size[0]] if len(size) == 1 else size
+    )  # resized height, width are at least this
     if resize.max_size is not None or crop.size[0] > smallest[0] or crop.size[1] > smallest[1]:
-        return None, f"center crop {tuple(crop.size)} may exceed the resize {size} (max_size {resize.max_size}): torchvision would pad"
+        return (
+            None,
+            f"center crop {tuple(crop.size)} may exceed the resize {size} (max_size {resize.max_size}): torchvision would pad",
+        )
     return DevicePreprocess(resize, crop, steps[4]), ""

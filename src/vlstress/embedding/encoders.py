@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -55,7 +55,9 @@ def encode_images(
     from vlstress.embedding.image_batches import image_batches
 
     forward = precision_context(precision, device)
-    batches = image_batches(paths, preprocess, batch_size=batch_size, workers=workers, device=device, load=load)
+    batches = image_batches(
+        paths, preprocess, batch_size=batch_size, workers=workers, device=device, load=load
+    )
     chunks = []
     for batch in tqdm(batches, total=math.ceil(len(paths) / batch_size), desc=desc, unit="batch"):
         with forward():
@@ -117,18 +119,30 @@ def trimmable_text_tower(model) -> tuple[TrimmableTextTower | None, str]:
     elif type(model).encode_text is CustomTextCLIP.encode_text:
         text = model.text
         if type(text).forward is not TextTransformer.forward:
-            return None, f"text tower {type(text).__name__} is not open_clip's causal TextTransformer"
+            return (
+                None,
+                f"text tower {type(text).__name__} is not open_clip's causal TextTransformer",
+            )
         if text.cls_emb is not None:
             return None, "text tower appends a CLS token (CoCa): its output sees the full context"
         if getattr(text, "use_pad_mask", False):
             return None, "text tower uses a padding mask"
         parts, pool_type, eos_id = text, text.pool_type, getattr(text, "eos_id", None)
     else:
-        return None, f"{type(model).__name__}.encode_text is not open_clip's CLIP/CustomTextCLIP text path"
+        return (
+            None,
+            f"{type(model).__name__}.encode_text is not open_clip's CLIP/CustomTextCLIP text path",
+        )
     if getattr(parts, "attn_mask", None) is None:
-        return None, "text tower is bidirectional (no causal mask): trailing padding changes its output"
+        return (
+            None,
+            "text tower is bidirectional (no causal mask): trailing padding changes its output",
+        )
     if pool_type not in TRIM_POOL_TYPES:
-        return None, f"text pooling {pool_type!r} reads a position that depends on the context length"
+        return (
+            None,
+            f"text pooling {pool_type!r} reads a position that depends on the context length",
+        )
     if pool_type == "eos" and eos_id is None:
         return None, "eos pooling without an eos id"
     return (
@@ -146,7 +160,9 @@ def trimmable_text_tower(model) -> tuple[TrimmableTextTower | None, str]:
     )
 
 
-def pooled_positions(tokens: torch.Tensor, pool_type: str, eos_id: int | None = None) -> torch.Tensor:
+def pooled_positions(
+    tokens: torch.Tensor, pool_type: str, eos_id: int | None = None
+) -> torch.Tensor:
     """The position each row's text feature is read from (as open_clip's text_global_pool)."""
     if pool_type == "argmax":
         return tokens.argmax(dim=-1)
@@ -203,9 +219,14 @@ def encode_texts_raw(
     if tower is None:
         if trim and reason not in _WARNED:
             _WARNED.add(reason)
-            log.warning("text encoding: exact context trimming not possible (%s); using plain encode_text", reason)
+            log.warning(
+                "text encoding: exact context trimming not possible (%s); using plain encode_text",
+                reason,
+            )
         chunks = []
-        for start in tqdm(range(0, len(captions), batch_size), desc=desc, unit="batch", disable=not progress):
+        for start in tqdm(
+            range(0, len(captions), batch_size), desc=desc, unit="batch", disable=not progress
+        ):
             tokens = tokenizer(list(captions[start : start + batch_size])).to(device)
             with forward():
                 features = model.encode_text(tokens)
@@ -213,13 +234,17 @@ def encode_texts_raw(
         return torch.cat(chunks).numpy().astype(np.float32)
 
     unique: dict[str, int] = {}
-    inverse = np.fromiter((unique.setdefault(c, len(unique)) for c in captions), dtype=np.int64, count=len(captions))
+    inverse = np.fromiter(
+        (unique.setdefault(c, len(unique)) for c in captions), dtype=np.int64, count=len(captions)
+    )
     texts = list(unique)
     tokens = torch.cat([tokenizer(texts[i : i + 4096]) for i in range(0, len(texts), 4096)])
     lengths = pooled_positions(tokens, tower.pool_type, tower.eos_id) + 1
     order = torch.argsort(lengths, stable=True)
     out = torch.empty((len(texts), _feature_dim(tower)), dtype=torch.float32)
-    for start in tqdm(range(0, len(texts), batch_size), desc=desc, unit="batch", disable=not progress):
+    for start in tqdm(
+        range(0, len(texts), batch_size), desc=desc, unit="batch", disable=not progress
+    ):
         idx = order[start : start + batch_size]
         width = int(lengths[idx].max())
         batch = tokens[idx, :width].to(device)
@@ -253,6 +278,14 @@ def encode_texts(
 ) -> np.ndarray:
     """L2-normalised caption embeddings (float32), rows in input order; trimmed fast path by default."""
     raw = encode_texts_raw(
-        model, tokenizer, captions, batch_size=batch_size, device=device, trim=trim, precision=precision, desc=desc, progress=progress
+        model,
+        tokenizer,
+        captions,
+        batch_size=batch_size,
+        device=device,
+        trim=trim,
+        precision=precision,
+        desc=desc,
+        progress=progress,
     )
     return _normalise(torch.from_numpy(raw))

@@ -22,7 +22,9 @@ def load_embeddings(path: Path, expected_rows: int, what: str) -> tuple[np.ndarr
         raise VlstressError(f"{what} embeddings not found: {path}")
     array = np.load(path, allow_pickle=False)
     if array.ndim != 2 or array.shape[0] != expected_rows:
-        raise VlstressError(f"{what} embeddings {path}: shape {array.shape}, expected {expected_rows} rows; re-run the embed step")
+        raise VlstressError(
+            f"{what} embeddings {path}: shape {array.shape}, expected {expected_rows} rows; re-run the embed step"
+        )
     return array, read_json(sidecar(path), f"{what} embeddings sidecar")
 
 
@@ -31,10 +33,14 @@ def model_block(path: Path, meta: dict) -> dict[str, Any]:
     try:
         return meta["provenance"]["model"]
     except (KeyError, TypeError):
-        raise VlstressError(f"{path}: its sidecar names no model (provenance.model); re-run the embed step") from None
+        raise VlstressError(
+            f"{path}: its sidecar names no model (provenance.model); re-run the embed step"
+        ) from None
 
 
-def same_model(reference_path: Path, reference_meta: dict, *others: tuple[Path, dict]) -> dict[str, Any]:
+def same_model(
+    reference_path: Path, reference_meta: dict, *others: tuple[Path, dict]
+) -> dict[str, Any]:
     """The reference's model block, after checking that every (path, meta) of `others` has the same one."""
     model = model_block(reference_path, reference_meta)
     for path, meta in others:
@@ -48,7 +54,9 @@ def record_model(model: dict[str, Any]) -> dict[str, str]:
     try:
         return {"slug": model["slug"], "arch": model["arch"], "weights": model["weights_label"]}
     except KeyError as exc:
-        raise VlstressError(f"model {model.get('slug', '?')!r}: the embeddings' sidecar lacks {exc}; re-run the embed step") from None
+        raise VlstressError(
+            f"model {model.get('slug', '?')!r}: the embeddings' sidecar lacks {exc}; re-run the embed step"
+        ) from None
 
 
 def check_embedded_from(path: Path, meta: dict, source: Path, what: str, step: str) -> None:
@@ -58,4 +66,6 @@ def check_embedded_from(path: Path, meta: dict, source: Path, what: str, step: s
     """
     inputs = (meta.get("provenance") or {}).get("inputs") or {}
     if inputs and sha256_file(source) not in inputs.values():
-        raise VlstressError(f"{path} was embedded from another {what} than {source}; re-run `vlstress {step}`")
+        raise VlstressError(
+            f"{path} was embedded from another {what} than {source}; re-run `vlstress {step}`"
+        )

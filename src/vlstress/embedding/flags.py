@@ -18,8 +18,15 @@ from vlstress.embedding.precision import PRECISIONS
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags that name one model: a model card (what the workflow passes), or the registry entry itself."""
-    group = parser.add_argument_group("model (a card from `vlstress model-card`, or --model and --arch)")
-    group.add_argument("--model-card", type=optional_path, default=None, help="model card JSON of `vlstress model-card`")
+    group = parser.add_argument_group(
+        "model (a card from `vlstress model-card`, or --model and --arch)"
+    )
+    group.add_argument(
+        "--model-card",
+        type=optional_path,
+        default=None,
+        help="model card JSON of `vlstress model-card`",
+    )
     group.add_argument("--model", default=None, help="model slug (key of `models` in params.yaml)")
     group.add_argument("--arch", default=None, help="open_clip architecture, e.g. ViT-B-32")
     group.add_argument(
@@ -29,27 +36,42 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         help="open_clip hub tag (e.g. openai), a local checkpoint path, or None for seeded random init",
     )
     group.add_argument("--seed", type=seed_int, default=0, help="seed of the random init")
-    group.add_argument("--cache-dir", default=None, type=optional_str, help="where hub weights are cached")
+    group.add_argument(
+        "--cache-dir", default=None, type=optional_str, help="where hub weights are cached"
+    )
     group.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
-    group.add_argument("--batch-size", type=positive_int, default=64, help="items per forward on the CPU (and on CUDA without --cuda-batch-size)")
     group.add_argument(
-        "--cuda-batch-size", type=optional_int, default=None,
+        "--batch-size",
+        type=positive_int,
+        default=64,
+        help="items per forward on the CPU (and on CUDA without --cuda-batch-size)",
+    )
+    group.add_argument(
+        "--cuda-batch-size",
+        type=optional_int,
+        default=None,
         help="items per forward on CUDA (None = --batch-size): a GPU wants far larger batches than a CPU",
-    )  # fmt: skip
+    )
     group.add_argument(
-        "--threads", type=optional_int, default=None,
+        "--threads",
+        type=optional_int,
+        default=None,
         help="torch CPU threads (fixed so that results do not depend on who runs the step; None = torch's default)",
-    )  # fmt: skip
+    )
     group.add_argument(
-        "--workers", type=optional_count, default=None,
+        "--workers",
+        type=optional_count,
+        default=None,
         help="image decoding processes (0 = in the step's own process; None = the job's cores beside the "
         "model's --threads, on CUDA all of them, at most 8); "
         "embeddings do not depend on it",
-    )  # fmt: skip
+    )
     group.add_argument(
-        "--precision", choices=PRECISIONS, default="fp32",
+        "--precision",
+        choices=PRECISIONS,
+        default="fp32",
         help="fp32, or amp (CUDA autocast: bfloat16 where supported, else float16; refused on CPU)",
-    )  # fmt: skip
+    )
 
 
 def model_spec(args: argparse.Namespace):
@@ -63,7 +85,13 @@ def model_spec(args: argparse.Namespace):
         return spec_from_card(args.model_card)
     if not args.model or not args.arch:
         raise VlstressError("name the model: --model-card CARD, or --model SLUG and --arch ARCH")
-    return ModelSpec(slug=args.model, arch=args.arch, pretrained=args.pretrained, seed=args.seed, cache_dir=args.cache_dir)
+    return ModelSpec(
+        slug=args.model,
+        arch=args.arch,
+        pretrained=args.pretrained,
+        seed=args.seed,
+        cache_dir=args.cache_dir,
+    )
 
 
 def batch_size(args: argparse.Namespace, device: str) -> int:

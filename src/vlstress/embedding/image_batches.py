@@ -19,8 +19,8 @@ from __future__ import annotations
 import logging
 import math
 import os
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
 
 import torch
 from torch.utils.data import DataLoader, Dataset, default_collate, get_worker_info
@@ -38,7 +38,9 @@ CUDA_PREFETCH_BATCHES = 4  # per worker: keeps a fast GPU fed across slow images
 
 def available_cores() -> int:
     """The cores this process may run on (its CPU affinity: a SLURM job's allocation), else all."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    )
 
 
 def default_workers(device: str) -> int:
@@ -105,7 +107,9 @@ def collate_flat(items: list):
         if isinstance(item, LoadFailure):
             return item
     flat = torch.empty(sum(item.numel() for item in items), dtype=torch.uint8)
-    if get_worker_info() is not None:  # as default_collate does: written straight into shared memory
+    if (
+        get_worker_info() is not None
+    ):  # as default_collate does: written straight into shared memory
         flat.share_memory_()
     torch.cat([item.reshape(-1) for item in items], out=flat)
     return flat, [tuple(item.shape) for item in items]
@@ -138,7 +142,10 @@ def image_batches(
     on_device = split_on_device(preprocess) if cuda else None
     options = {}
     if n_workers:
-        options = {"worker_init_fn": one_torch_thread, "prefetch_factor": CUDA_PREFETCH_BATCHES if cuda else 2}
+        options = {
+            "worker_init_fn": one_torch_thread,
+            "prefetch_factor": CUDA_PREFETCH_BATCHES if cuda else 2,
+        }
     loader = DataLoader(
         PreprocessedImages(items, preprocess if on_device is None else to_uint8, load),
         batch_size=batch_size,

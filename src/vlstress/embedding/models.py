@@ -51,8 +51,12 @@ class ModelSpec:
 
 
 def _looks_like_path(value: str) -> bool:
-    return os.sep in value or value.startswith(".") or value.endswith(CHECKPOINT_SUFFIXES) or Path(value).exists()
-
+    return (
+        os.sep in value
+        or value.startswith(".")
+        or value.endswith(CHECKPOINT_SUFFIXES)
+        or Path(value).exists()
+    )
 
 
 def resolve_device(device: str) -> str:
@@ -61,7 +65,9 @@ def resolve_device(device: str) -> str:
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device.startswith("cuda") and not torch.cuda.is_available():
-        raise VlstressError(f"device {device!r} requested but CUDA is not available on this machine")
+        raise VlstressError(
+            f"device {device!r} requested but CUDA is not available on this machine"
+        )
     if not (device == "cpu" or device.startswith("cuda") or device == "mps"):
         raise VlstressError(f"unknown device {device!r}: use auto, cpu, cuda or cuda:N")
     return device
@@ -79,7 +85,9 @@ def add_model_configs() -> None:
         if folder in _ADDED_CONFIGS:
             continue
         if not Path(folder).is_dir():
-            raise VlstressError(f"{MODEL_CONFIGS_ENV}: {folder} is not a folder of open_clip model configs")
+            raise VlstressError(
+                f"{MODEL_CONFIGS_ENV}: {folder} is not a folder of open_clip model configs"
+            )
         open_clip.add_model_config(folder)
         _ADDED_CONFIGS.add(folder)
 
@@ -151,7 +159,9 @@ def load(spec: ModelSpec, device: str, threads: int | None = None):
             "checkpoint": f"checkpoint {spec.pretrained}",
             "random-init": "random init",
         }[spec.weights_kind]
-        raise VlstressError(f"model {spec.slug!r}: could not load {spec.arch} from {where}: {exc}") from exc
+        raise VlstressError(
+            f"model {spec.slug!r}: could not load {spec.arch} from {where}: {exc}"
+        ) from exc
     model.eval()
     tokenizer = open_clip.get_tokenizer(spec.arch)
     log.info("loaded %s (%s) on %s", spec.slug, spec.weights_label(), device)
@@ -177,7 +187,9 @@ def spec_from_card(path: Path) -> ModelSpec:
             cache_dir=model.get("cache_dir"),
         )
     except (KeyError, TypeError, ValueError) as exc:
-        raise VlstressError(f"model card {path} lacks {exc}; re-run `vlstress model-card`") from None
+        raise VlstressError(
+            f"model card {path} lacks {exc}; re-run `vlstress model-card`"
+        ) from None
     pinned = model.get("checkpoint_sha256")
     if pinned and Path(spec.pretrained).is_file() and sha256_file(spec.pretrained) != pinned:
         raise VlstressError(

@@ -28,10 +28,11 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -60,9 +61,15 @@ class Loaded:
     batch_size: int
     workers: int | None
     precision: str
-    params: dict[str, Any]  # the run-time flags recorded in provenance (embedding.flags.model_params)
-    described: dict[str, Any]  # models.describe: architecture, weights (a checkpoint hashed once per run)
-    hardware: dict[str, Any]  # what decides the bits beyond provenance (the GPU and its libraries): reuse keys only
+    params: dict[
+        str, Any
+    ]  # the run-time flags recorded in provenance (embedding.flags.model_params)
+    described: dict[
+        str, Any
+    ]  # models.describe: architecture, weights (a checkpoint hashed once per run)
+    hardware: dict[
+        str, Any
+    ]  # what decides the bits beyond provenance (the GPU and its libraries): reuse keys only
 
 
 @dataclass(frozen=True)
@@ -70,7 +77,9 @@ class Reuse:
     """Where earlier results are kept, and the digest of the code they depend on."""
 
     folder: Path
-    code: str  # pipeline.code_deps.digest(__name__): an edit of the embedding code changes every key
+    code: (
+        str  # pipeline.code_deps.digest(__name__): an edit of the embedding code changes every key
+    )
 
 
 @dataclass
@@ -83,7 +92,9 @@ class EmbeddingSet:
     kind: str  # sidecar `kind`
     fields: dict[str, Any]  # sidecar fields after `shape` (images, variant, captions_per_image)
     embed: Callable[[Loaded], np.ndarray]
-    extra_params: dict[str, Any] = field(default_factory=dict)  # provenance params beyond the run flags
+    extra_params: dict[str, Any] = field(
+        default_factory=dict
+    )  # provenance params beyond the run flags
     # sidecar fields read from the loaded model (a classifier's logit scale): decided by the model, which the key holds
     model_fields: Callable[[Loaded], dict[str, Any]] | None = None
 
@@ -96,9 +107,18 @@ def load(spec: models.ModelSpec, args) -> Loaded:
     model, preprocess, tokenizer = models.load(spec, device, threads=args.threads)
     # the recorded flags are read after loading: `threads` is what torch runs with
     return Loaded(
-        spec, model, preprocess, tokenizer, device, batch_size(args, device), args.workers, args.precision,
-        model_params(args, spec), models.describe(spec, model), hardware(device),
-    )  # fmt: skip
+        spec,
+        model,
+        preprocess,
+        tokenizer,
+        device,
+        batch_size(args, device),
+        args.workers,
+        args.precision,
+        model_params(args, spec),
+        models.describe(spec, model),
+        hardware(device),
+    )
 
 
 def hardware(device: str) -> dict[str, Any]:
@@ -116,7 +136,10 @@ def hardware(device: str) -> dict[str, Any]:
         "cuda": torch.version.cuda,
         "cudnn": torch.backends.cudnn.version(),
         "tf32": [torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32],
-        "env": {name: os.environ.get(name) for name in ("NVIDIA_TF32_OVERRIDE", "CUBLAS_WORKSPACE_CONFIG")},
+        "env": {
+            name: os.environ.get(name)
+            for name in ("NVIDIA_TF32_OVERRIDE", "CUBLAS_WORKSPACE_CONFIG")
+        },
     }
 
 
@@ -128,10 +151,17 @@ def original_images(manifest_path: Path) -> EmbeddingSet:
     def embed(run: Loaded) -> np.ndarray:
         from vlstress.embedding.encoders import encode_images
 
-        return encode_images(run.model, run.preprocess, paths, desc=f"{run.spec.slug} images", **image_options(run))
+        return encode_images(
+            run.model, run.preprocess, paths, desc=f"{run.spec.slug} images", **image_options(run)
+        )
 
     return EmbeddingSet(
-        "images", manifest_path, [str(manifest_path), *paths], "image-embeddings", {"images": [e["image"] for e in manifest["images"]]}, embed
+        "images",
+        manifest_path,
+        [str(manifest_path), *paths],
+        "image-embeddings",
+        {"images": [e["image"] for e in manifest["images"]]},
+        embed,
     )
 
 
@@ -143,9 +173,14 @@ def captions(path: Path, name: str | None = None) -> EmbeddingSet:
         from vlstress.embedding.encoders import encode_texts
 
         return encode_texts(
-            run.model, run.tokenizer, table.captions, batch_size=run.batch_size, device=run.device, precision=run.precision,
+            run.model,
+            run.tokenizer,
+            table.captions,
+            batch_size=run.batch_size,
+            device=run.device,
+            precision=run.precision,
             desc=f"{run.spec.slug} {name or path.stem}",
-        )  # fmt: skip
+        )
 
     fields = {"captions_per_image": [len(group) for group in table.captions_per_image]}
     return EmbeddingSet(name or path.stem, path, [str(path)], "text-embeddings", fields, embed)
@@ -165,21 +200,38 @@ def testset_images(folder: Path, name: str | None = None) -> EmbeddingSet:
     def embed(run: Loaded) -> np.ndarray:
         from vlstress.embedding.encoders import encode_images
 
-        return encode_images(run.model, run.preprocess, paths, desc=f"{run.spec.slug} {name}", **image_options(run))
+        return encode_images(
+            run.model, run.preprocess, paths, desc=f"{run.spec.slug} {name}", **image_options(run)
+        )
 
-    return EmbeddingSet(name, manifest_file, [str(manifest_file), *paths], "image-embeddings", {"dataset": testset.dataset}, embed)
+    return EmbeddingSet(
+        name,
+        manifest_file,
+        [str(manifest_file), *paths],
+        "image-embeddings",
+        {"dataset": testset.dataset},
+        embed,
+    )
 
 
-def from_providers(modules: list[str], group: str, config: dict[str, Any]) -> list[tuple[str, EmbeddingSet]]:
+def from_providers(
+    modules: list[str], group: str, config: dict[str, Any]
+) -> list[tuple[str, EmbeddingSet]]:
     """The sets each module adds to `group`: `module.<group>(config)` -> [(file inside the folder, set)].
     The modules are named by the workflow (a stage's `{providers.GROUP}`), never by this engine."""
     import importlib
 
-    found = [item for module in modules for item in getattr(importlib.import_module(module), group)(config)]
+    found = [
+        item
+        for module in modules
+        for item in getattr(importlib.import_module(module), group)(config)
+    ]
     names = [name for name, _ in found]
     clashes = sorted({name for name in names if names.count(name) > 1})
     if clashes:
-        raise VlstressError(f"two sets would write the same file: {', '.join(clashes)} (sets need distinct names)")
+        raise VlstressError(
+            f"two sets would write the same file: {', '.join(clashes)} (sets need distinct names)"
+        )
     return found
 
 
@@ -188,14 +240,23 @@ def require_files(items: list[EmbeddingSet]) -> None:
     for item in items:
         missing = [p for p in item.files if not os.path.isfile(p)]
         if missing:
-            raise VlstressError(f"set {item.name} ({item.source}): {len(missing)} input file(s) missing, e.g. {missing[0]}")
+            raise VlstressError(
+                f"set {item.name} ({item.source}): {len(missing)} input file(s) missing, e.g. {missing[0]}"
+            )
 
 
 def image_options(run: Loaded) -> dict[str, Any]:
-    return {"batch_size": run.batch_size, "device": run.device, "workers": run.workers, "precision": run.precision}
+    return {
+        "batch_size": run.batch_size,
+        "device": run.device,
+        "workers": run.workers,
+        "precision": run.precision,
+    }
 
 
-def write(item: EmbeddingSet, run: Loaded, step: str, out: Path, reuse: Reuse | None = None) -> bool:
+def write(
+    item: EmbeddingSet, run: Loaded, step: str, out: Path, reuse: Reuse | None = None
+) -> bool:
     """Embed `item` into `out` (+ sidecar `<out>.json`); with a reuse folder, copy an earlier identical
     result instead when there is one. True when the set was reused."""
     block = provenance.build(
@@ -210,21 +271,44 @@ def write(item: EmbeddingSet, run: Loaded, step: str, out: Path, reuse: Reuse | 
     if reuse is not None:
         key = reuse_key(item, block, reuse.code, run.hardware)
         if _fetch(reuse.folder, key, out):
-            log.info("%s: reused from %s (inputs, model and settings unchanged)", item.name, reuse.folder)
+            log.info(
+                "%s: reused from %s (inputs, model and settings unchanged)", item.name, reuse.folder
+            )
             return True
     start = time.perf_counter()
     embeddings = item.embed(run)
     # the job log's account of where the time went (benchmarks/bench_workflow.py reads it)
-    log.info("%s (%s): %d rows embedded in %.2f s", item.name, item.kind, len(embeddings), time.perf_counter() - start)
+    log.info(
+        "%s (%s): %d rows embedded in %.2f s",
+        item.name,
+        item.kind,
+        len(embeddings),
+        time.perf_counter() - start,
+    )
     write_npy(out, embeddings)
     late = item.model_fields(run) if item.model_fields else {}
-    write_json(sidecar(out), {"kind": item.kind, "shape": list(embeddings.shape), **item.fields, **late, "provenance": block})
+    write_json(
+        sidecar(out),
+        {
+            "kind": item.kind,
+            "shape": list(embeddings.shape),
+            **item.fields,
+            **late,
+            "provenance": block,
+        },
+    )
     if key is not None:
         _store(reuse.folder, key, out)
     return False
 
 
-def write_folder(plan: list[tuple[str, EmbeddingSet]], run: Loaded, step: str, out: Path, reuse: Reuse | None = None) -> None:
+def write_folder(
+    plan: list[tuple[str, EmbeddingSet]],
+    run: Loaded,
+    step: str,
+    out: Path,
+    reuse: Reuse | None = None,
+) -> None:
     """Write each (file inside `out`, set) of `plan` into the folder `out`, replaced as a whole, and
     log how many sets were embedded and how many reused."""
     from vlstress.io import atomic_dir

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from vlstress.code_deps import dependencies
 from vlstress.suites import registry
@@ -31,7 +32,18 @@ from vlstress.workflow.spec import (
 from vlstress.workflow.stages import DATA, GATE, SUMMARIZE
 from vlstress.workflow.stages import EXTRA_PLOTS as ENGINE_PLOTS
 
-__all__ = ["AXES", "STAGES", "SUITES", "Output", "Stage", "active_stages", "axis_values", "code_paths", "expand", "record_paths"]
+__all__ = [
+    "AXES",
+    "STAGES",
+    "SUITES",
+    "Output",
+    "Stage",
+    "active_stages",
+    "axis_values",
+    "code_paths",
+    "expand",
+    "record_paths",
+]
 
 SOURCE_ROOT = "src/vlstress"
 MODEL_AXIS = Axis("model", "models", r"[A-Za-z0-9][A-Za-z0-9_.+-]*", keys=True)
@@ -43,8 +55,15 @@ def _suites() -> tuple[Suite, ...]:
 
 SUITES: dict[str, Suite] = {suite.name: suite for suite in _suites()}
 # the gate first, the gallery's data, every suite's stages in registry order, the summary
-STAGES: list[Stage] = [GATE, *DATA, *(stage for suite in _suites() for stage in suite.stages), SUMMARIZE]
-AXES: dict[str, Axis] = {axis.name: axis for axis in (MODEL_AXIS, *(axis for suite in _suites() for axis in suite.axes))}
+STAGES: list[Stage] = [
+    GATE,
+    *DATA,
+    *(stage for suite in _suites() for stage in suite.stages),
+    SUMMARIZE,
+]
+AXES: dict[str, Axis] = {
+    axis.name: axis for axis in (MODEL_AXIS, *(axis for suite in _suites() for axis in suite.axes))
+}
 EXTRA_PLOTS = [*ENGINE_PLOTS, *(plot for suite in _suites() for plot in suite.extra_plots)]
 
 
@@ -94,7 +113,9 @@ def axis_item(params: dict[str, Any], axis: str, key: str) -> Any:
         if key in value:
             return value[key]
         known = sorted(value)
-    raise ValueError(f"unknown {axis} {key!r}: not in `{spec.param}` of the params (known: {', '.join(known)})")
+    raise ValueError(
+        f"unknown {axis} {key!r}: not in `{spec.param}` of the params (known: {', '.join(known)})"
+    )
 
 
 def item_field(stage: Stage, name: str) -> tuple[str, str]:
@@ -105,7 +126,9 @@ def item_field(stage: Stage, name: str) -> tuple[str, str]:
         return axis, field
     if len(stage.axes) == 1 and (AXES[stage.axes[0]].keys or AXES[stage.axes[0]].named):
         return stage.axes[0], name
-    raise ValueError(f"stage {stage.name}: {{item.{name}}} needs one axis over a mapping, or {{item.AXIS.FIELD}} of a named axis")
+    raise ValueError(
+        f"stage {stage.name}: {{item.{name}}} needs one axis over a mapping, or {{item.AXIS.FIELD}} of a named axis"
+    )
 
 
 def substitute_params(template: str, params: dict[str, Any]) -> str:
@@ -121,7 +144,11 @@ def substitute_params(template: str, params: dict[str, Any]) -> str:
 def expand(template: str, params: dict[str, Any], axes: tuple[str, ...] | None = None) -> list[str]:
     """Every concrete path of a template over the values of its axes (params filled in)."""
     text = substitute_params(template, params)
-    used = [name for kind, name in ((m.group(1), m.group(2)) for m in PLACEHOLDER.finditer(text)) if kind is None]
+    used = [
+        name
+        for kind, name in ((m.group(1), m.group(2)) for m in PLACEHOLDER.finditer(text))
+        if kind is None
+    ]
     axes = tuple(dict.fromkeys(a for a in (axes or used) if a in used))
     unknown = [a for a in used if a not in AXES]
     if unknown:
@@ -140,17 +167,31 @@ def produced_paths(params: dict[str, Any]) -> frozenset[str]:
     """Every output path of the stages the params switch on (normalised)."""
     import os
 
-    return frozenset(os.path.normpath(path) for stage in active_stages(params) for _, _, path in stage_outputs(stage, params))
+    return frozenset(
+        os.path.normpath(path)
+        for stage in active_stages(params)
+        for _, _, path in stage_outputs(stage, params)
+    )
 
 
 def record_paths(params: dict[str, Any]) -> list[Path]:
     """Every metric record that the stages of the current params write, in stage order."""
-    return [Path(path) for stage in active_stages(params) for _, out, path in stage_outputs(stage, params) if out.record]
+    return [
+        Path(path)
+        for stage in active_stages(params)
+        for _, out, path in stage_outputs(stage, params)
+        if out.record
+    ]
 
 
 def record_params(params: dict[str, Any]) -> list[str]:
     """The params that decide which records exist: suites and the axes of the record stages that are on."""
-    axes = [a for stage in active_stages(params) if any(o.record for o in stage.outputs.values()) for a in stage.axes]
+    axes = [
+        a
+        for stage in active_stages(params)
+        if any(o.record for o in stage.outputs.values())
+        for a in stage.axes
+    ]
     return ["suites", *dict.fromkeys(AXES[a].param for a in axes)]
 
 
@@ -158,7 +199,9 @@ def _joined(lists: list[PathList]) -> PathList:
     """One path list from the contributions of several suites (duplicates dropped, order kept)."""
 
     def join(part: str) -> Callable[[dict[str, Any]], list[str]]:
-        return lambda params: list(dict.fromkeys(p for found in lists for p in getattr(found, part)(params)))
+        return lambda params: list(
+            dict.fromkeys(p for found in lists for p in getattr(found, part)(params))
+        )
 
     return PathList(join("paths"), join("folders"), join("params"))
 
@@ -172,7 +215,11 @@ def _lists() -> dict[str, PathList]:
 
 
 LISTS: dict[str, PathList] = {
-    "records": PathList(lambda params: [str(p) for p in record_paths(params)], lambda params: ["results/metrics"], record_params),
+    "records": PathList(
+        lambda params: [str(p) for p in record_paths(params)],
+        lambda params: ["results/metrics"],
+        record_params,
+    ),
     **_lists(),
 }
 
@@ -224,6 +271,7 @@ def figure_names(stage: Stage) -> str:
 # What the gate stage writes when the params pass (constant: the steps after it rerun for their own inputs only).
 GATE_STAMP = "vlstress: params valid and dvc.yaml current (`vlstress pipeline check`)\n"
 
+
 def derived(stage: Stage, name: str) -> str | None:
     """A placeholder computed from the stage and the registry (same text in both front ends):
     `{figures}` (the figures the stage draws), `{providers.GROUP}` (the modules that add to a group)."""
@@ -233,6 +281,8 @@ def derived(stage: Stage, name: str) -> str | None:
     if prefix == "providers" and group:
         found = providers(group)
         if not found:
-            raise ValueError(f"stage {stage.name}: no suite provides {group!r} ({{providers.{group}}})")
+            raise ValueError(
+                f"stage {stage.name}: no suite provides {group!r} ({{providers.{group}}})"
+            )
         return ",".join(found)
     return None

@@ -68,7 +68,9 @@ def _path(template: str, stage: Stage) -> str:
             return "${%s}" % name
         if kind is None and name in AXES:
             return _axis_ref(stage, name)
-        raise ValueError(f"stage {stage.name}: placeholder {match.group(0)} cannot appear in a path")
+        raise ValueError(
+            f"stage {stage.name}: placeholder {match.group(0)} cannot appear in a path"
+        )
 
     return PLACEHOLDER.sub(fill, template)
 
@@ -104,7 +106,11 @@ def _out_entry(path: str, options: dict[str, Any]) -> Any:
 def stage_entry(stage: Stage, params: dict[str, Any]) -> dict[str, Any]:
     body: dict[str, Any] = {"cmd": _Folded(_command(stage))}
     deps = [_path(p, stage) for p in (*stage.inputs.values(), *stage.after)]
-    deps += [_path(folder, stage) for name in stage.input_lists.values() for folder in LISTS[name].folders(params)]
+    deps += [
+        _path(folder, stage)
+        for name in stage.input_lists.values()
+        for folder in LISTS[name].folders(params)
+    ]
     # external files are literal paths: switching one on or off changes dvc.yaml (the gate says so)
     axis_param = AXES[stage.axes[0]].param if len(stage.axes) == 1 else None
     deps += external.paths(params, stage.external, axis_param, produced=produced_paths(params))
@@ -156,7 +162,10 @@ def addresses(params: dict[str, Any]) -> list[tuple[str, list[str]]]:
     for stage in active_stages(params):
         for combo in itertools.product(*(axis_values(params, axis) for axis in stage.axes)):
             values = dict(zip(stage.axes, combo))
-            paths = [substitute_params(out.path, params).format(**values) for out in stage.outputs.values()]
+            paths = [
+                substitute_params(out.path, params).format(**values)
+                for out in stage.outputs.values()
+            ]
             names = [_dvc_key(params, stage, axis, value) for axis, value in values.items()]
             found.append((stage.name + ("@" + "-".join(names) if names else ""), paths))
     return found

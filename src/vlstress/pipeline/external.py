@@ -30,7 +30,9 @@ def local_path(value: Any) -> str | None:
     return value if os.path.exists(value) else None
 
 
-def values(config: dict[str, Any], name: str, axis_param: str | None = None, key: str | None = None) -> list[Any]:
+def values(
+    config: dict[str, Any], name: str, axis_param: str | None = None, key: str | None = None
+) -> list[Any]:
     """The params values an external name refers to: `a.b`, or `item.f` of one axis item (or of all items)."""
     if not name.startswith("item."):
         return [lookup(config, name)]
@@ -41,13 +43,21 @@ def values(config: dict[str, Any], name: str, axis_param: str | None = None, key
 
 
 def paths(
-    config: dict[str, Any], names: tuple[str, ...], axis_param: str | None = None, key: str | None = None, produced: frozenset[str] = frozenset()
+    config: dict[str, Any],
+    names: tuple[str, ...],
+    axis_param: str | None = None,
+    key: str | None = None,
+    produced: frozenset[str] = frozenset(),
 ) -> list[str]:
     """The local paths the named params hold; a path the workflow itself produces (`produced`: e.g. a
     fine-tuned checkpoint named as a model's weights) is listed even before it exists, so the step
     waits for the step that makes it."""
-    found = [local_path(v) or (os.path.normpath(v) if isinstance(v, str) and os.path.normpath(v) in produced else None)
-             for name in names for v in values(config, name, axis_param, key)]  # fmt: skip
+    found = [
+        local_path(v)
+        or (os.path.normpath(v) if isinstance(v, str) and os.path.normpath(v) in produced else None)
+        for name in names
+        for v in values(config, name, axis_param, key)
+    ]
     return sorted({p for p in found if p is not None})
 
 
@@ -55,9 +65,15 @@ def fingerprint(found: list[str]) -> str:
     """Name, size and mtime of every file below the paths: changes when any of them is edited."""
     digest = hashlib.sha256()
     for root in found:
-        if not os.path.exists(root):  # made by an earlier step of this run: an ordinary input already
+        if not os.path.exists(
+            root
+        ):  # made by an earlier step of this run: an ordinary input already
             continue
-        entries = [Path(root)] if os.path.isfile(root) else sorted(p for p in Path(root).rglob("*") if p.is_file())
+        entries = (
+            [Path(root)]
+            if os.path.isfile(root)
+            else sorted(p for p in Path(root).rglob("*") if p.is_file())
+        )
         for path in entries:
             stat = path.stat()
             digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())

@@ -14,9 +14,10 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any, Callable
+from typing import Any
 
 from vlstress import params as params_module
 from vlstress.errors import VlstressError
@@ -72,7 +73,10 @@ def param_files(workflow, config: dict[str, Any]) -> list[str]:
     Snakemake sees. Values given with --config exist in no file: refused with a clear message.
     """
     extra = [str(f) for f in workflow.overwrite_configfiles]
-    files = [_relative(f) for f in [*(str(f) for f in workflow.configfiles if str(f) not in extra), *extra]]
+    files = [
+        _relative(f)
+        for f in [*(str(f) for f in workflow.configfiles if str(f) not in extra), *extra]
+    ]
     if params_module.load(files) != config:
         raise VlstressError(
             "config differs from the params files "
@@ -144,7 +148,11 @@ def _signature_param(template: str, items: dict[str, Callable]) -> Callable:
     """What decides the job's command, short of its paths: the template (params values in it) and the item fields."""
 
     def signature(wildcards) -> str:
-        return template + " " + json.dumps({name: item(wildcards) for name, item in sorted(items.items())})
+        return (
+            template
+            + " "
+            + json.dumps({name: item(wildcards) for name, item in sorted(items.items())})
+        )
 
     return signature
 
@@ -170,7 +178,9 @@ def _log_name(stage: Stage) -> str:
 def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpec:
     from snakemake.io import directory, report
 
-    inputs: dict[str, Any] = {name: substitute_params(path, config) for name, path in stage.inputs.items()}
+    inputs: dict[str, Any] = {
+        name: substitute_params(path, config) for name, path in stage.inputs.items()
+    }
     for name, producer in stage.input_lists.items():
         inputs[name] = LISTS[producer].paths(config)
     # `after` gates order DVC's stages only: Snakemake checks the params when it reads the
@@ -190,8 +200,13 @@ def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpe
     template = _shell(stage, config, files, items)
     # Snakemake's rerun trigger "params" ignores params computed from input/output (like
     # `command`): `signature` depends on wildcards only, so a params edit reruns the job
-    params = {"command": _command_param(template, items), "signature": _signature_param(template, items)}
-    if stage.external:  # an edit inside an external folder changes no folder mtime: fingerprint its files
+    params = {
+        "command": _command_param(template, items),
+        "signature": _signature_param(template, items),
+    }
+    if (
+        stage.external
+    ):  # an edit inside an external folder changes no folder mtime: fingerprint its files
         found = _external_inputs(stage, config)
         params["external"] = lambda wildcards: external.fingerprint(found(wildcards))
     resources = {"gpu": int(lookup(config, stage.gpus)) if stage.gpus else 1} if stage.gpu else {}
@@ -270,11 +285,15 @@ def record_in_dvc_lock(workflow, checkout=None, files: list[str] | None = None) 
         write_text(CHECKED, GATE_STAMP)
     current = {os.path.normpath(str(path)) for job in workflow.dag.jobs for path in job.output}
     stages = addresses(params_module.load(files))
-    built = [address for address, paths in stages if current.issuperset(map(os.path.normpath, paths))]
+    built = [
+        address for address, paths in stages if current.issuperset(map(os.path.normpath, paths))
+    ]
     if not built:
         return
     # naming many targets makes `dvc commit` slow (minutes for the demo): none when all were built
     targets = [] if len(built) == len(stages) else built
-    result = subprocess.run(["dvc", "commit", "--force", "--quiet", *targets], capture_output=True, text=True)
+    result = subprocess.run(
+        ["dvc", "commit", "--force", "--quiet", *targets], capture_output=True, text=True
+    )
     if result.returncode != 0:
         print(f"warning: `dvc commit` failed; dvc.lock not updated:\n{result.stderr}")

@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 import logging
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import matplotlib
 
@@ -29,7 +30,9 @@ FigureResult = tuple[plt.Figure, list[str]]
 
 def setup() -> None:
     sns.set_theme(**PAPER_STYLE)
-    plt.rcParams.update({"svg.hashsalt": "vlstress", "pdf.compression": 6, "figure.dpi": 150, "savefig.dpi": 200})
+    plt.rcParams.update(
+        {"svg.hashsalt": "vlstress", "pdf.compression": 6, "figure.dpi": 150, "savefig.dpi": 200}
+    )
 
 
 def save(fig: plt.Figure, png: Path, provenance: dict[str, Any]) -> Path:
@@ -37,9 +40,16 @@ def save(fig: plt.Figure, png: Path, provenance: dict[str, Any]) -> Path:
     text = json.dumps(provenance, sort_keys=True)
     pdf = Path(png).with_suffix(".pdf")
     with atomic_path(png) as tmp:
-        fig.savefig(tmp, format="png", bbox_inches="tight", metadata={"Software": None, "Description": text})
+        fig.savefig(
+            tmp, format="png", bbox_inches="tight", metadata={"Software": None, "Description": text}
+        )
     with atomic_path(pdf) as tmp:
-        fig.savefig(tmp, format="pdf", bbox_inches="tight", metadata={"Creator": None, "Producer": None, "CreationDate": None, "Subject": text})
+        fig.savefig(
+            tmp,
+            format="pdf",
+            bbox_inches="tight",
+            metadata={"Creator": None, "Producer": None, "CreationDate": None, "Subject": text},
+        )
     plt.close(fig)
     return pdf
 
@@ -67,7 +77,16 @@ def placeholder(title: str, reason: str) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(6.4, 2.4))
     ax.set_axis_off()
     ax.set_title(title)
-    ax.text(0.5, 0.5, textwrap.fill(reason, 60), ha="center", va="center", transform=ax.transAxes, style="italic", color="0.3")
+    ax.text(
+        0.5,
+        0.5,
+        textwrap.fill(reason, 60),
+        ha="center",
+        va="center",
+        transform=ax.transAxes,
+        style="italic",
+        color="0.3",
+    )
     return fig
 
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pandas as pd
 
@@ -31,14 +32,38 @@ METRIC_ORDER = ("R@1", "R@5", "R@10", "R@1_original", "false_R@1", "drop_rate")
 
 # Per-record columns of the long table, in order (`summary.csv`).
 RECORD_COLUMNS = [
-    "model", "label", "arch", "weights", "weights_kind", "n_params", "dataset", "n_images", "n_captions",
-    "task", "condition", "condition_label", "condition_json", "seed", "metric", "value",
-]  # fmt: skip
+    "model",
+    "label",
+    "arch",
+    "weights",
+    "weights_kind",
+    "n_params",
+    "dataset",
+    "n_images",
+    "n_captions",
+    "task",
+    "condition",
+    "condition_label",
+    "condition_json",
+    "seed",
+    "metric",
+    "value",
+]
 # What identifies a condition of a model (everything but the replicate seed).
 GROUP_COLUMNS = [
-    "model", "label", "arch", "weights", "weights_kind", "n_params", "dataset", "task", "condition",
-    "condition_label", "condition_json", "metric",
-]  # fmt: skip
+    "model",
+    "label",
+    "arch",
+    "weights",
+    "weights_kind",
+    "n_params",
+    "dataset",
+    "task",
+    "condition",
+    "condition_label",
+    "condition_json",
+    "metric",
+]
 # Where one condition of one model is identified (for counting replicates).
 CASE_COLUMNS = ["model", "dataset", "task", "condition"]
 INTEGER_COLUMNS = ("n_params", "n_images", "n_captions")
@@ -73,7 +98,11 @@ def record_rows(rec: record_format.Record) -> list[dict[str, Any]]:
         "seed": rec.replicate,
     }
     return [
-        {**base, "metric": metric, "value": float("nan") if value is None else round(float(value), 4)}
+        {
+            **base,
+            "metric": metric,
+            "value": float("nan") if value is None else round(float(value), 4),
+        }
         for metric, value in sorted(rec.metrics.items())
     ]
 
@@ -93,7 +122,9 @@ def collect(paths: Iterable[Path]) -> pd.DataFrame:
     """The long per-record table of exactly the record files `paths` (no folder scan)."""
     found = read_records(paths)
     if not found:
-        raise VlstressError("no metric records given; check the params (models and suites) or pass --record")
+        raise VlstressError(
+            "no metric records given; check the params (models and suites) or pass --record"
+        )
     _check_replicates(found)
     rows = [row for _, rec in found for row in record_rows(rec)]
     table = pd.DataFrame(rows, columns=RECORD_COLUMNS)
@@ -116,9 +147,12 @@ def _check_replicates(found: list[tuple[Path, record_format.Record]]) -> None:
     seen: dict[tuple, Path] = {}
     for path, rec in found:
         key = (
-            rec.model["slug"], rec.dataset["name"], rec.task, tasks.condition_key(rec.condition),
+            rec.model["slug"],
+            rec.dataset["name"],
+            rec.task,
+            tasks.condition_key(rec.condition),
             json.dumps(rec.replicate),
-        )  # fmt: skip
+        )
         if key in seen:
             raise VlstressError(
                 f"metric records of model {key[0]!r} repeat task {rec.task!r}, condition {key[3]!r} with the same "
@@ -132,7 +166,10 @@ def _check_replicates(found: list[tuple[Path, record_format.Record]]) -> None:
 
 def _disambiguate(table: pd.DataFrame) -> None:
     labels = table.drop_duplicates("model").groupby("label")["model"].apply(list)
-    for label, models in labels.items():  # two models with one arch+weights: tell them apart by slug
+    for (
+        label,
+        models,
+    ) in labels.items():  # two models with one arch+weights: tell them apart by slug
         if len(models) > 1:
             table.loc[table["model"].isin(models), "label"] = table["model"] + ": " + label
 
@@ -145,14 +182,27 @@ def metric_key(metric: str) -> str:
 
 def _condition_rank(frame: pd.DataFrame) -> pd.Series:
     pairs = list(dict.fromkeys(zip(frame["task"], frame["condition_json"])))
-    ranked = sorted(pairs, key=lambda p: (tasks.task_rank(p[0]), tasks.condition_sort_key(p[0], json.loads(p[1])), p[1]))
+    ranked = sorted(
+        pairs,
+        key=lambda p: (
+            tasks.task_rank(p[0]),
+            tasks.condition_sort_key(p[0], json.loads(p[1])),
+            p[1],
+        ),
+    )
     rank = {pair: i for i, pair in enumerate(ranked)}
-    return pd.Series([rank[p] for p in zip(frame["task"], frame["condition_json"])], index=frame.index, dtype="int64")
+    return pd.Series(
+        [rank[p] for p in zip(frame["task"], frame["condition_json"])],
+        index=frame.index,
+        dtype="int64",
+    )
 
 
 def _seed_rank(seed: pd.Series) -> tuple[pd.Series, pd.Series]:
     numeric = pd.to_numeric(seed.astype("object"), errors="coerce").astype("float64")
-    return numeric.fillna(-1.0), seed.astype("object").where(numeric.isna(), "").fillna("").astype(str)
+    return numeric.fillna(-1.0), seed.astype("object").where(numeric.isna(), "").fillna("").astype(
+        str
+    )
 
 
 def order(table: pd.DataFrame) -> pd.DataFrame:
@@ -169,7 +219,9 @@ def order(table: pd.DataFrame) -> pd.DataFrame:
         keyed["_seed"], keyed["_seed_text"] = _seed_rank(table["seed"])
         keys += ["_seed", "_seed_text"]
     keyed = keyed.sort_values([*keys, "_metric"], kind="stable")
-    return keyed.drop(columns=[c for c in keyed.columns if c.startswith("_")]).reset_index(drop=True)
+    return keyed.drop(columns=[c for c in keyed.columns if c.startswith("_")]).reset_index(
+        drop=True
+    )
 
 
 def _seed_list(seeds: pd.Series) -> str:
@@ -214,7 +266,11 @@ def condition_values(table: pd.DataFrame, key: str) -> pd.Series:
 
     def value(text: str) -> float:
         item = json.loads(text).get(key)
-        return float(item) if isinstance(item, (int, float)) and not isinstance(item, bool) else float("nan")
+        return (
+            float(item)
+            if isinstance(item, (int, float)) and not isinstance(item, bool)
+            else float("nan")
+        )
 
     return table["condition_json"].map(value).astype("float64")
 
@@ -230,8 +286,12 @@ def read_summary(path: Path) -> pd.DataFrame:
     """The long table written by `vlstress summarize` (`summary.csv`)."""
     if not Path(path).is_file():
         raise VlstressError(f"summary table not found: {path}; run `vlstress summarize` first")
-    table = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"condition_json": str, "condition": str})
+    table = pd.read_csv(
+        path, keep_default_na=False, na_values=[""], dtype={"condition_json": str, "condition": str}
+    )
     missing = [c for c in RECORD_COLUMNS if c not in table.columns]
     if missing:
-        raise VlstressError(f"summary table {path} lacks column(s) {', '.join(missing)}; re-run `vlstress summarize`")
+        raise VlstressError(
+            f"summary table {path} lacks column(s) {', '.join(missing)}; re-run `vlstress summarize`"
+        )
     return table

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from vlstress.record import base_condition
 from vlstress.report.display import Task
@@ -86,12 +87,16 @@ def condition_key(condition: Mapping[str, Any]) -> str:
     items = _items(condition)
     if not items:
         return ORIGINAL
-    return ",".join(f"{key}={_number(value) if _is_number(value) else _text(value)}" for key, value in items)
+    return ",".join(
+        f"{key}={_number(value) if _is_number(value) else _text(value)}" for key, value in items
+    )
 
 
 def condition_json(condition: Mapping[str, Any]) -> str:
     """Compact, sorted JSON of a condition without its replicate (column `condition_json`)."""
-    return json.dumps(base_condition(condition), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(
+        base_condition(condition), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
 
 
 def condition_label(task: str, condition: Mapping[str, Any]) -> str:
@@ -123,7 +128,9 @@ def condition_sort_key(task: str, condition: Mapping[str, Any]) -> list[tuple]:
             key.append((1, name, 0, -math.inf if math.isnan(number) else number, ""))
         else:
             text = _text(value)
-            position = known.index(value) if isinstance(value, str) and value in known else len(known)
+            position = (
+                known.index(value) if isinstance(value, str) and value in known else len(known)
+            )
             key.append((0, name, position, 0.0, text))
     return key
 

@@ -7,7 +7,7 @@ order of stages in dvc.yaml and of tasks in the report (original retrieval first
 from __future__ import annotations
 
 import importlib
-from functools import lru_cache
+from functools import cache
 
 from vlstress.workflow.spec import Suite
 
@@ -25,7 +25,7 @@ MODULES = (
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def suites() -> tuple[Suite, ...]:
     found = tuple(importlib.import_module(module).SUITE for module in MODULES)
     names = [suite.name for suite in found]

@@ -11,9 +11,10 @@ from __future__ import annotations
 import logging
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from vlstress.caption_data.images import check_image
 from vlstress.errors import VlstressError
@@ -27,7 +28,9 @@ WNID = re.compile(r"n\d{8}")
 class Options:
     """The flags of `vlstress testset`; a kind reads the ones it needs (see Kind.uses)."""
 
-    root: Path | None = None  # the dataset folder (CIFAR: download/cache folder; coco-objects: images folder)
+    root: Path | None = (
+        None  # the dataset folder (CIFAR: download/cache folder; coco-objects: images folder)
+    )
     annotations: Path | None = None  # coco-objects: COCO instances json
     classnames: str | None = None  # class-name file: one per line, a JSON list, or FILE.json#KEY
     max_per_class: int | None = None  # keep the first N images of each class
@@ -63,7 +66,9 @@ def name_from_folder(folder: str) -> str:
     return folder.replace("_", " ").strip()
 
 
-def scan(root: Path, base: Path, folder_labels: dict[str, int], what: str, **extra: Any) -> list[dict[str, Any]]:
+def scan(
+    root: Path, base: Path, folder_labels: dict[str, int], what: str, **extra: Any
+) -> list[dict[str, Any]]:
     """Entries {path (relative to root), label, **extra} for the images of base/<folder>/."""
     from torchvision.datasets.folder import IMG_EXTENSIONS, make_dataset
 
@@ -73,10 +78,15 @@ def scan(root: Path, base: Path, folder_labels: dict[str, int], what: str, **ext
         samples = make_dataset(str(base), folder_labels, extensions=IMG_EXTENSIONS)
     except FileNotFoundError as exc:  # "Found no valid file for the classes X, Y."
         raise VlstressError(f"{what} {base}: a class folder holds no image: {exc}") from None
-    return [{"path": Path(path).relative_to(root).as_posix(), "label": label, **extra} for path, label in samples]
+    return [
+        {"path": Path(path).relative_to(root).as_posix(), "label": label, **extra}
+        for path, label in samples
+    ]
 
 
-def keep_first(entries: list[dict[str, Any]], limit: int | None, key: str = "path") -> list[dict[str, Any]]:
+def keep_first(
+    entries: list[dict[str, Any]], limit: int | None, key: str = "path"
+) -> list[dict[str, Any]]:
     """Entries sorted by (label, key); with a limit, the first `limit` of each label."""
     ordered = sorted(entries, key=lambda entry: (entry["label"], entry[key]))
     if limit is None:
@@ -96,20 +106,33 @@ def check_images(root: Path, entries: Iterable[dict[str, Any]]) -> None:
 
 
 def unknown_error(what: str, base: Path, unknown: list[str], expected: str) -> VlstressError:
-    more = f" (and {len(unknown) - 1} more: {', '.join(unknown[1:4])}{', ...' if len(unknown) > 4 else ''})" if len(unknown) > 1 else ""
+    more = (
+        f" (and {len(unknown) - 1} more: {', '.join(unknown[1:4])}{', ...' if len(unknown) > 4 else ''})"
+        if len(unknown) > 1
+        else ""
+    )
     return VlstressError(f"{what} {base}: folder {unknown[0]!r} is not {expected}{more}")
 
 
-def classes_without_images(class_ids: list[str], entries: list[dict[str, Any]], what: str) -> list[str]:
+def classes_without_images(
+    class_ids: list[str], entries: list[dict[str, Any]], what: str
+) -> list[str]:
     """Class ids no image was found for (a subset of a fixed class list is allowed, and recorded)."""
     present = {entry["label"] for entry in entries}
     missing = [cid for label, cid in enumerate(class_ids) if label not in present]
     if missing:
-        log.warning("%s: %d of %d classes have no images (kept as classes: the label set is fixed)", what, len(missing), len(class_ids))
+        log.warning(
+            "%s: %d of %d classes have no images (kept as classes: the label set is fixed)",
+            what,
+            len(missing),
+            len(class_ids),
+        )
     return missing
 
 
-def class_names(spec: str | None, own: list[str], full_indices: list[int] | None = None) -> list[str]:
+def class_names(
+    spec: str | None, own: list[str], full_indices: list[int] | None = None
+) -> list[str]:
     """The kind's own class names, or those of a class-name file (`--classnames`).
 
     The file gives one name per class; for an ImageNet subset it may instead give all 1000

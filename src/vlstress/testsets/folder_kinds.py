@@ -62,8 +62,17 @@ IMAGENET_MAPS = ("imagenet_wnids.txt",)
 TYPOGRAPHIC_NAME = re.compile(r"label=(?P<label>.+?)_text=(?P<written>.+)")
 
 
-def _finish(name: str, kind: str, root: Path, classes: list[str], class_ids: list[str], entries: list[dict[str, Any]],
-            options: Options, source: dict[str, Any], group: str | None = None) -> ClassificationSet:  # fmt: skip
+def _finish(
+    name: str,
+    kind: str,
+    root: Path,
+    classes: list[str],
+    class_ids: list[str],
+    entries: list[dict[str, Any]],
+    options: Options,
+    source: dict[str, Any],
+    group: str | None = None,
+) -> ClassificationSet:
     """Apply --max-per-class (per group, e.g. severity), decode every kept image, build the set."""
     if group is None:
         kept = keep_first(entries, options.max_per_class)
@@ -74,8 +83,20 @@ def _finish(name: str, kind: str, root: Path, classes: list[str], class_ids: lis
             for e in keep_first([e for e in entries if e[group] == value], options.max_per_class)
         ]
     check_images(root, kept)
-    source = {"root": str(root), **source, "classes_without_images": classes_without_images(class_ids, kept, f"{kind} {root}")}
-    return ClassificationSet(dataset=name, kind=kind, classes=classes, class_ids=class_ids, root=str(root), images=kept, source=source)
+    source = {
+        "root": str(root),
+        **source,
+        "classes_without_images": classes_without_images(class_ids, kept, f"{kind} {root}"),
+    }
+    return ClassificationSet(
+        dataset=name,
+        kind=kind,
+        classes=classes,
+        class_ids=class_ids,
+        root=str(root),
+        images=kept,
+        source=source,
+    )
 
 
 def _wnid_labels(base: Path, what: str, allowed: list[str], expected: str) -> dict[str, int]:
@@ -86,7 +107,9 @@ def _wnid_labels(base: Path, what: str, allowed: list[str], expected: str) -> di
     if unknown:
         known = set(labelmaps.imagenet_wnids())
         outside = [folder for folder in unknown if folder in known]
-        raise unknown_error(what, base, outside or unknown, expected if outside else "an ImageNet-1k wnid")
+        raise unknown_error(
+            what, base, outside or unknown, expected if outside else "an ImageNet-1k wnid"
+        )
     return {folder: index[folder] for folder in folders}
 
 
@@ -114,7 +137,16 @@ def build_imagenet_v2(name: str, options: Options) -> ClassificationSet:
         raise unknown_error("imagenet-v2", root, bad, "a class index 0..999")
     entries = scan(root, root, {f: int(f) for f in folders}, "imagenet-v2")
     source = {"layout": "<class index>/*", "label_maps": labelmaps.checksums(*IMAGENET_MAPS)}
-    return _finish(name, "imagenet-v2", root, _imagenet_names(options), list(labelmaps.imagenet_wnids()), entries, options, source)
+    return _finish(
+        name,
+        "imagenet-v2",
+        root,
+        _imagenet_names(options),
+        list(labelmaps.imagenet_wnids()),
+        entries,
+        options,
+        source,
+    )
 
 
 def _build_subset(name: str, options: Options, kind: str) -> ClassificationSet:
@@ -122,10 +154,16 @@ def _build_subset(name: str, options: Options, kind: str) -> ClassificationSet:
     indices = list(labelmaps.subset_indices(kind))
     all_wnids = labelmaps.imagenet_wnids()
     wnids = [all_wnids[i] for i in indices]
-    entries = scan(root, root, _wnid_labels(root, kind, wnids, f"one of the 200 {kind} classes"), kind)
+    entries = scan(
+        root, root, _wnid_labels(root, kind, wnids, f"one of the 200 {kind} classes"), kind
+    )
     own = [labelmaps.imagenet_classnames()[i] for i in indices]
     names = class_names(options.classnames, own, full_indices=indices)
-    source = {"layout": "<wnid>/*", "imagenet_indices": indices, "label_maps": labelmaps.checksums(*IMAGENET_MAPS, labelmaps.SUBSETS[kind])}
+    source = {
+        "layout": "<wnid>/*",
+        "imagenet_indices": indices,
+        "label_maps": labelmaps.checksums(*IMAGENET_MAPS, labelmaps.SUBSETS[kind]),
+    }
     return _finish(name, kind, root, names, wnids, entries, options, source)
 
 
@@ -141,8 +179,14 @@ def build_imagenet_c(name: str, options: Options) -> ClassificationSet:
     root = require_root(options, "imagenet-c")
     available = subfolders(root)
     if options.corruption is None or options.corruption not in available:
-        given = "no --corruption given" if options.corruption is None else f"corruption folder {options.corruption!r} not found"
-        raise VlstressError(f"imagenet-c {root}: {given}; folders there: {', '.join(available) or 'none'}")
+        given = (
+            "no --corruption given"
+            if options.corruption is None
+            else f"corruption folder {options.corruption!r} not found"
+        )
+        raise VlstressError(
+            f"imagenet-c {root}: {given}; folders there: {', '.join(available) or 'none'}"
+        )
     folder = root / options.corruption
     severities = subfolders(folder)
     if not severities:
@@ -154,17 +198,41 @@ def build_imagenet_c(name: str, options: Options) -> ClassificationSet:
     entries = []
     for severity in severities:
         base = folder / severity
-        entries += scan(root, base, _wnid_labels(base, "imagenet-c", wnids, "an ImageNet-1k wnid"), "imagenet-c", severity=int(severity))
-    source = {"layout": "<corruption>/<severity>/<wnid>/*", "corruption": options.corruption, "severities": [int(s) for s in severities],
-              "label_maps": labelmaps.checksums(*IMAGENET_MAPS)}  # fmt: skip
-    return _finish(name, "imagenet-c", root, _imagenet_names(options), wnids, entries, options, source, group="severity")
+        entries += scan(
+            root,
+            base,
+            _wnid_labels(base, "imagenet-c", wnids, "an ImageNet-1k wnid"),
+            "imagenet-c",
+            severity=int(severity),
+        )
+    source = {
+        "layout": "<corruption>/<severity>/<wnid>/*",
+        "corruption": options.corruption,
+        "severities": [int(s) for s in severities],
+        "label_maps": labelmaps.checksums(*IMAGENET_MAPS),
+    }
+    return _finish(
+        name,
+        "imagenet-c",
+        root,
+        _imagenet_names(options),
+        wnids,
+        entries,
+        options,
+        source,
+        group="severity",
+    )
 
 
 def build_imagefolder(name: str, options: Options) -> ClassificationSet:
     root = require_root(options, "imagefolder")
     folders = subfolders(root)
     wnids = set(labelmaps.imagenet_wnids())
-    if options.classnames is None and folders and all(WNID.fullmatch(f) and f in wnids for f in folders):
+    if (
+        options.classnames is None
+        and folders
+        and all(WNID.fullmatch(f) and f in wnids for f in folders)
+    ):
         data = build_imagenet(name, options, kind="imagefolder")
         data.source["layout"] = "<wnid>/* (ImageNet-1k wnids: read as kind imagenet)"
         return data
@@ -191,7 +259,12 @@ def build_objectnet(name: str, options: Options) -> ClassificationSet:
     labels = {folder: class_ids.index(folder) for folder in folders if folder in mapped}
     entries = scan(root, base, labels, "objectnet")
     skipped = [f for f in folders if f not in mapped]
-    n_skipped = sum(1 for f in skipped for p in (base / f).rglob("*") if p.is_file() and p.suffix.lower() in IMG_EXTENSIONS)
+    n_skipped = sum(
+        1
+        for f in skipped
+        for p in (base / f).rglob("*")
+        if p.is_file() and p.suffix.lower() in IMG_EXTENSIONS
+    )
     own = [all_folders[folder].lower() for folder in class_ids]
     source = {
         "layout": f"{'images/' if base != root else ''}<folder>/*",
@@ -200,26 +273,63 @@ def build_objectnet(name: str, options: Options) -> ClassificationSet:
         "skipped_folders": len(skipped),
         "skipped_images": n_skipped,
         "border_crop_px": 2,
-        "label_maps": labelmaps.checksums("folder_to_objectnet_label.json", "objectnet_to_imagenet_1k.json", "imagenet_to_labels.json"),
+        "label_maps": labelmaps.checksums(
+            "folder_to_objectnet_label.json",
+            "objectnet_to_imagenet_1k.json",
+            "imagenet_to_labels.json",
+        ),
     }
-    return _finish(name, "objectnet", root, class_names(options.classnames, own), class_ids, entries, options, source)
+    return _finish(
+        name,
+        "objectnet",
+        root,
+        class_names(options.classnames, own),
+        class_ids,
+        entries,
+        options,
+        source,
+    )
 
 
 def build_typographic_folder(name: str, options: Options) -> ClassificationSet:
     from torchvision.datasets.folder import IMG_EXTENSIONS
 
     root = require_root(options, "typographic-folder")
-    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in IMG_EXTENSIONS and not p.name.startswith("."))
+    files = sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file() and p.suffix.lower() in IMG_EXTENSIONS and not p.name.startswith(".")
+    )
     if not files:
         raise VlstressError(f"typographic-folder {root}: no images")
     parsed = []
     for path in files:
         match = TYPOGRAPHIC_NAME.fullmatch(path.stem)
         if match is None:
-            raise VlstressError(f"typographic-folder: image {path} is not named label=<class>_text=<written>.<ext>")
-        parsed.append((path.relative_to(root).as_posix(), name_from_folder(match["label"]), name_from_folder(match["written"])))
+            raise VlstressError(
+                f"typographic-folder: image {path} is not named label=<class>_text=<written>.<ext>"
+            )
+        parsed.append(
+            (
+                path.relative_to(root).as_posix(),
+                name_from_folder(match["label"]),
+                name_from_folder(match["written"]),
+            )
+        )
     classes = sorted({true for _, true, _ in parsed} | {written for _, _, written in parsed})
     index = {cls: label for label, cls in enumerate(classes)}
-    entries = [{"path": path, "label": index[true], "written": index[written]} for path, true, written in parsed]
+    entries = [
+        {"path": path, "label": index[true], "written": index[written]}
+        for path, true, written in parsed
+    ]
     source = {"layout": "label=<class>_text=<written>.<ext>", "n_files": len(files)}
-    return _finish(name, "typographic-folder", root, class_names(options.classnames, classes), classes, entries, options, source)
+    return _finish(
+        name,
+        "typographic-folder",
+        root,
+        class_names(options.classnames, classes),
+        classes,
+        entries,
+        options,
+        source,
+    )

@@ -13,8 +13,8 @@ torchvision and open_clip are imported inside the builders.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from vlstress.errors import VlstressError
 from vlstress.testsets import folder_kinds as folders
@@ -40,22 +40,65 @@ def _kind(build, description: str, *uses: str, materialises: bool = False) -> Ki
 
 
 KINDS: dict[str, Kind] = {
-    "imagefolder": _kind(folders.build_imagefolder, "class-per-folder (ImageNet wnid folders are read as imagenet)", "root", "classnames"),
-    "imagenet": _kind(folders.build_imagenet, "ImageNet val layout <wnid>/*.JPEG, 1000 classes", "root", "classnames"),
-    "imagenet-v2": _kind(folders.build_imagenet_v2, "ImageNetV2: folders 0..999 by class index", "root", "classnames"),
-    "imagenet-sketch": _kind(folders.build_imagenet_sketch, "ImageNet-Sketch: <wnid>/*, 1000 classes", "root", "classnames"),
-    "imagenet-r": _kind(folders.build_imagenet_r, "ImageNet-R: <wnid>/*, its 200 classes", "root", "classnames"),
-    "imagenet-a": _kind(folders.build_imagenet_a, "ImageNet-A: <wnid>/*, its 200 classes", "root", "classnames"),
-    "imagenet-c": _kind(
-        folders.build_imagenet_c, "ImageNet-C: <corruption>/<severity>/<wnid>/*, one corruption", "root", "classnames", "corruption"
+    "imagefolder": _kind(
+        folders.build_imagefolder,
+        "class-per-folder (ImageNet wnid folders are read as imagenet)",
+        "root",
+        "classnames",
     ),
-    "objectnet": _kind(folders.build_objectnet, "ObjectNet: the 113 classes that overlap ImageNet", "root", "classnames"),
-    "typographic-folder": _kind(folders.build_typographic_folder, "photos named label=<class>_text=<written>.<ext>", "root", "classnames"),
+    "imagenet": _kind(
+        folders.build_imagenet,
+        "ImageNet val layout <wnid>/*.JPEG, 1000 classes",
+        "root",
+        "classnames",
+    ),
+    "imagenet-v2": _kind(
+        folders.build_imagenet_v2, "ImageNetV2: folders 0..999 by class index", "root", "classnames"
+    ),
+    "imagenet-sketch": _kind(
+        folders.build_imagenet_sketch,
+        "ImageNet-Sketch: <wnid>/*, 1000 classes",
+        "root",
+        "classnames",
+    ),
+    "imagenet-r": _kind(
+        folders.build_imagenet_r, "ImageNet-R: <wnid>/*, its 200 classes", "root", "classnames"
+    ),
+    "imagenet-a": _kind(
+        folders.build_imagenet_a, "ImageNet-A: <wnid>/*, its 200 classes", "root", "classnames"
+    ),
+    "imagenet-c": _kind(
+        folders.build_imagenet_c,
+        "ImageNet-C: <corruption>/<severity>/<wnid>/*, one corruption",
+        "root",
+        "classnames",
+        "corruption",
+    ),
+    "objectnet": _kind(
+        folders.build_objectnet,
+        "ObjectNet: the 113 classes that overlap ImageNet",
+        "root",
+        "classnames",
+    ),
+    "typographic-folder": _kind(
+        folders.build_typographic_folder,
+        "photos named label=<class>_text=<written>.<ext>",
+        "root",
+        "classnames",
+    ),
     "cifar10": _kind(
-        materialised.build_cifar10, "CIFAR-10 test split (torchvision download into --root)", "root", "classnames", materialises=True
+        materialised.build_cifar10,
+        "CIFAR-10 test split (torchvision download into --root)",
+        "root",
+        "classnames",
+        materialises=True,
     ),
     "cifar100": _kind(
-        materialised.build_cifar100, "CIFAR-100 test split (torchvision download into --root)", "root", "classnames", materialises=True
+        materialised.build_cifar100,
+        "CIFAR-100 test split (torchvision download into --root)",
+        "root",
+        "classnames",
+        materialises=True,
     ),
     "coco-objects": _kind(
         materialised.build_coco_objects,
@@ -65,7 +108,11 @@ KINDS: dict[str, Kind] = {
         "classnames",
         materialises=True,
     ),
-    "demo-objects": _kind(materialised.build_demo_objects, "offline demo: 14 labelled scikit-image photos x 6 views", materialises=True),
+    "demo-objects": _kind(
+        materialised.build_demo_objects,
+        "offline demo: 14 labelled scikit-image photos x 6 views",
+        materialises=True,
+    ),
 }
 
 
@@ -76,7 +123,9 @@ def build(kind: str, name: str, options: Options) -> ClassificationSet:
     entry = KINDS[kind]
     if options.label not in ("category", "supercategory"):
         raise VlstressError(f"--label must be category or supercategory, not {options.label!r}")
-    unused = [flag for flag in OPTIONAL if getattr(options, flag) is not None and flag not in entry.uses]
+    unused = [
+        flag for flag in OPTIONAL if getattr(options, flag) is not None and flag not in entry.uses
+    ]
     if unused:
         raise VlstressError(f"test-set kind {kind} does not use --{unused[0]} (set it to null)")
     return entry.build(name, options)

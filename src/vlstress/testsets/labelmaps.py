@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -27,7 +27,7 @@ N_OBJECTNET_FOLDERS = 313  # every ObjectNet 1.0 class
 N_OBJECTNET_MAPPED = 113  # the classes that overlap ImageNet-1k
 
 
-@lru_cache(maxsize=None)
+@cache
 def sources() -> dict[str, Any]:
     return json.loads(_raw("SOURCES.json"))
 
@@ -36,7 +36,7 @@ def _raw(name: str) -> bytes:
     return resources.files("vlstress").joinpath(f"{FOLDER}/{name}").read_bytes()
 
 
-@lru_cache(maxsize=None)
+@cache
 def read(name: str) -> str:
     """A shipped label-map file, after checking its sha256 against SOURCES.json."""
     entry = sources().get(name)
@@ -44,7 +44,9 @@ def read(name: str) -> str:
         raise VlstressError(f"label map {name} is not listed in {FOLDER}/SOURCES.json")
     data = _raw(name)
     if hashlib.sha256(data).hexdigest() != entry["sha256"]:
-        raise VlstressError(f"label map {FOLDER}/{name} does not match its sha256 in SOURCES.json: reinstall vlstress")
+        raise VlstressError(
+            f"label map {FOLDER}/{name} does not match its sha256 in SOURCES.json: reinstall vlstress"
+        )
     return data.decode("utf-8")
 
 
@@ -58,7 +60,7 @@ def _expect(count: int, expected: int, what: str) -> None:
         raise VlstressError(f"label map {what}: {count} entries, expected {expected}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def imagenet_wnids() -> tuple[str, ...]:
     """The 1000 wnids in standard class-index order (which is sorted order)."""
     wnids = tuple(read("imagenet_wnids.txt").split())
@@ -68,7 +70,7 @@ def imagenet_wnids() -> tuple[str, ...]:
     return wnids
 
 
-@lru_cache(maxsize=None)
+@cache
 def subset_indices(kind: str) -> tuple[int, ...]:
     """ImageNet class indices of a 200-class subset, ascending (the subset's own label order)."""
     name = SUBSETS[kind]
@@ -84,7 +86,7 @@ def subset_indices(kind: str) -> tuple[int, ...]:
     return indices
 
 
-@lru_cache(maxsize=None)
+@cache
 def imagenet_classnames() -> tuple[str, ...]:
     from open_clip.zero_shot_metadata import IMAGENET_CLASSNAMES
 
@@ -92,7 +94,7 @@ def imagenet_classnames() -> tuple[str, ...]:
     return tuple(IMAGENET_CLASSNAMES)
 
 
-@lru_cache(maxsize=None)
+@cache
 def objectnet_folders() -> dict[str, str]:
     """ObjectNet folder -> ObjectNet class name (all 313 classes)."""
     folders = json.loads(read("folder_to_objectnet_label.json"))
@@ -100,7 +102,7 @@ def objectnet_folders() -> dict[str, str]:
     return folders
 
 
-@lru_cache(maxsize=None)
+@cache
 def objectnet_to_imagenet() -> dict[str, list[int]]:
     """ObjectNet folder -> ImageNet class indices, for the 113 classes that overlap ImageNet.
 
@@ -118,11 +120,15 @@ def objectnet_to_imagenet() -> dict[str, list[int]]:
     result = {}
     for label, texts in mapped.items():
         if label not in folder_of:
-            raise VlstressError(f"label map objectnet_to_imagenet_1k.json: class {label!r} has no ObjectNet folder")
+            raise VlstressError(
+                f"label map objectnet_to_imagenet_1k.json: class {label!r} has no ObjectNet folder"
+            )
         indices = []
         for text in texts.split("; "):
             if len(by_text.get(text, [])) != 1:
-                raise VlstressError(f"label map objectnet_to_imagenet_1k.json: {text!r} is not exactly one ImageNet class")
+                raise VlstressError(
+                    f"label map objectnet_to_imagenet_1k.json: {text!r} is not exactly one ImageNet class"
+                )
             indices.append(by_text[text][0])
         result[folder_of[label]] = sorted(indices)
     return dict(sorted(result.items()))

@@ -77,11 +77,17 @@ def check(data: ClassificationSet, source: str) -> ClassificationSet:
         raise VlstressError(f"{source}: no images")
     for pos, entry in enumerate(data.images):
         if not isinstance(entry, dict) or "path" not in entry or "label" not in entry:
-            raise VlstressError(f"{source}: image entry {pos} lacks 'path' or 'label': {str(entry)[:120]}")
+            raise VlstressError(
+                f"{source}: image entry {pos} lacks 'path' or 'label': {str(entry)[:120]}"
+            )
         for key in ("label", "written"):
             value = entry.get(key)
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < n):
-                raise VlstressError(f"{source}: image {entry['path']}: {key} {value!r} is not a class index (0..{n - 1})")
+            if value is not None and (
+                not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < n
+            ):
+                raise VlstressError(
+                    f"{source}: image {entry['path']}: {key} {value!r} is not a class index (0..{n - 1})"
+                )
     return data
 
 
@@ -104,9 +110,16 @@ def load(path: str | Path) -> ClassificationSet:
     path = manifest_path(path)
     raw = read_json(path, "classification manifest")
     if not isinstance(raw, dict) or raw.get("schema") != SCHEMA:
-        raise VlstressError(f"classification manifest {path}: expected schema {SCHEMA!r}; build it with `vlstress testset`")
-    fields = {key: raw.get(key) for key in ("dataset", "kind", "classes", "class_ids", "root", "images", "superclasses")}
-    data = ClassificationSet(**fields, source=raw.get("source") or {}, provenance=raw.get("provenance") or {})
+        raise VlstressError(
+            f"classification manifest {path}: expected schema {SCHEMA!r}; build it with `vlstress testset`"
+        )
+    fields = {
+        key: raw.get(key)
+        for key in ("dataset", "kind", "classes", "class_ids", "root", "images", "superclasses")
+    }
+    data = ClassificationSet(
+        **fields, source=raw.get("source") or {}, provenance=raw.get("provenance") or {}
+    )
     return check(data, f"classification manifest {path}")
 
 
@@ -117,7 +130,9 @@ def _names(text: str | None) -> list[str] | None:
     return names or None
 
 
-def select_classes(data: ClassificationSet, keep: str | None, drop: str | None) -> ClassificationSet:
+def select_classes(
+    data: ClassificationSet, keep: str | None, drop: str | None
+) -> ClassificationSet:
     """The set restricted to some classes: `keep` and `drop` are comma-separated class names, class ids
     or superclasses (a superclass selects all its classes). Labels are renumbered in the original
     class order; images of dropped classes leave the manifest. A name that matches nothing is an
@@ -131,10 +146,16 @@ def select_classes(data: ClassificationSet, keep: str | None, drop: str | None) 
     def matches(names: list[str], what: str) -> set[int]:
         found: set[int] = set()
         for name in names:
-            hits = {i for i, (cls, cid, sup) in enumerate(zip(data.classes, data.class_ids, supers)) if name in (cls, cid, sup)}
+            hits = {
+                i
+                for i, (cls, cid, sup) in enumerate(zip(data.classes, data.class_ids, supers))
+                if name in (cls, cid, sup)
+            }
             if not hits:
                 known = sorted(set(data.classes) | {s for s in supers if s})
-                raise VlstressError(f"test set {data.dataset}: {what} {name!r} is no class, class id or superclass; known: {', '.join(known[:30])}")
+                raise VlstressError(
+                    f"test set {data.dataset}: {what} {name!r} is no class, class id or superclass; known: {', '.join(known[:30])}"
+                )
             found |= hits
         return found
 
@@ -142,15 +163,23 @@ def select_classes(data: ClassificationSet, keep: str | None, drop: str | None) 
     if drop_names:
         chosen -= matches(drop_names, "--drop")
     if not chosen:
-        raise VlstressError(f"test set {data.dataset}: --keep {keep!r} and --drop {drop!r} leave no class")
+        raise VlstressError(
+            f"test set {data.dataset}: --keep {keep!r} and --drop {drop!r} leave no class"
+        )
     old = sorted(chosen)
     new_label = {label: i for i, label in enumerate(old)}
-    images = [{**entry, "label": new_label[entry["label"]]} for entry in data.images if entry["label"] in new_label]
+    images = [
+        {**entry, "label": new_label[entry["label"]]}
+        for entry in data.images
+        if entry["label"] in new_label
+    ]
     if not images:
         raise VlstressError(f"test set {data.dataset}: the classes kept have no images")
     for entry in images:
         if entry.get("written") is not None:
-            raise VlstressError(f"test set {data.dataset}: class selection of a typographic set is not supported")
+            raise VlstressError(
+                f"test set {data.dataset}: class selection of a typographic set is not supported"
+            )
     return ClassificationSet(
         dataset=data.dataset,
         kind=data.kind,
@@ -159,6 +188,14 @@ def select_classes(data: ClassificationSet, keep: str | None, drop: str | None) 
         root=data.root,
         images=images,
         superclasses=[data.superclasses[i] for i in old] if data.superclasses else None,
-        source={**data.source, "selected": {"keep": keep_names, "drop": drop_names, "classes": len(old), "of": len(data.classes)}},
+        source={
+            **data.source,
+            "selected": {
+                "keep": keep_names,
+                "drop": drop_names,
+                "classes": len(old),
+                "of": len(data.classes),
+            },
+        },
         provenance=data.provenance,
     )

@@ -50,10 +50,26 @@ def save_png(image: Image.Image, path: Path) -> None:
     image.convert("RGB").save(path, format="PNG", optimize=False)
 
 
-def _materialised(name: str, kind: str, options: Options, classes: list[str], class_ids: list[str],
-                  entries: list[dict[str, Any]], source: dict[str, Any], superclasses: list[str] | None = None) -> ClassificationSet:  # fmt: skip
-    return ClassificationSet(dataset=name, kind=kind, classes=class_names(options.classnames, classes), class_ids=class_ids,
-                             root=str(image_folder(options)), images=entries, superclasses=superclasses, source=source)  # fmt: skip
+def _materialised(
+    name: str,
+    kind: str,
+    options: Options,
+    classes: list[str],
+    class_ids: list[str],
+    entries: list[dict[str, Any]],
+    source: dict[str, Any],
+    superclasses: list[str] | None = None,
+) -> ClassificationSet:
+    return ClassificationSet(
+        dataset=name,
+        kind=kind,
+        classes=class_names(options.classnames, classes),
+        class_ids=class_ids,
+        root=str(image_folder(options)),
+        images=entries,
+        superclasses=superclasses,
+        source=source,
+    )
 
 
 # ------------------------------------------------------------------ CIFAR
@@ -65,13 +81,23 @@ def _cifar(name: str, options: Options, kind: str) -> ClassificationSet:
 
     cls = CIFAR100 if kind == "cifar100" else CIFAR10
     if options.root is None:
-        raise VlstressError(f"test-set kind {kind} needs --root (the folder CIFAR is downloaded to and cached in)")
+        raise VlstressError(
+            f"test-set kind {kind} needs --root (the folder CIFAR is downloaded to and cached in)"
+        )
     try:
         data = cls(str(options.root), train=False, download=True)
     except (RuntimeError, OSError, pickle.UnpicklingError, EOFError, KeyError, ValueError) as exc:
-        raise VlstressError(f"{kind}: could not download or read {cls.url} into {options.root}: {exc}") from None
-    entries = keep_first([{"path": f"{i:05d}.png", "label": int(label), "index": i} for i, label in enumerate(data.targets)],
-                         options.max_per_class, key="index")  # fmt: skip
+        raise VlstressError(
+            f"{kind}: could not download or read {cls.url} into {options.root}: {exc}"
+        ) from None
+    entries = keep_first(
+        [
+            {"path": f"{i:05d}.png", "label": int(label), "index": i}
+            for i, label in enumerate(data.targets)
+        ],
+        options.max_per_class,
+        key="index",
+    )
     folder = image_folder(options)
     for entry in entries:
         save_png(Image.fromarray(data.data[entry["index"]]), folder / entry["path"])
@@ -84,7 +110,14 @@ def _cifar(name: str, options: Options, kind: str) -> ClassificationSet:
     }
     names = [c.replace("_", " ") for c in data.classes]
     return _materialised(
-        name, kind, options, names, list(data.classes), entries, source, _cifar100_superclasses(data) if kind == "cifar100" else None
+        name,
+        kind,
+        options,
+        names,
+        list(data.classes),
+        entries,
+        source,
+        _cifar100_superclasses(data) if kind == "cifar100" else None,
     )
 
 
@@ -98,7 +131,10 @@ def _cifar100_superclasses(data: Any) -> list[str] | None:
     if "coarse_labels" not in batch or not coarse_names:
         return None
     coarse = dict(zip(batch["fine_labels"], batch["coarse_labels"]))
-    return [coarse_names[coarse[fine]].replace("_", " ") if fine in coarse else "" for fine in range(len(data.classes))]
+    return [
+        coarse_names[coarse[fine]].replace("_", " ") if fine in coarse else ""
+        for fine in range(len(data.classes))
+    ]
 
 
 def build_cifar10(name: str, options: Options) -> ClassificationSet:
@@ -115,23 +151,48 @@ def build_cifar100(name: str, options: Options) -> ClassificationSet:
 def _coco_instances(path: Path) -> tuple[dict[int, dict], dict[int, str], list[dict]]:
     """(categories by id, image file names by id, annotations) of a COCO instances json, checked."""
     data = read_json(path, "COCO instances json")
-    if not isinstance(data, dict) or not all(isinstance(data.get(key), list) for key in ("images", "annotations", "categories")):
-        raise VlstressError(f"COCO instances json {path}: expected an object with 'images', 'annotations' and 'categories' lists")
+    if not isinstance(data, dict) or not all(
+        isinstance(data.get(key), list) for key in ("images", "annotations", "categories")
+    ):
+        raise VlstressError(
+            f"COCO instances json {path}: expected an object with 'images', 'annotations' and 'categories' lists"
+        )
     categories, images = {}, {}
     for pos, cat in enumerate(data["categories"]):
-        if not isinstance(cat, dict) or not isinstance(cat.get("id"), int) or not isinstance(cat.get("name"), str):
-            raise VlstressError(f"COCO instances json {path}: categories[{pos}] lacks an integer 'id' or a 'name'")
+        if (
+            not isinstance(cat, dict)
+            or not isinstance(cat.get("id"), int)
+            or not isinstance(cat.get("name"), str)
+        ):
+            raise VlstressError(
+                f"COCO instances json {path}: categories[{pos}] lacks an integer 'id' or a 'name'"
+            )
         categories[cat["id"]] = cat
     for pos, img in enumerate(data["images"]):
-        if not isinstance(img, dict) or "id" not in img or not isinstance(img.get("file_name"), str):
-            raise VlstressError(f"COCO instances json {path}: images[{pos}] lacks 'id' or 'file_name'")
+        if (
+            not isinstance(img, dict)
+            or "id" not in img
+            or not isinstance(img.get("file_name"), str)
+        ):
+            raise VlstressError(
+                f"COCO instances json {path}: images[{pos}] lacks 'id' or 'file_name'"
+            )
         images[img["id"]] = img["file_name"]
     for pos, ann in enumerate(data["annotations"]):
         box = ann.get("bbox") if isinstance(ann, dict) else None
-        if not isinstance(box, list) or len(box) != 4 or not all(isinstance(v, (int, float)) for v in box) or "id" not in ann:
-            raise VlstressError(f"COCO instances json {path}: annotations[{pos}] lacks an 'id' or a 4-number 'bbox'")
+        if (
+            not isinstance(box, list)
+            or len(box) != 4
+            or not all(isinstance(v, (int, float)) for v in box)
+            or "id" not in ann
+        ):
+            raise VlstressError(
+                f"COCO instances json {path}: annotations[{pos}] lacks an 'id' or a 4-number 'bbox'"
+            )
         if ann.get("category_id") not in categories or ann.get("image_id") not in images:
-            raise VlstressError(f"COCO instances json {path}: annotation {ann['id']} names an unknown category or image")
+            raise VlstressError(
+                f"COCO instances json {path}: annotation {ann['id']} names an unknown category or image"
+            )
     return categories, images, data["annotations"]
 
 
@@ -146,19 +207,41 @@ def _crop(image: Image.Image, box: list[float]) -> Image.Image:
 def build_coco_objects(name: str, options: Options) -> ClassificationSet:
     root = require_root(options, "coco-objects")
     if options.annotations is None:
-        raise VlstressError("test-set kind coco-objects needs --annotations (a COCO instances json)")
+        raise VlstressError(
+            "test-set kind coco-objects needs --annotations (a COCO instances json)"
+        )
     categories, images, annotations = _coco_instances(options.annotations)
     by_super = options.label == "supercategory"
-    candidates = [a for a in annotations if not a.get("iscrowd") and a["bbox"][2] >= options.min_size and a["bbox"][3] >= options.min_size]
-    key = (lambda cid: categories[cid].get("supercategory") or categories[cid]["name"]) if by_super else (lambda cid: cid)
+    candidates = [
+        a
+        for a in annotations
+        if not a.get("iscrowd")
+        and a["bbox"][2] >= options.min_size
+        and a["bbox"][3] >= options.min_size
+    ]
+    key = (
+        (lambda cid: categories[cid].get("supercategory") or categories[cid]["name"])
+        if by_super
+        else (lambda cid: cid)
+    )
     order: dict[Any, int] = {}
     for cid in sorted({a["category_id"] for a in candidates}):  # classes in category-id order
         order.setdefault(key(cid), len(order))
-    entries = [{"path": f"{a['image_id']}_{a['id']}.png", "label": order[key(a["category_id"])], "image_id": a["image_id"],
-                "annotation_id": a["id"], "bbox": a["bbox"]} for a in candidates]  # fmt: skip
+    entries = [
+        {
+            "path": f"{a['image_id']}_{a['id']}.png",
+            "label": order[key(a["category_id"])],
+            "image_id": a["image_id"],
+            "annotation_id": a["id"],
+            "bbox": a["bbox"],
+        }
+        for a in candidates
+    ]
     entries = keep_first(entries, options.max_per_class, key="annotation_id")
     if not entries:
-        raise VlstressError(f"coco-objects {options.annotations}: no box of at least {options.min_size}x{options.min_size} pixels")
+        raise VlstressError(
+            f"coco-objects {options.annotations}: no box of at least {options.min_size}x{options.min_size} pixels"
+        )
     folder = image_folder(options)
     for image_id in sorted({e["image_id"] for e in entries}):
         path = root / images[image_id]
@@ -173,9 +256,18 @@ def build_coco_objects(name: str, options: Options) -> ClassificationSet:
         classes = [categories[cid]["name"] for cid in order]
         class_ids = [str(cid) for cid in order]
         superclasses = [categories[cid].get("supercategory", "") for cid in order]
-    source = {"annotations": str(options.annotations), "images": str(root), "min_size": options.min_size, "label": options.label,
-              "instances": len(annotations), "crowd": sum(1 for a in annotations if a.get("iscrowd")), "boxes_kept": len(candidates)}  # fmt: skip
-    return _materialised(name, "coco-objects", options, classes, class_ids, entries, source, superclasses)
+    source = {
+        "annotations": str(options.annotations),
+        "images": str(root),
+        "min_size": options.min_size,
+        "label": options.label,
+        "instances": len(annotations),
+        "crowd": sum(1 for a in annotations if a.get("iscrowd")),
+        "boxes_kept": len(candidates),
+    }
+    return _materialised(
+        name, "coco-objects", options, classes, class_ids, entries, source, superclasses
+    )
 
 
 # ------------------------------------------------------------------ demo objects
@@ -201,14 +293,21 @@ def build_demo_objects(name: str, options: Options) -> ClassificationSet:
 
     from vlstress.caption_data.demo import demo_captions, load_photo
 
-    labels = json.loads(resources.files("vlstress").joinpath("data/demo_labels.json").read_text(encoding="utf-8"))["labels"]
+    labels = json.loads(
+        resources.files("vlstress").joinpath("data/demo_labels.json").read_text(encoding="utf-8")
+    )["labels"]
     photos = demo_captions()
     classes = sorted(set(labels.values()))
     if set(labels) != set(photos) or len(classes) != len(labels):
-        raise VlstressError("data/demo_labels.json must give each demo photo (demo_captions.json) its own class label")
+        raise VlstressError(
+            "data/demo_labels.json must give each demo photo (demo_captions.json) its own class label"
+        )
     photo_of = {label: photo for photo, label in labels.items()}
-    planned = [{"path": f"{photo_of[cls]}_{k}_{view}.png", "label": label, "view": view}
-               for label, cls in enumerate(classes) for k, view in enumerate(DEMO_VIEWS)]  # fmt: skip
+    planned = [
+        {"path": f"{photo_of[cls]}_{k}_{view}.png", "label": label, "view": view}
+        for label, cls in enumerate(classes)
+        for k, view in enumerate(DEMO_VIEWS)
+    ]
     entries = keep_first(planned, options.max_per_class)  # paths sort in view order: "full" first
     folder = image_folder(options)
     for label in sorted({e["label"] for e in entries}):
@@ -218,6 +317,13 @@ def build_demo_objects(name: str, options: Options) -> ClassificationSet:
         views = _views(image)
         for entry in (e for e in entries if e["label"] == label):
             save_png(views[entry["view"]], folder / entry["path"])
-    source = {"package": "scikit-image", "version": skimage.__version__, "labels": "vlstress/data/demo_labels.json", "views": list(DEMO_VIEWS),
-              "max_side": DEMO_SIDE}  # fmt: skip
-    return _materialised(name, "demo-objects", options, classes, [photo_of[c] for c in classes], entries, source)
+    source = {
+        "package": "scikit-image",
+        "version": skimage.__version__,
+        "labels": "vlstress/data/demo_labels.json",
+        "views": list(DEMO_VIEWS),
+        "max_side": DEMO_SIDE,
+    }
+    return _materialised(
+        name, "demo-objects", options, classes, [photo_of[c] for c in classes], entries, source
+    )

@@ -14,14 +14,18 @@ RUN_FLAGS = (
     " --threads {p.embed.threads} --workers {p.embed.workers} --precision {p.embed.precision}"
 )
 REUSE_FLAG = "--reuse-dir {p.embed.cache_dir}/embeddings"
-EVALUATE_FLAGS = "--ks {p.evaluate.ks} --chunk-size {p.evaluate.chunk_size} --ties {p.evaluate.ties}"
+EVALUATE_FLAGS = (
+    "--ks {p.evaluate.ks} --chunk-size {p.evaluate.chunk_size} --ties {p.evaluate.ties}"
+)
 METRICS = "results/metrics/{model}"
 FIGURES = "results/figures"
 
 # the embeddings of a model: one folder per embedding job
 EMB = "results/embeddings/{model}"
 RETRIEVAL_EMB = f"{EMB}/retrieval"  # every retrieval set (embed_retrieval)
-CLASSIFIERS = f"{EMB}/classifiers"  # the zero-shot classifier of each test set (zeroshot_classifiers)
+CLASSIFIERS = (
+    f"{EMB}/classifiers"  # the zero-shot classifier of each test set (zeroshot_classifiers)
+)
 ZEROSHOT_EMB = f"{EMB}/zeroshot"  # every zero-shot image set (embed_zeroshot)
 
 # labelled test sets (the `testset` command), and files inside the two zero-shot folders

@@ -20,8 +20,9 @@ very same command line and write the same provenance.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 PLACEHOLDER = re.compile(r"\{(?:(in|out|p|item)\.)?([A-Za-z_][A-Za-z0-9_.]*)\}")
 
@@ -49,7 +50,9 @@ class Output:
     record: bool = False  # a metric record the summary reads
     metric: bool = False  # DVC `metrics:`
     plot: dict[str, Any] | None = None  # DVC `plots:` options ({} = defaults)
-    caption: str | None = None  # Snakemake report caption: report/<caption>.rst of the suite (engine: workflow/report)
+    caption: str | None = (
+        None  # Snakemake report caption: report/<caption>.rst of the suite (engine: workflow/report)
+    )
     category: str | None = None  # Snakemake report category
     suites: tuple[str, ...] = ()  # present only when one of these suites is on (empty: always)
 
@@ -63,11 +66,19 @@ class Stage:
     axes: tuple[str, ...] = ()
     suite: str | None = None  # None: always on
     gpu: bool = False  # asks the scheduler for a GPU (Snakemake resources gpu=1, SLURM gres)
-    gpus: str | None = None  # with gpu: the params value that says how many (data-parallel steps); None = 1
+    gpus: str | None = (
+        None  # with gpu: the params value that says how many (data-parallel steps); None = 1
+    )
     data: tuple[str, ...] = ()  # package data files the step reads (paths under src/vlstress)
-    input_lists: dict[str, str] = field(default_factory=dict)  # name -> a list of paths (see pipeline.LISTS)
-    external: tuple[str, ...] = ()  # params that may name a local file/folder the step reads (pipeline.external)
-    after: tuple[str, ...] = ()  # DVC gates: stages that must run first (Snakemake checks params at parse time)
+    input_lists: dict[str, str] = field(
+        default_factory=dict
+    )  # name -> a list of paths (see pipeline.LISTS)
+    external: tuple[
+        str, ...
+    ] = ()  # params that may name a local file/folder the step reads (pipeline.external)
+    after: tuple[
+        str, ...
+    ] = ()  # DVC gates: stages that must run first (Snakemake checks params at parse time)
     doc: str = ""
     # modules the command runs beyond its own imports (named on its command line, e.g. a suite's
     # figure module or the set providers of `{providers.GROUP}`): their code is the stage's too
@@ -77,7 +88,9 @@ class Stage:
     def subcommand(self) -> str:
         parts = self.command.split()
         if parts[0] != "vlstress" or len(parts) < 2:
-            raise ValueError(f"stage {self.name}: the command must start with `vlstress <subcommand>`")
+            raise ValueError(
+                f"stage {self.name}: the command must start with `vlstress <subcommand>`"
+            )
         return parts[1]
 
 
@@ -126,12 +139,20 @@ class Suite:
     description: str
     stages: tuple[Stage, ...] = ()
     needs: tuple[str, ...] = ()  # params blocks it reads
-    requires: tuple[str, ...] = ()  # other suites that must be on (their stages make this one's inputs)
+    requires: tuple[
+        str, ...
+    ] = ()  # other suites that must be on (their stages make this one's inputs)
     always: bool = False  # on whatever `suites:` says (original retrieval)
     axes: tuple[Axis, ...] = ()
-    commands: dict[str, tuple[str, str]] = field(default_factory=dict)  # subcommand -> (module, help)
+    commands: dict[str, tuple[str, str]] = field(
+        default_factory=dict
+    )  # subcommand -> (module, help)
     params: str | None = None  # module with SCHEMA (its params blocks) and problems(params)
     lists: dict[str, PathList] = field(default_factory=dict)  # path lists its stages feed others
-    providers: dict[str, str] = field(default_factory=dict)  # embedding group -> module with sets(config, group)
-    tasks: dict[str, Any] = field(default_factory=dict)  # record task -> report.tasks.Task (display)
+    providers: dict[str, str] = field(
+        default_factory=dict
+    )  # embedding group -> module with sets(config, group)
+    tasks: dict[str, Any] = field(
+        default_factory=dict
+    )  # record task -> report.tasks.Task (display)
     extra_plots: tuple[dict[str, Any], ...] = ()  # more `dvc plots` views of its stages' plot data

@@ -29,13 +29,25 @@ def download_stage(name: str, block: str, raw: str, suite: str | None, doc: str)
     """`vlstress download` of a dataset block of params (`dataset`, or fine-tuning's `finetune.train`)."""
     flags = " ".join(
         f"--{flag.replace('_', '-')} {{p.{block}.{flag}}}"
-        for flag in ("kind", "max_images", "images", "captions", "image_ids", "coco_url", "karpathy_url", "rococo_url")
+        for flag in (
+            "kind",
+            "max_images",
+            "images",
+            "captions",
+            "image_ids",
+            "coco_url",
+            "karpathy_url",
+            "rococo_url",
+        )
     )
     return Stage(
         name,
         f"vlstress download --dataset {{p.{block}.name}} {flags} --out {{out.raw}}",
         outputs={"raw": Output(raw, directory=True)},
-        external=tuple(f"{block}.{key}" for key in ("images", "captions", "coco_url", "karpathy_url", "rococo_url")),
+        external=tuple(
+            f"{block}.{key}"
+            for key in ("images", "captions", "coco_url", "karpathy_url", "rococo_url")
+        ),
         suite=suite,
         doc=doc,
         after=(CHECKED,),
@@ -56,7 +68,9 @@ def testset_stage(name: str, axis: str, folder: str, suite: str, doc: str) -> St
     )
 
 
-def figures_stage(suite: str, module: str, names: dict[str, tuple[str, ...]], category: str) -> Stage:
+def figures_stage(
+    suite: str, module: str, names: dict[str, tuple[str, ...]], category: str
+) -> Stage:
     """`vlstress figures` of one suite's figure module: each name -> the suites of which one must be on
     for it to be drawn (empty: whenever this suite is on). Its own stage, so editing one suite's
     figures redraws only them."""
@@ -66,10 +80,15 @@ def figures_stage(suite: str, module: str, names: dict[str, tuple[str, ...]], ca
         inputs={"summary": SUMMARY},
         outputs={
             **{
-                f"{name}_png": Output(f"{FIGURES}/{name}.png", plot={}, caption=name, category=category, suites=on)
+                f"{name}_png": Output(
+                    f"{FIGURES}/{name}.png", plot={}, caption=name, category=category, suites=on
+                )
                 for name, on in names.items()
             },
-            **{f"{name}_pdf": Output(f"{FIGURES}/{name}.pdf", suites=on) for name, on in names.items()},
+            **{
+                f"{name}_pdf": Output(f"{FIGURES}/{name}.pdf", suites=on)
+                for name, on in names.items()
+            },
         },
         suite=suite,
         code=(module,),
@@ -110,7 +129,8 @@ DATA = (
     ),
     Stage(
         "model_card",
-        "vlstress model-card --model {model} --arch {item.arch} --pretrained {item.pretrained} " + CARD_FLAGS
+        "vlstress model-card --model {model} --arch {item.arch} --pretrained {item.pretrained} "
+        + CARD_FLAGS
         + " --out {out.card}",
         outputs={"card": Output(CARD)},
         axes=("model",),

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import inspect
 import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -39,16 +40,24 @@ class AttackSpec:
     eps: tuple[float, ...] = (4.0,)  # in 1/255 units of the norm
     steps: int | None = None  # iterations (Square: queries); None = the kind's default
     alpha: float | None = None  # step size in 1/255 units; None = the kind's default
-    restarts: int = 1  # random restarts (kinds with a random start): per image, the first that fools the model
-    extra: dict[str, Any] = field(default_factory=dict)  # more keyword arguments of the torchattacks class
+    restarts: int = (
+        1  # random restarts (kinds with a random start): per image, the first that fools the model
+    )
+    extra: dict[str, Any] = field(
+        default_factory=dict
+    )  # more keyword arguments of the torchattacks class
 
 
 @dataclass(frozen=True)
 class AttackKind:
-    build: Callable[..., Any]  # (model, spec, eps as a fraction of 1, n_classes, seed) -> torchattacks.Attack
+    build: Callable[
+        ..., Any
+    ]  # (model, spec, eps as a fraction of 1, n_classes, seed) -> torchattacks.Attack
     norms: tuple[str, ...]
     description: str
-    bounded: bool = True  # False: minimal-perturbation attack (no budget), scored against each eps afterwards
+    bounded: bool = (
+        True  # False: minimal-perturbation attack (no budget), scored against each eps afterwards
+    )
     random_start: bool = False  # restarts make sense
     default_steps: int | None = 10
 
@@ -58,7 +67,7 @@ def _alpha(spec: AttackSpec, eps: float, steps: int) -> float:
     return spec.alpha / 255.0 if spec.alpha is not None else 2.5 * eps / max(steps, 1)
 
 
-def _steps(spec: AttackSpec, kind: "AttackKind") -> int:
+def _steps(spec: AttackSpec, kind: AttackKind) -> int:
     return spec.steps if spec.steps is not None else int(kind.default_steps or 1)
 
 
@@ -79,24 +88,32 @@ def _fgsm(model, spec, eps, n_classes, seed):
 
 def _bim(model, spec, eps, n_classes, seed):
     steps = _steps(spec, KINDS["bim"])
-    return _torchattacks().BIM(model, eps=eps, alpha=_alpha(spec, eps, steps), steps=steps, **spec.extra)
+    return _torchattacks().BIM(
+        model, eps=eps, alpha=_alpha(spec, eps, steps), steps=steps, **spec.extra
+    )
 
 
 def _pgd(model, spec, eps, n_classes, seed):
     ta = _torchattacks()
     steps = _steps(spec, KINDS["pgd"])
     cls = ta.PGD if spec.norm == "linf" else ta.PGDL2
-    return cls(model, eps=eps, alpha=_alpha(spec, eps, steps), steps=steps, random_start=True, **spec.extra)
+    return cls(
+        model, eps=eps, alpha=_alpha(spec, eps, steps), steps=steps, random_start=True, **spec.extra
+    )
 
 
 def _mifgsm(model, spec, eps, n_classes, seed):
     steps = _steps(spec, KINDS["mifgsm"])
-    return _torchattacks().MIFGSM(model, eps=eps, alpha=_alpha(spec, eps, steps), steps=steps, **spec.extra)
+    return _torchattacks().MIFGSM(
+        model, eps=eps, alpha=_alpha(spec, eps, steps), steps=steps, **spec.extra
+    )
 
 
 def _difgsm(model, spec, eps, n_classes, seed):
     steps = _steps(spec, KINDS["difgsm"])
-    return _torchattacks().DIFGSM(model, eps=eps, alpha=_alpha(spec, eps, steps), steps=steps, **spec.extra)
+    return _torchattacks().DIFGSM(
+        model, eps=eps, alpha=_alpha(spec, eps, steps), steps=steps, **spec.extra
+    )
 
 
 def _deepfool(model, spec, eps, n_classes, seed):
@@ -110,31 +127,77 @@ def _spsa(model, spec, eps, n_classes, seed):
 
 def _square(model, spec, eps, n_classes, seed):
     norm = "Linf" if spec.norm == "linf" else "L2"
-    return _torchattacks().Square(model, norm=norm, eps=eps, n_queries=_steps(spec, KINDS["square"]),
-                                  n_restarts=spec.restarts, seed=seed, **spec.extra)  # fmt: skip
+    return _torchattacks().Square(
+        model,
+        norm=norm,
+        eps=eps,
+        n_queries=_steps(spec, KINDS["square"]),
+        n_restarts=spec.restarts,
+        seed=seed,
+        **spec.extra,
+    )
 
 
 def _autoattack(model, spec, eps, n_classes, seed):
     norm = "Linf" if spec.norm == "linf" else "L2"
-    return _torchattacks().AutoAttack(model, norm=norm, eps=eps, version="standard", n_classes=n_classes, seed=seed, **spec.extra)
+    return _torchattacks().AutoAttack(
+        model, norm=norm, eps=eps, version="standard", n_classes=n_classes, seed=seed, **spec.extra
+    )
 
 
 KINDS: dict[str, AttackKind] = {
-    "fgsm": AttackKind(_fgsm, ("linf",), "fast gradient sign method (one step)", default_steps=None),
+    "fgsm": AttackKind(
+        _fgsm, ("linf",), "fast gradient sign method (one step)", default_steps=None
+    ),
     "bim": AttackKind(_bim, ("linf",), "basic iterative method (iterative FGSM, no random start)"),
-    "pgd": AttackKind(_pgd, NORMS, "projected gradient descent with a random start", random_start=True),
+    "pgd": AttackKind(
+        _pgd, NORMS, "projected gradient descent with a random start", random_start=True
+    ),
     "mifgsm": AttackKind(_mifgsm, ("linf",), "momentum iterative FGSM (MIM)"),
     "difgsm": AttackKind(_difgsm, ("linf",), "diverse-input iterative FGSM (DIM)"),
-    "deepfool": AttackKind(_deepfool, ("l2", "linf"), "DeepFool minimal perturbation, scored against each eps",
-                           bounded=False, default_steps=50),  # fmt: skip
-    "spsa": AttackKind(_spsa, ("linf",), "SPSA gradient-free attack (query based)", random_start=True, default_steps=10),
-    "square": AttackKind(_square, NORMS, "Square attack (score based, random search; steps = queries)", default_steps=1000),
-    "autoattack": AttackKind(_autoattack, NORMS, "AutoAttack, standard version (APGD-CE, APGD-T, FAB-T, Square)",
-                             default_steps=None),  # fmt: skip
+    "deepfool": AttackKind(
+        _deepfool,
+        ("l2", "linf"),
+        "DeepFool minimal perturbation, scored against each eps",
+        bounded=False,
+        default_steps=50,
+    ),
+    "spsa": AttackKind(
+        _spsa,
+        ("linf",),
+        "SPSA gradient-free attack (query based)",
+        random_start=True,
+        default_steps=10,
+    ),
+    "square": AttackKind(
+        _square,
+        NORMS,
+        "Square attack (score based, random search; steps = queries)",
+        default_steps=1000,
+    ),
+    "autoattack": AttackKind(
+        _autoattack,
+        NORMS,
+        "AutoAttack, standard version (APGD-CE, APGD-T, FAB-T, Square)",
+        default_steps=None,
+    ),
 }
 
 # torchattacks constructor arguments set by vlstress from the spec, never through `extra`
-RESERVED = {"model", "eps", "alpha", "steps", "norm", "n_queries", "n_restarts", "seed", "n_classes", "version", "nb_iter", "random_start"}
+RESERVED = {
+    "model",
+    "eps",
+    "alpha",
+    "steps",
+    "norm",
+    "n_queries",
+    "n_restarts",
+    "seed",
+    "n_classes",
+    "version",
+    "nb_iter",
+    "random_start",
+}
 
 
 def check_spec(spec: AttackSpec) -> None:
@@ -148,9 +211,13 @@ def check_spec(spec: AttackSpec) -> None:
         raise VlstressError(f"{where}: unknown kind {spec.kind!r}{hint}; known: {', '.join(KINDS)}")
     kind = KINDS[spec.kind]
     if spec.norm not in kind.norms:
-        raise VlstressError(f"{where}: kind {spec.kind} supports norm {' or '.join(kind.norms)}, not {spec.norm!r}")
+        raise VlstressError(
+            f"{where}: kind {spec.kind} supports norm {' or '.join(kind.norms)}, not {spec.norm!r}"
+        )
     if not spec.eps or any(not np.isfinite(e) or e < 0 for e in spec.eps):
-        raise VlstressError(f"{where}: eps must be a non-empty list of numbers >= 0 (1/255 units), got {list(spec.eps)}")
+        raise VlstressError(
+            f"{where}: eps must be a non-empty list of numbers >= 0 (1/255 units), got {list(spec.eps)}"
+        )
     if spec.steps is not None and spec.steps < 1:
         raise VlstressError(f"{where}: steps must be >= 1, got {spec.steps}")
     if spec.alpha is not None and not spec.alpha > 0:
@@ -159,18 +226,31 @@ def check_spec(spec: AttackSpec) -> None:
         raise VlstressError(f"{where}: restarts must be >= 1, got {spec.restarts}")
     reserved = sorted(set(spec.extra) & RESERVED)
     if reserved:
-        raise VlstressError(f"{where}: extra option(s) {', '.join(reserved)} are set from the attack's own fields")
+        raise VlstressError(
+            f"{where}: extra option(s) {', '.join(reserved)} are set from the attack's own fields"
+        )
     if spec.extra:
         accepted = _accepted_options(spec)
         unknown = sorted(set(spec.extra) - accepted)
         if unknown:
-            raise VlstressError(f"{where}: unknown extra option(s) {', '.join(unknown)} for {spec.kind}; accepted: {', '.join(sorted(accepted - RESERVED))}")
+            raise VlstressError(
+                f"{where}: unknown extra option(s) {', '.join(unknown)} for {spec.kind}; accepted: {', '.join(sorted(accepted - RESERVED))}"
+            )
 
 
 def _accepted_options(spec: AttackSpec) -> set[str]:
     ta = _torchattacks()
-    classes = {"fgsm": ta.FGSM, "bim": ta.BIM, "pgd": ta.PGD if spec.norm == "linf" else ta.PGDL2, "mifgsm": ta.MIFGSM,
-               "difgsm": ta.DIFGSM, "deepfool": ta.DeepFool, "spsa": ta.SPSA, "square": ta.Square, "autoattack": ta.AutoAttack}  # fmt: skip
+    classes = {
+        "fgsm": ta.FGSM,
+        "bim": ta.BIM,
+        "pgd": ta.PGD if spec.norm == "linf" else ta.PGDL2,
+        "mifgsm": ta.MIFGSM,
+        "difgsm": ta.DIFGSM,
+        "deepfool": ta.DeepFool,
+        "spsa": ta.SPSA,
+        "square": ta.Square,
+        "autoattack": ta.AutoAttack,
+    }
     return set(inspect.signature(classes[spec.kind].__init__).parameters) - {"self"}
 
 
@@ -183,7 +263,9 @@ def parse_extra(text: str | None) -> dict[str, Any]:
         key, sep, value = part.partition("=")
         key, value = key.strip(), value.strip()
         if not sep or not key or not value:
-            raise VlstressError(f"extra attack options must be key=value pairs separated by commas, got {text!r}")
+            raise VlstressError(
+                f"extra attack options must be key=value pairs separated by commas, got {text!r}"
+            )
         out[key] = _option_value(value)
     return out
 
@@ -210,12 +292,25 @@ def pixel_pipeline(preprocess) -> tuple[Callable, tuple[float, ...], tuple[float
     steps = list(getattr(preprocess, "transforms", []))
     norms = [t for t in steps if isinstance(t, T.Normalize)]
     if len(norms) != 1 or steps[-1] is not norms[0]:
-        raise VlstressError("the model's preprocessing does not end with one Normalize: cannot attack in pixel space")
-    return T.Compose(steps[:-1]), tuple(float(v) for v in norms[0].mean), tuple(float(v) for v in norms[0].std)
+        raise VlstressError(
+            "the model's preprocessing does not end with one Normalize: cannot attack in pixel space"
+        )
+    return (
+        T.Compose(steps[:-1]),
+        tuple(float(v) for v in norms[0].mean),
+        tuple(float(v) for v in norms[0].std),
+    )
 
 
-def pixel_zero_shot(model, weights: np.ndarray, mean: Sequence[float], std: Sequence[float], logit_scale: float, device: str,
-                    precision: str = "fp32"):  # fmt: skip
+def pixel_zero_shot(
+    model,
+    weights: np.ndarray,
+    mean: Sequence[float],
+    std: Sequence[float],
+    logit_scale: float,
+    device: str,
+    precision: str = "fp32",
+):
     """The torch module attacked: [0, 1] pixels -> zero-shot logits (the image tower under `precision`, logits in fp32)."""
     import torch
 
@@ -227,11 +322,19 @@ def pixel_zero_shot(model, weights: np.ndarray, mean: Sequence[float], std: Sequ
         def __init__(self):
             super().__init__()
             self.model = model
-            self.register_buffer("weights", torch.as_tensor(weights, dtype=torch.float32, device=device))
-            self.register_buffer("mean", torch.tensor(mean, dtype=torch.float32, device=device).view(1, -1, 1, 1))
-            self.register_buffer("std", torch.tensor(std, dtype=torch.float32, device=device).view(1, -1, 1, 1))
+            self.register_buffer(
+                "weights", torch.as_tensor(weights, dtype=torch.float32, device=device)
+            )
+            self.register_buffer(
+                "mean", torch.tensor(mean, dtype=torch.float32, device=device).view(1, -1, 1, 1)
+            )
+            self.register_buffer(
+                "std", torch.tensor(std, dtype=torch.float32, device=device).view(1, -1, 1, 1)
+            )
             self.logit_scale = float(logit_scale)
-            self.model.requires_grad_(False)  # attacks differentiate with respect to the pixels only
+            self.model.requires_grad_(
+                False
+            )  # attacks differentiate with respect to the pixels only
 
         def forward(self, pixels):
             with autocast(precision, device):
@@ -264,8 +367,17 @@ class EpsResult:
     l2: np.ndarray
 
 
-def run_attack(module, spec: AttackSpec, pixels, labels, *, n_classes: int, seed: int, batch_size: int,
-               progress: bool = True) -> tuple[np.ndarray, list[EpsResult]]:  # fmt: skip
+def run_attack(
+    module,
+    spec: AttackSpec,
+    pixels,
+    labels,
+    *,
+    n_classes: int,
+    seed: int,
+    batch_size: int,
+    progress: bool = True,
+) -> tuple[np.ndarray, list[EpsResult]]:
     """(clean correct per image, one EpsResult per eps of the spec) for `pixels` (N x 3 x H x W in [0, 1])."""
     import torch
     from tqdm.auto import tqdm
@@ -275,9 +387,15 @@ def run_attack(module, spec: AttackSpec, pixels, labels, *, n_classes: int, seed
     device = next(module.parameters()).device
     labels = torch.as_tensor(np.asarray(labels), dtype=torch.long)
     with torch.no_grad():
-        clean = np.concatenate([
-            module(pixels[i : i + batch_size].to(device)).argmax(dim=1).cpu().numpy() for i in range(0, len(pixels), batch_size)
-        ]) == labels.numpy()  # fmt: skip
+        clean = (
+            np.concatenate(
+                [
+                    module(pixels[i : i + batch_size].to(device)).argmax(dim=1).cpu().numpy()
+                    for i in range(0, len(pixels), batch_size)
+                ]
+            )
+            == labels.numpy()
+        )
     budgets = list(spec.eps) if kind.bounded else [None]
     adversarial = {}
     for budget in budgets:
@@ -285,10 +403,17 @@ def run_attack(module, spec: AttackSpec, pixels, labels, *, n_classes: int, seed
         adv = pixels.clone()
         fooled = np.zeros(len(pixels), dtype=bool)
         eps_label = "min-norm" if budget is None else f"eps {budget:g}/255"
-        bar = tqdm(total=restarts * len(pixels), desc=f"{spec.name} {eps_label}", unit="img", disable=not progress)
+        bar = tqdm(
+            total=restarts * len(pixels),
+            desc=f"{spec.name} {eps_label}",
+            unit="img",
+            disable=not progress,
+        )
         for restart in range(restarts):
             attack_seed = _seed(seed, spec.name, budget, restart)
-            attack = kind.build(module, spec, 0.0 if budget is None else budget / 255.0, n_classes, attack_seed)
+            attack = kind.build(
+                module, spec, 0.0 if budget is None else budget / 255.0, n_classes, attack_seed
+            )
             for start in range(0, len(pixels), batch_size):
                 rows = slice(start, start + batch_size)
                 todo = ~fooled[rows]
@@ -309,9 +434,12 @@ def run_attack(module, spec: AttackSpec, pixels, labels, *, n_classes: int, seed
     for eps in spec.eps:
         adv = adversarial[eps if kind.bounded else None]
         with torch.no_grad():
-            predicted = np.concatenate([
-                module(adv[i : i + batch_size].to(device)).argmax(dim=1).cpu().numpy() for i in range(0, len(adv), batch_size)
-            ])  # fmt: skip
+            predicted = np.concatenate(
+                [
+                    module(adv[i : i + batch_size].to(device)).argmax(dim=1).cpu().numpy()
+                    for i in range(0, len(adv), batch_size)
+                ]
+            )
         linf, l2 = norms(adv - pixels)
         correct = predicted == labels.numpy()
         if not kind.bounded:  # fooled beyond the budget does not count

@@ -21,26 +21,42 @@ def adversarial_eps(table: pd.DataFrame) -> FigureResult:
     labels = list(dict.fromkeys(rows["label"]))
     attacks = list(dict.fromkeys(rows["attack"]))
     palette = dict(zip(attacks, sns.color_palette("colorblind", len(attacks))))
-    fig, axes = plt.subplots(1, len(labels), figsize=(4.2 * len(labels) + 1.8, 3.8), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(
+        1, len(labels), figsize=(4.2 * len(labels) + 1.8, 3.8), squeeze=False, sharey=True
+    )
     for ax, label in zip(axes[0], labels):
         mine = rows[rows["label"] == label]
         for attack in attacks:
-            robust = mine[(mine["attack"] == attack) & (mine["metric"] == "robust_top1")].sort_values("eps")
+            robust = mine[
+                (mine["attack"] == attack) & (mine["metric"] == "robust_top1")
+            ].sort_values("eps")
             clean = mine[(mine["attack"] == attack) & (mine["metric"] == "top1_clean")]
             if robust.empty:
                 continue
             x, y = list(robust["eps"]), list(robust["value"])
-            if len(clean) and 0.0 not in x:  # the clean accuracy of the same images is the point at eps 0
+            if (
+                len(clean) and 0.0 not in x
+            ):  # the clean accuracy of the same images is the point at eps 0
                 x, y = [0.0, *x], [float(clean["value"].iloc[0]), *y]
             ax.plot(x, y, marker="o", label=attack, color=palette[attack])
         ax.set_title(_tick(label), fontsize="medium")
         ax.set_xlabel("eps (1/255 of the attack's norm)")
     axes[0][0].set_ylabel("robust top-1 (%)")
     axes[0][0].set_ylim(bottom=0)
-    axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small", title="attack")
+    axes[0][-1].legend(
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        frameon=False,
+        fontsize="small",
+        title="attack",
+    )
     n_images = sorted({int(v) for v in rows["n_images"].dropna()})
-    fig.suptitle(f"Zero-shot accuracy under adversarial attacks ({', '.join(sorted(set(rows['dataset'])))})")
-    notes = [f"{'/'.join(map(str, n_images))} attacked images per model; eps 0 = clean accuracy of the same images"]
+    fig.suptitle(
+        f"Zero-shot accuracy under adversarial attacks ({', '.join(sorted(set(rows['dataset'])))})"
+    )
+    notes = [
+        f"{'/'.join(map(str, n_images))} attacked images per model; eps 0 = clean accuracy of the same images"
+    ]
     fig.tight_layout()
     _add_notes(fig, notes)
     return fig, notes

@@ -48,8 +48,16 @@ def attack_spec(entry: dict[str, Any]):
     from vlstress.suites.adversarial.attacks import AttackSpec, parse_extra
 
     eps = tuple(float(part) for part in str(entry["eps"]).split(","))
-    return AttackSpec(name=entry["name"], kind=entry["kind"], norm=entry["norm"], eps=eps, steps=entry["steps"],
-                      alpha=entry["alpha"], restarts=entry["restarts"], extra=parse_extra(entry["extra"]))  # fmt: skip
+    return AttackSpec(
+        name=entry["name"],
+        kind=entry["kind"],
+        norm=entry["norm"],
+        eps=eps,
+        steps=entry["steps"],
+        alpha=entry["alpha"],
+        restarts=entry["restarts"],
+        extra=parse_extra(entry["extra"]),
+    )
 
 
 def problems(params: dict[str, Any], on: set[str]) -> list[str]:

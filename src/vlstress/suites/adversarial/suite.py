@@ -15,13 +15,19 @@ SUITE = Suite(
     stages=(
         Stage(
             "attack",
-            "vlstress attack --testset {in.testset} --classifier {in.classifiers}/" + of(CLASSIFIER, "p.adversarial.testset")
-            + " --model-card {in.card} " + RUN_FLAGS
+            "vlstress attack --testset {in.testset} --classifier {in.classifiers}/"
+            + of(CLASSIFIER, "p.adversarial.testset")
+            + " --model-card {in.card} "
+            + RUN_FLAGS
             + " --attack {attack} --kind {item.attack.kind} --norm {item.attack.norm} --eps {item.attack.eps}"
             " --steps {item.attack.steps} --alpha {item.attack.alpha} --restarts {item.attack.restarts}"
             " --extra {item.attack.extra} --n-images {p.adversarial.n_images} --attack-seed {p.adversarial.seed}"
             " --out {out.records}",
-            inputs={"testset": "data/testsets/{p.adversarial.testset}", "classifiers": CLASSIFIERS, "card": CARD},
+            inputs={
+                "testset": "data/testsets/{p.adversarial.testset}",
+                "classifiers": CLASSIFIERS,
+                "card": CARD,
+            },
             outputs={
                 "records": small("results/metrics/{model}/adversarial-{attack}.json", record=True),
                 "per_image": small("results/metrics/{model}/adversarial-{attack}.json.json"),
@@ -31,7 +37,9 @@ SUITE = Suite(
             gpu=True,
             doc="one attack at every eps of its list on a seeded sample of the test set (one record per eps)",
         ),
-        figures_stage("adversarial", "vlstress.suites.adversarial.figures", {"adversarial_eps": ()}, "Figures"),
+        figures_stage(
+            "adversarial", "vlstress.suites.adversarial.figures", {"adversarial_eps": ()}, "Figures"
+        ),
         tables_stage(
             "adversarial",
             "vlstress.suites.adversarial.table",
@@ -48,5 +56,9 @@ SUITE = Suite(
         ),
     },
     params="vlstress.suites.adversarial.params",
-    tasks={"adversarial": Task("zero-shot classification under adversarial attacks", (), noun="attacks")},
+    tasks={
+        "adversarial": Task(
+            "zero-shot classification under adversarial attacks", (), noun="attacks"
+        )
+    },
 )

@@ -36,7 +36,5 @@ def adversarial_table(agg: pd.DataFrame) -> pd.DataFrame | None:
     return pd.DataFrame(cells, index=pd.Index(models, name="model"))
 
 
-
-
 def render(table: pd.DataFrame, block: dict) -> tuple[str, str, list[str]]:
     return render_frames("adversarial", CAPTION, adversarial_table(records.aggregate(table)), block)

@@ -70,7 +70,11 @@ def ece(logits: np.ndarray, labels: np.ndarray, n_bins: int = N_BINS) -> float:
 
     logits, labels = _check(logits, labels)
     value = multiclass_calibration_error(
-        torch.from_numpy(softmax(logits)), torch.from_numpy(labels), num_classes=logits.shape[1], n_bins=n_bins, norm="l1"
+        torch.from_numpy(softmax(logits)),
+        torch.from_numpy(labels),
+        num_classes=logits.shape[1],
+        n_bins=n_bins,
+        norm="l1",
     )
     return float(value)
 
@@ -94,11 +98,17 @@ class ReliabilityBins:
         def clean(values):
             return [None if np.isnan(v) else float(v) for v in values]
 
-        return {"edges": self.edges.tolist(), "counts": self.counts.astype(int).tolist(),
-                "confidence": clean(self.confidence), "accuracy": clean(self.accuracy)}  # fmt: skip
+        return {
+            "edges": self.edges.tolist(),
+            "counts": self.counts.astype(int).tolist(),
+            "confidence": clean(self.confidence),
+            "accuracy": clean(self.accuracy),
+        }
 
 
-def reliability_bins(logits: np.ndarray, labels: np.ndarray, n_bins: int = N_BINS) -> ReliabilityBins:
+def reliability_bins(
+    logits: np.ndarray, labels: np.ndarray, n_bins: int = N_BINS
+) -> ReliabilityBins:
     """Equal-width bins of the top-1 confidence, binned as torchmetrics bins them.
 
     torchmetrics takes float32 confidences and puts each in bin i with edges[i] <= c < edges[i + 1]
@@ -138,10 +148,14 @@ def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
 
 def at_bound(temperature: float) -> bool:
     """Whether a fitted temperature sits on the search bound (no interior optimum: e.g. every fit image wrong)."""
-    return bool(abs(np.log(temperature) - LOG_T_MIN) < 1e-3 or abs(np.log(temperature) - LOG_T_MAX) < 1e-3)
+    return bool(
+        abs(np.log(temperature) - LOG_T_MIN) < 1e-3 or abs(np.log(temperature) - LOG_T_MAX) < 1e-3
+    )
 
 
-def calibration_metrics(logits: np.ndarray, labels: np.ndarray, temperature: float, n_bins: int = N_BINS) -> dict[str, float]:
+def calibration_metrics(
+    logits: np.ndarray, labels: np.ndarray, temperature: float, n_bins: int = N_BINS
+) -> dict[str, float]:
     """Top-1, mean confidence, ECE (%), NLL and Brier, raw and after dividing the logits by `temperature` (`_ts`)."""
     logits, labels = _check(logits, labels)
     out: dict[str, float] = {"top1": 100.0 * float(np.mean(logits.argmax(axis=1) == labels))}
@@ -157,7 +171,9 @@ def calibration_metrics(logits: np.ndarray, labels: np.ndarray, temperature: flo
 def held_out_split(n: int, fit_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(fit rows, evaluation rows): a seeded random split of range(n), both sorted and non-empty."""
     if n < 2:
-        raise VlstressError(f"temperature scaling needs at least 2 in-distribution images (a fit and an evaluation split), got {n}")
+        raise VlstressError(
+            f"temperature scaling needs at least 2 in-distribution images (a fit and an evaluation split), got {n}"
+        )
     if not 0.0 < fit_fraction < 1.0:
         raise VlstressError(f"calibration fit fraction must be in (0, 1), got {fit_fraction}")
     n_fit = min(n - 1, max(1, int(round(fit_fraction * n))))

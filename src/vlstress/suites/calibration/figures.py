@@ -29,19 +29,43 @@ def calibration_ece(table: pd.DataFrame) -> FigureResult:
     if rows.empty:
         return _none("Calibration before and after temperature scaling", "calibration")
     rows["set"] = rows["condition_dict"].map(_set_label)
-    rows["scaling"] = rows["metric"].map({"ece": "raw logits", "ece_ts": "temperature-scaled (T from ID)"})
+    rows["scaling"] = rows["metric"].map(
+        {"ece": "raw logits", "ece_ts": "temperature-scaled (T from ID)"}
+    )
     labels = list(dict.fromkeys(rows["label"]))
     sets = list(dict.fromkeys(rows["set"]))
-    fig, axes = plt.subplots(1, len(labels), figsize=(max(4.5, 0.55 * len(sets) + 2.0) * len(labels) + 1.0, 4.4), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(
+        1,
+        len(labels),
+        figsize=(max(4.5, 0.55 * len(sets) + 2.0) * len(labels) + 1.0, 4.4),
+        squeeze=False,
+        sharey=True,
+    )
     for ax, label in zip(axes[0], labels):
-        sns.barplot(data=rows[rows["label"] == label], x="set", y="value", hue="scaling", order=sets, ax=ax, errorbar=None, palette="colorblind")
+        sns.barplot(
+            data=rows[rows["label"] == label],
+            x="set",
+            y="value",
+            hue="scaling",
+            order=sets,
+            ax=ax,
+            errorbar=None,
+            palette="colorblind",
+        )
         ax.set_title(_tick(label), fontsize="medium")
         ax.set_xlabel("")
         ax.tick_params(axis="x", labelrotation=60, labelsize="x-small")
         ax.legend_.remove()
     axes[0][0].set_ylabel("ECE (%, 15 bins)")
     handles, names = axes[0][0].get_legend_handles_labels()
-    axes[0][-1].legend(handles, names, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small")
+    axes[0][-1].legend(
+        handles,
+        names,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        frameon=False,
+        fontsize="small",
+    )
     fig.suptitle("Expected calibration error of the zero-shot softmax")
     fig.tight_layout()
     return fig, []

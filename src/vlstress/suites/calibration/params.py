@@ -29,4 +29,8 @@ def problems(params: dict[str, Any], on: set[str]) -> list[str]:
         return []
     testsets = params["zeroshot"]["testsets"]
     name = params["calibration"]["in_distribution"]
-    return [] if name in testsets else ["calibration.in_distribution: " + unknown("test set", name, testsets)]
+    return (
+        []
+        if name in testsets
+        else ["calibration.in_distribution: " + unknown("test set", name, testsets)]
+    )

@@ -20,14 +20,21 @@ SUITE = Suite(
             outputs={
                 "records": small("results/metrics/{model}/calibration.json", record=True),
                 "bins": small("results/metrics/{model}/calibration.json.json"),
-                "png": Output("results/figures/reliability_{model}.png", plot={}, caption="reliability", category="Calibration"),
+                "png": Output(
+                    "results/figures/reliability_{model}.png",
+                    plot={},
+                    caption="reliability",
+                    category="Calibration",
+                ),
                 "pdf": Output("results/figures/reliability_{model}.pdf"),
             },
             axes=("model",),
             suite="calibration",
             doc="temperature fitted on a held-out split of the in-distribution set, applied unchanged to every shifted set",
         ),
-        figures_stage("calibration", "vlstress.suites.calibration.figures", {"calibration_ece": ()}, "Figures"),
+        figures_stage(
+            "calibration", "vlstress.suites.calibration.figures", {"calibration_ece": ()}, "Figures"
+        ),
         tables_stage(
             "calibration",
             "vlstress.suites.calibration.table",

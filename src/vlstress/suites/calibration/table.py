@@ -14,11 +14,15 @@ from vlstress.report.frames import render_frames
 
 CAPTION = "Calibration of the zero-shot softmax: ECE (%), NLL, Brier, raw and with the temperature T fitted on held-out ID images"
 CALIBRATION_COLUMNS = {
-    "top1": "Top-1", "ece": "ECE", "ece_ts": "ECE (T)", "nll": "NLL", "nll_ts": "NLL (T)", "brier": "Brier", "brier_ts": "Brier (T)",
+    "top1": "Top-1",
+    "ece": "ECE",
+    "ece_ts": "ECE (T)",
+    "nll": "NLL",
+    "nll_ts": "NLL (T)",
+    "brier": "Brier",
+    "brier_ts": "Brier (T)",
     "temperature": "T",
-}  # fmt: skip
-
-
+}
 
 
 def calibration_table(agg: pd.DataFrame) -> pd.DataFrame | None:
@@ -36,11 +40,19 @@ def calibration_table(agg: pd.DataFrame) -> pd.DataFrame | None:
         elif c.get("split"):
             name += f" ({c['split']}, ID)"
         values = dict(zip(group["metric"], group["mean"]))
-        out.append({"model": label, "set": name, **{title: _cell(values.get(metric), 3 if metric.startswith(("nll", "brier", "temp")) else 1)
-                                                    for metric, title in CALIBRATION_COLUMNS.items()}})  # fmt: skip
+        out.append(
+            {
+                "model": label,
+                "set": name,
+                **{
+                    title: _cell(
+                        values.get(metric), 3 if metric.startswith(("nll", "brier", "temp")) else 1
+                    )
+                    for metric, title in CALIBRATION_COLUMNS.items()
+                },
+            }
+        )
     return pd.DataFrame(out).set_index(["model", "set"])
-
-
 
 
 def render(table: pd.DataFrame, block: dict) -> tuple[str, str, list[str]]:

@@ -17,14 +17,25 @@ import pandas as pd
 
 from vlstress.errors import VlstressError
 
-COLUMNS = ["model", "clean_top1", "mCA", "relative_drop", "mCE", "relative_mCE", "n_corruptions", "n_severities"]
+COLUMNS = [
+    "model",
+    "clean_top1",
+    "mCA",
+    "relative_drop",
+    "mCE",
+    "relative_mCE",
+    "n_corruptions",
+    "n_severities",
+]
 
 
 def _ratio(numerator: float, denominator: float) -> float | None:
     return None if denominator == 0 or math.isnan(denominator) else 100.0 * numerator / denominator
 
 
-def corruption_table(top1: pd.DataFrame, clean: dict[str, float], baseline: str | None) -> pd.DataFrame:
+def corruption_table(
+    top1: pd.DataFrame, clean: dict[str, float], baseline: str | None
+) -> pd.DataFrame:
     """`top1`: columns model, corruption, severity, top1 (one row each); `clean`: model -> clean top-1.
 
     Returns one row per model with the columns of `COLUMNS`; mCE columns are None without a baseline.
@@ -32,11 +43,17 @@ def corruption_table(top1: pd.DataFrame, clean: dict[str, float], baseline: str 
     if top1.empty:
         return pd.DataFrame(columns=COLUMNS)
     if baseline is not None and baseline not in set(top1["model"]):
-        raise VlstressError(f"mCE baseline model {baseline!r} has no corruption records (models: {', '.join(sorted(set(top1['model'])))})")
-    grid = top1.pivot_table(index=["corruption", "severity"], columns="model", values="top1", aggfunc="mean")
+        raise VlstressError(
+            f"mCE baseline model {baseline!r} has no corruption records (models: {', '.join(sorted(set(top1['model'])))})"
+        )
+    grid = top1.pivot_table(
+        index=["corruption", "severity"], columns="model", values="top1", aggfunc="mean"
+    )
     if grid.isna().any().any():
         missing = grid.columns[grid.isna().any()].tolist()
-        raise VlstressError(f"model(s) {', '.join(missing)} lack some (corruption, severity) records: mCE needs the same grid for every model")
+        raise VlstressError(
+            f"model(s) {', '.join(missing)} lack some (corruption, severity) records: mCE needs the same grid for every model"
+        )
     error = 100.0 - grid
     rows = []
     for model in grid.columns:
@@ -54,7 +71,10 @@ def corruption_table(top1: pd.DataFrame, clean: dict[str, float], baseline: str 
         }
         if baseline is not None:
             per_corruption = error.groupby(level="corruption").sum()
-            ces = [_ratio(per_corruption.loc[c, model], per_corruption.loc[c, baseline]) for c in per_corruption.index]
+            ces = [
+                _ratio(per_corruption.loc[c, model], per_corruption.loc[c, baseline])
+                for c in per_corruption.index
+            ]
             row["mCE"] = None if any(ce is None for ce in ces) else sum(ces) / len(ces)
             if clean_top1 is not None and clean.get(baseline) is not None:
                 rel = error.copy()
@@ -62,6 +82,8 @@ def corruption_table(top1: pd.DataFrame, clean: dict[str, float], baseline: str 
                 rel[baseline] = error[baseline] - (100.0 - clean[baseline])
                 sums = rel.groupby(level="corruption").sum()
                 rces = [_ratio(sums.loc[c, model], sums.loc[c, baseline]) for c in sums.index]
-                row["relative_mCE"] = None if any(r is None for r in rces) else sum(rces) / len(rces)
+                row["relative_mCE"] = (
+                    None if any(r is None for r in rces) else sum(rces) / len(rces)
+                )
         rows.append(row)
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -23,13 +23,32 @@ def corruption_heatmap(table: pd.DataFrame) -> FigureResult:
     labels = list(dict.fromkeys(data["label"]))
     corruptions = list(dict.fromkeys(data["corruption"]))
     severities = sorted(data["severity"].unique())
-    fig, axes = plt.subplots(1, len(labels), figsize=(1.2 + 0.9 * len(severities) * len(labels) + 1.5 * len(labels), 0.5 * len(corruptions) + 1.8), squeeze=False)
+    fig, axes = plt.subplots(
+        1,
+        len(labels),
+        figsize=(
+            1.2 + 0.9 * len(severities) * len(labels) + 1.5 * len(labels),
+            0.5 * len(corruptions) + 1.8,
+        ),
+        squeeze=False,
+    )
     vmax = max(1.0, float(data["value"].max()))
     for ax, label in zip(axes[0], labels):
-        grid = data[data["label"] == label].pivot_table(index="corruption", columns="severity", values="value", aggfunc="mean")
+        grid = data[data["label"] == label].pivot_table(
+            index="corruption", columns="severity", values="value", aggfunc="mean"
+        )
         grid = grid.reindex(index=corruptions, columns=severities)
-        sns.heatmap(grid, ax=ax, annot=True, fmt=".1f", cmap="viridis", vmin=0, vmax=vmax, cbar=ax is axes[0][-1],
-                    cbar_kws={"label": "top-1 (%)"})  # fmt: skip
+        sns.heatmap(
+            grid,
+            ax=ax,
+            annot=True,
+            fmt=".1f",
+            cmap="viridis",
+            vmin=0,
+            vmax=vmax,
+            cbar=ax is axes[0][-1],
+            cbar_kws={"label": "top-1 (%)"},
+        )
         ax.set_title(_tick(label), fontsize="medium")
         ax.set_xlabel("severity")
         ax.set_ylabel("corruption" if ax is axes[0][0] else "")
@@ -44,21 +63,34 @@ def corruption_severity(table: pd.DataFrame) -> FigureResult:
         return _none("Accuracy against severity", "corruption")
     clean = _task(table, "corruption", "top1_clean")
     labels = list(dict.fromkeys(data["label"]))
-    fig, axes = plt.subplots(1, len(labels), figsize=(4.2 * len(labels) + 1.6, 3.6), squeeze=False, sharey=True)
-    palette = dict(zip(dict.fromkeys(data["corruption"]), sns.color_palette("colorblind", data["corruption"].nunique())))
+    fig, axes = plt.subplots(
+        1, len(labels), figsize=(4.2 * len(labels) + 1.6, 3.6), squeeze=False, sharey=True
+    )
+    palette = dict(
+        zip(
+            dict.fromkeys(data["corruption"]),
+            sns.color_palette("colorblind", data["corruption"].nunique()),
+        )
+    )
     for ax, label in zip(axes[0], labels):
         rows = data[data["label"] == label]
         clean_value = clean.loc[clean["label"] == label, "value"]
         for name, group in rows.groupby("corruption", sort=False):
             group = group.sort_values("severity")
             x = [0, *group["severity"]] if len(clean_value) else list(group["severity"])
-            y = [float(clean_value.iloc[0]), *group["value"]] if len(clean_value) else list(group["value"])
+            y = (
+                [float(clean_value.iloc[0]), *group["value"]]
+                if len(clean_value)
+                else list(group["value"])
+            )
             ax.plot(x, y, marker="o", label=name, color=palette[name])
         ax.set_title(_tick(label), fontsize="medium")
         ax.set_xlabel("severity (0 = clean)")
         ax.set_xticks(range(0, 6))
     axes[0][0].set_ylabel("top-1 accuracy (%)")
-    axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small")
+    axes[0][-1].legend(
+        loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small"
+    )
     fig.suptitle(f"Top-1 accuracy against corruption severity ({_clean_name(data)})")
     fig.tight_layout()
     return fig, []

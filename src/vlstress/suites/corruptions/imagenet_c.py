@@ -48,10 +48,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
@@ -84,7 +85,9 @@ CORRUPTIONS: dict[str, str] = {
     "spatter": "extra",
     "saturate": "extra",
 }
-IMAGENET_C = [name for name, family in CORRUPTIONS.items() if family != "extra"]  # the 15 of ImageNet-C
+IMAGENET_C = [
+    name for name, family in CORRUPTIONS.items() if family != "extra"
+]  # the 15 of ImageNet-C
 SEVERITIES = (1, 2, 3, 4, 5)
 DEFAULT_SIZE = 224  # ImageNet-C: Resize(256) + CenterCrop(224)
 MIN_SIDE = 32  # imagecorruptions refuses smaller images
@@ -92,7 +95,10 @@ FORMATS: dict[str, tuple[str, dict[str, Any]]] = {
     "png": (".png", {"format": "PNG", "compress_level": 6}),
     "jpeg": (".jpg", {"format": "JPEG", "quality": 85, "optimize": True}),  # as ImageNet-C's files
 }
-_SEEDED_BY_ARGUMENT = {"impulse_noise", "glass_blur"}  # take `seed=`; the others use numpy's global state
+_SEEDED_BY_ARGUMENT = {
+    "impulse_noise",
+    "glass_blur",
+}  # take `seed=`; the others use numpy's global state
 
 
 def check_corruption(name: str, severity: int | None = None) -> None:
@@ -119,7 +125,9 @@ def corrupt_image(image: np.ndarray, name: str, severity: int, seed: int) -> np.
     if name == "impulse_noise":
         kwargs["seed"] = np.random.default_rng(skimage_seq)  # skimage random_noise(rng=...)
     elif name == "glass_blur":
-        kwargs["seed"] = int(numba_seq.generate_state(1)[0])  # numba's np.random.seed takes a uint32
+        kwargs["seed"] = int(
+            numba_seq.generate_state(1)[0]
+        )  # numba's np.random.seed takes a uint32
     saved = np.random.get_state()
     np.random.set_state(np.random.RandomState(np.random.MT19937(global_seq)).get_state())
     try:
@@ -164,7 +172,11 @@ def resize_center_crop(image: Image.Image, size: int) -> Image.Image:
         return image
     short = round(256 * size / 224)
     width, height = image.size
-    new = (short, int(short * height / width)) if width <= height else (int(short * width / height), short)
+    new = (
+        (short, int(short * height / width))
+        if width <= height
+        else (int(short * width / height), short)
+    )
     image = image.resize(new, Image.BILINEAR)
     left, top = int(round((new[0] - size) / 2.0)), int(round((new[1] - size) / 2.0))
     return image.crop((left, top, left + size, top + size))
@@ -203,7 +215,9 @@ def corrupt_chunk(job: Job, chunk: Sequence[tuple[int, str, str]]) -> int:
             try:
                 out = corrupt_image(array, job.name, severity, seed)
             except (AttributeError, ValueError) as exc:  # imagecorruptions' input checks
-                raise VlstressError(f"cannot corrupt image {source} ({array.shape[1]}x{array.shape[0]}): {exc}") from None
+                raise VlstressError(
+                    f"cannot corrupt image {source} ({array.shape[1]}x{array.shape[0]}): {exc}"
+                ) from None
             save_image(out, Path(job.out_dir) / f"s{severity}" / file_name(index, job.fmt), job.fmt)
     return len(chunk) * len(job.severities)
 
@@ -230,10 +244,17 @@ def with_single_cv2_thread() -> Iterator[None]:
 
 
 def available_cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    )
 
 
-def run_chunks(job: Job, chunks: list[list[tuple[int, str, str]]], workers: int, progress: Callable[[int], None]) -> None:
+def run_chunks(
+    job: Job,
+    chunks: list[list[tuple[int, str, str]]],
+    workers: int,
+    progress: Callable[[int], None],
+) -> None:
     """Run corrupt_chunk over chunks: in this process (1 worker) or a spawned process pool."""
     if workers == 1:
         with with_single_cv2_thread():
@@ -243,13 +264,20 @@ def run_chunks(job: Job, chunks: list[list[tuple[int, str, str]]], workers: int,
     import multiprocessing
 
     # spawn, not fork: the parent may hold torch/OpenMP threads, which forked children inherit badly
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=init_worker, initargs=(job.name,))
+    pool = ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=init_worker,
+        initargs=(job.name,),
+    )
     try:
         pending = {pool.submit(corrupt_chunk, job, chunk) for chunk in chunks}
         while pending:
             done, pending = wait(pending, return_when=FIRST_EXCEPTION)
             for future in done:
-                progress(future.result())  # re-raises a worker's error (VlstressError naming the image)
+                progress(
+                    future.result()
+                )  # re-raises a worker's error (VlstressError naming the image)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -284,8 +312,13 @@ def generate(
     if fmt not in FORMATS:
         raise VlstressError(f"unknown image format {fmt!r}; known: {', '.join(FORMATS)}")
     if chunk_size < 1 or workers < 0:
-        raise VlstressError(f"chunk size must be >= 1 and workers >= 0, got {chunk_size} and {workers}")
-    items = [(index, str(Path(clean.root) / entry["path"]), str(entry["path"])) for index, entry in enumerate(clean.images)]
+        raise VlstressError(
+            f"chunk size must be >= 1 and workers >= 0, got {chunk_size} and {workers}"
+        )
+    items = [
+        (index, str(Path(clean.root) / entry["path"]), str(entry["path"]))
+        for index, entry in enumerate(clean.images)
+    ]
     chunks = [items[start : start + chunk_size] for start in range(0, len(items), chunk_size)]
     workers = min(workers or available_cores(), len(chunks)) or 1
     out_dir = Path(out_dir)
@@ -293,14 +326,18 @@ def generate(
         for severity in severities:
             (tmp / f"s{severity}").mkdir()
         job = Job(name, tuple(severities), seed, size, fmt, str(tmp))
-        with tqdm(total=len(items) * len(severities), desc=name, unit="img", disable=not progress) as bar:
+        with tqdm(
+            total=len(items) * len(severities), desc=name, unit="img", disable=not progress
+        ) as bar:
             run_chunks(job, chunks, workers, bar.update)
         data = corrupted_set(clean, job, out_dir, provenance or {})
         write_manifest(tmp / "manifest.json", data)  # checks it too
     return data
 
 
-def corrupted_set(clean: ClassificationSet, job: Job, out_dir: Path, provenance: dict[str, Any]) -> ClassificationSet:
+def corrupted_set(
+    clean: ClassificationSet, job: Job, out_dir: Path, provenance: dict[str, Any]
+) -> ClassificationSet:
     """The manifest of the corrupted set: one entry per (severity, image), severity-major."""
     images = [
         {
@@ -352,8 +389,12 @@ def as_perturbation(name: str, severity: int) -> Callable[..., Any]:
     def apply(image, partner=None, lam: float = 1.0, box=None):
         array = image.detach().cpu().numpy() if hasattr(image, "detach") else np.asarray(image)
         pixels = np.clip(array * 255 + 0.5, 0, 255).astype(np.uint8).transpose(1, 2, 0)
-        seed = int.from_bytes(hashlib.sha256(pixels.tobytes() + name.encode()).digest()[:16], "little")
-        out = corrupt_image(np.ascontiguousarray(pixels), name, severity, seed).transpose(2, 0, 1) / np.float32(255)
+        seed = int.from_bytes(
+            hashlib.sha256(pixels.tobytes() + name.encode()).digest()[:16], "little"
+        )
+        out = corrupt_image(np.ascontiguousarray(pixels), name, severity, seed).transpose(
+            2, 0, 1
+        ) / np.float32(255)
         if hasattr(image, "detach"):
             import torch
 
@@ -361,4 +402,3 @@ def as_perturbation(name: str, severity: int) -> Callable[..., Any]:
         return out.astype(array.dtype)
 
     return apply
-

@@ -40,4 +40,8 @@ def data_folders(params: dict[str, Any]) -> list[str]:
 
 
 def shaping_params(params: dict[str, Any]) -> list[str]:
-    return ["corruptions.testset", "corruptions.names", "corruptions.severities"] if SUITE in suites_on(params) else []
+    return (
+        ["corruptions.testset", "corruptions.names", "corruptions.severities"]
+        if SUITE in suites_on(params)
+        else []
+    )

@@ -38,8 +38,10 @@ SUITE = Suite(
         Stage(
             "evaluate_corruption",
             "vlstress evaluate-zeroshot --task corruption --corruption {corruption} --severity {severity}"
-            " --testset {in.testset} --image-emb {in.emb}/" + CORRUPTED_EMB
-            + " --classifier {in.classifiers}/" + of(CLASSIFIER, "p.corruptions.testset")
+            " --testset {in.testset} --image-emb {in.emb}/"
+            + CORRUPTED_EMB
+            + " --classifier {in.classifiers}/"
+            + of(CLASSIFIER, "p.corruptions.testset")
             + " --clean-record {in.clean} --out {out.record}",
             inputs={
                 "testset": CORRUPTED,
@@ -69,6 +71,11 @@ SUITE = Suite(
         "zeroshot_data": PathList(folders, data_folders, shaping_params),
         "zeroshot_sets": PathList(folders, data_folders, shaping_params),
     },
-    providers={"zeroshot": "vlstress.suites.corruptions.sets", "evaluations": "vlstress.suites.corruptions.paths"},
-    tasks={"corruption": Task("zero-shot classification under corruptions", (), noun="corruptions")},
+    providers={
+        "zeroshot": "vlstress.suites.corruptions.sets",
+        "evaluations": "vlstress.suites.corruptions.paths",
+    },
+    tasks={
+        "corruption": Task("zero-shot classification under corruptions", (), noun="corruptions")
+    },
 )

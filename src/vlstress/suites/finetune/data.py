@@ -11,9 +11,10 @@ sees exactly the batches an uninterrupted run sees.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +29,14 @@ class Sample:
 
 
 class TrainingPairs:
-    def __init__(self, paths: list[str], samples: list[Sample], plan, preprocess: Callable, tokenizer: Callable):
+    def __init__(
+        self,
+        paths: list[str],
+        samples: list[Sample],
+        plan,
+        preprocess: Callable,
+        tokenizer: Callable,
+    ):
         if not samples:
             raise VlstressError("no training captions")
         self.paths, self.samples, self.plan = paths, samples, plan
@@ -37,7 +45,9 @@ class TrainingPairs:
     def __len__(self) -> int:
         return len(self.samples)
 
-    def rows(self, step: int, batch_size: int, seed: int, part: int = 0, parts: int = 1) -> np.ndarray:
+    def rows(
+        self, step: int, batch_size: int, seed: int, part: int = 0, parts: int = 1
+    ) -> np.ndarray:
         """The sample rows of optimizer step `step` (0-based): consecutive slices of seeded per-epoch
         permutations; `part` of `parts` splits the batch between data-parallel processes."""
         n = len(self.samples)
@@ -68,13 +78,22 @@ class TrainingPairs:
             index = self.samples[row].image
             partner = self.plan.partner(index)
             images.append(pixels(index))
-            mixed.append(apply(self.plan, index, pixels(index), None if partner is None else pixels(partner)))
+            mixed.append(
+                apply(self.plan, index, pixels(index), None if partner is None else pixels(partner))
+            )
         texts = [self.samples[row].caption for row in rows]
         altered = [self.samples[row].altered for row in rows]
-        return torch.stack(images), torch.stack(mixed), self.tokenizer(texts), self.tokenizer(altered)
+        return (
+            torch.stack(images),
+            torch.stack(mixed),
+            self.tokenizer(texts),
+            self.tokenizer(altered),
+        )
 
 
-def load_pairs(manifest_path: Path, variants_path: Path) -> tuple[list[str], list[Sample], dict[str, Any]]:
+def load_pairs(
+    manifest_path: Path, variants_path: Path
+) -> tuple[list[str], list[Sample], dict[str, Any]]:
     """(image paths, samples, counts) from a training manifest and a caption set of its captions.
 
     The set is checked against the manifest as the text stress-test checks it (originals in
@@ -86,7 +105,12 @@ def load_pairs(manifest_path: Path, variants_path: Path) -> tuple[list[str], lis
     from vlstress.suites.rococo_text.caption_sets import split_variant_entries
 
     entries = load_manifest(manifest_path)["images"]
-    originals = {entry["image"]: list(entry["caption"]) if isinstance(entry["caption"], list) else [entry["caption"]] for entry in entries}
+    originals = {
+        entry["image"]: list(entry["caption"])
+        if isinstance(entry["caption"], list)
+        else [entry["caption"]]
+        for entry in entries
+    }
     variant_entries = read_json(variants_path, "training caption set")
     split_variant_entries(variant_entries, originals, str(variants_path))
     index = {entry["image"]: i for i, entry in enumerate(entries)}
@@ -101,4 +125,8 @@ def load_pairs(manifest_path: Path, variants_path: Path) -> tuple[list[str], lis
                 continue
             samples.append(Sample(index[entry["image"]], original, altered[k]))
     paths = [entry["path"] for entry in entries]
-    return paths, samples, {"images": len(paths), "samples": len(samples), "skipped_captions": skipped}
+    return (
+        paths,
+        samples,
+        {"images": len(paths), "samples": len(samples), "skipped_captions": skipped},
+    )

@@ -24,8 +24,8 @@ the rank's own batch.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -59,8 +59,14 @@ class Form:
 
 
 FORMS: dict[str, Form] = {
-    "hard-negative": Form(_hard_sc, _hard_vc, "altered captions / mixed images appended as hard negatives of the InfoNCE logits"),
-    "hinge": Form(_hinge_sc, _hinge_vc, "margin ranking [alpha - s(i, t) + s(i, t~)]+, mean over the batch"),
+    "hard-negative": Form(
+        _hard_sc,
+        _hard_vc,
+        "altered captions / mixed images appended as hard negatives of the InfoNCE logits",
+    ),
+    "hinge": Form(
+        _hinge_sc, _hinge_vc, "margin ranking [alpha - s(i, t) + s(i, t~)]+, mean over the batch"
+    ),
 }
 DEFAULT_FORM = "hard-negative"
 
@@ -75,8 +81,19 @@ def margins(image, text, text_alt, image_alt) -> dict[str, float]:
         }
 
 
-def objective(clip_loss, image, text, text_alt, image_alt, logit_scale, *, w_sc: float, w_vc: float, form: str = DEFAULT_FORM,
-              margin: float = 0.2) -> tuple[torch.Tensor, dict[str, float]]:  # fmt: skip
+def objective(
+    clip_loss,
+    image,
+    text,
+    text_alt,
+    image_alt,
+    logit_scale,
+    *,
+    w_sc: float,
+    w_vc: float,
+    form: str = DEFAULT_FORM,
+    margin: float = 0.2,
+) -> tuple[torch.Tensor, dict[str, float]]:
     """(total loss, its terms as floats) for normalised features; a zero weight skips its term's computation."""
     f = FORMS[form]
     clip = clip_loss(image, text, logit_scale)

@@ -59,7 +59,15 @@ finetune:
 """
 )
 
-DOWNLOAD_KEYS = ("images", "captions", "max_images", "image_ids", "coco_url", "karpathy_url", "rococo_url")
+DOWNLOAD_KEYS = (
+    "images",
+    "captions",
+    "max_images",
+    "image_ids",
+    "coco_url",
+    "karpathy_url",
+    "rococo_url",
+)
 
 
 def problems(params: dict[str, Any], on: set[str]) -> list[str]:
@@ -76,46 +84,79 @@ def problems(params: dict[str, Any], on: set[str]) -> list[str]:
             f"models.{slug}: its weights {entry['pretrained']} are made by the finetune suite, which is off: switch "
             "suites.finetune on, or leave the model out"
             for slug, entry in params["models"].items()
-            if isinstance(entry.get("pretrained"), str) and Path(entry["pretrained"]).parts[:2] == ("results", "finetune")
+            if isinstance(entry.get("pretrained"), str)
+            and Path(entry["pretrained"]).parts[:2] == ("results", "finetune")
         ]
     ft, models = params["finetune"], params["models"]
     found = []
     train = ft["train"]
     if train["kind"] not in DATASET_KINDS:
-        found.append("finetune.train.kind: " + unknown("dataset kind", train["kind"], DATASET_KINDS))
+        found.append(
+            "finetune.train.kind: " + unknown("dataset kind", train["kind"], DATASET_KINDS)
+        )
     missing = [key for key in DOWNLOAD_KEYS if key not in train]
     if missing:
-        found.append(f"finetune.train lacks {', '.join(missing)} (null where unused): the download step reads every one")
+        found.append(
+            f"finetune.train lacks {', '.join(missing)} (null where unused): the download step reads every one"
+        )
     if train["name"] == params["dataset"]["name"]:
-        found.append(f"finetune.train.name {train['name']!r} is the test dataset's name: the training data needs a folder of its own")
+        found.append(
+            f"finetune.train.name {train['name']!r} is the test dataset's name: the training data needs a folder of its own"
+        )
     if ft["text_kind"] not in SET_KINDS:
-        found.append("finetune.text_kind: " + unknown("caption-set kind", ft["text_kind"], SET_KINDS))
+        found.append(
+            "finetune.text_kind: " + unknown("caption-set kind", ft["text_kind"], SET_KINDS)
+        )
     elif SET_KINDS[ft["text_kind"]].needs_words and not ft.get("words"):
         found.append(f"finetune.words: kind {ft['text_kind']} needs a word list")
     if ft["method"] not in PERTURBATIONS:
-        found.append("finetune.method: " + unknown("image perturbation", ft["method"], PERTURBATIONS))
+        found.append(
+            "finetune.method: " + unknown("image perturbation", ft["method"], PERTURBATIONS)
+        )
     elif not PERTURBATIONS[ft["method"]].uses_partner:
-        found.append(f"finetune.method: {ft['method']} mixes in no partner image; the visual contrastive loss needs one (mix, patch)")
+        found.append(
+            f"finetune.method: {ft['method']} mixes in no partner image; the visual contrastive loss needs one (mix, patch)"
+        )
     if ft["batch_size"] % ft["accumulate"]:
-        found.append(f"finetune.batch_size {ft['batch_size']} is not a multiple of finetune.accumulate {ft['accumulate']}")
+        found.append(
+            f"finetune.batch_size {ft['batch_size']} is not a multiple of finetune.accumulate {ft['accumulate']}"
+        )
     base = ft["base"]
     entry = models.get(base["slug"])
-    if entry is None or entry.get("arch") != base["arch"] or entry.get("pretrained") != base["pretrained"]:
+    if (
+        entry is None
+        or entry.get("arch") != base["arch"]
+        or entry.get("pretrained") != base["pretrained"]
+    ):
         found.append(
             f"finetune.base must be a model of the run, as it is under models: add "
             f"models.{base['slug']}: {{arch: {base['arch']}, pretrained: {base['pretrained'] if base['pretrained'] is not None else 'null'}}} "
             "(the comparison needs the base evaluated beside its variants)"
         )
-    by_path = {os.path.normpath(str(e["pretrained"])): slug for slug, e in models.items() if e.get("pretrained")}
+    by_path = {
+        os.path.normpath(str(e["pretrained"])): slug
+        for slug, e in models.items()
+        if e.get("pretrained")
+    }
     for variant in ft["variants"]:
         path = os.path.normpath(FINETUNED.replace("{variant}", variant))
         slug = by_path.get(path)
         if slug is None:
-            found.append(f"finetune.variants.{variant} is evaluated by no model: add models.<slug>: {{arch: {base['arch']}, pretrained: {path}}}")
+            found.append(
+                f"finetune.variants.{variant} is evaluated by no model: add models.<slug>: {{arch: {base['arch']}, pretrained: {path}}}"
+            )
         elif models[slug]["arch"] != base["arch"]:
-            found.append(f"models.{slug}: the weights of variant {variant} are a {base['arch']}, not a {models[slug]['arch']}")
+            found.append(
+                f"models.{slug}: the weights of variant {variant} are a {base['arch']}, not a {models[slug]['arch']}"
+            )
     for path, slug in by_path.items():
         parts = Path(path).parts
-        if parts[:2] == ("results", "finetune") and len(parts) == 4 and parts[2] not in ft["variants"]:
-            found.append(f"models.{slug}: {path} is the checkpoint of no variant in finetune.variants")
+        if (
+            parts[:2] == ("results", "finetune")
+            and len(parts) == 4
+            and parts[2] not in ft["variants"]
+        ):
+            found.append(
+                f"models.{slug}: {path} is the checkpoint of no variant in finetune.variants"
+            )
     return found

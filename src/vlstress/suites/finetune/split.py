@@ -42,7 +42,9 @@ def test_keys(test_entries: list[dict[str, Any]]) -> tuple[set[int], set[str], s
     return ids, hashes, captions
 
 
-def without_test(train_entries: list[dict[str, Any]], test_entries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+def without_test(
+    train_entries: list[dict[str, Any]], test_entries: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """(training entries without the test images and captions, counts of what was removed)."""
     ids, hashes, captions = test_keys(test_entries)
     kept, images_removed, captions_removed = [], 0, 0
@@ -61,8 +63,12 @@ def without_test(train_entries: list[dict[str, Any]], test_entries: list[dict[st
             f"no training image left: all {len(train_entries)} training images (or all their captions) are in the test set; "
             "fine-tuning needs images the evaluation never sees"
         )
-    return kept, {"train_images": len(train_entries), "kept_images": len(kept), "test_images_removed": images_removed,
-                  "test_captions_removed": captions_removed}  # fmt: skip
+    return kept, {
+        "train_images": len(train_entries),
+        "kept_images": len(kept),
+        "test_images_removed": images_removed,
+        "test_captions_removed": captions_removed,
+    }
 
 
 def check_disjoint(train_entries: list[dict[str, Any]], test_entries: list[dict[str, Any]]) -> None:
@@ -70,7 +76,11 @@ def check_disjoint(train_entries: list[dict[str, Any]], test_entries: list[dict[
     ids, hashes, captions = test_keys(test_entries)
     for entry in train_entries:
         if _coco_id(entry) in ids or sha256_file(entry["path"]) in hashes:
-            raise VlstressError(f"training image {entry['path']} is a test image: fine-tuning on it would leak the test set")
+            raise VlstressError(
+                f"training image {entry['path']} is a test image: fine-tuning on it would leak the test set"
+            )
         for caption in _captions(entry):
             if _caption_key(caption) in captions:
-                raise VlstressError(f"training caption {caption!r} of {entry['path']} is a test caption: it would leak the test set")
+                raise VlstressError(
+                    f"training caption {caption!r} of {entry['path']} is a test caption: it would leak the test set"
+                )

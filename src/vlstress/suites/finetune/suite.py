@@ -23,11 +23,18 @@ SUITE = Suite(
     "finetune",
     "robust fine-tuning with RoCOCO's semantic and visual contrastive losses; the fine-tuned models are models of the run",
     needs=("finetune",),
-    requires=("rococo_text",),  # its altered training captions come from the text stress-test's generators (WordNet)
+    requires=(
+        "rococo_text",
+    ),  # its altered training captions come from the text stress-test's generators (WordNet)
     axes=(Axis("variant", "finetune.variants", r"[a-z0-9][a-z0-9_]*", keys=True),),
     stages=(
-        download_stage("train_download", "finetune.train", TRAIN_RAW, "finetune",
-                       "fetch or copy the images and captions of the training data"),  # fmt: skip
+        download_stage(
+            "train_download",
+            "finetune.train",
+            TRAIN_RAW,
+            "finetune",
+            "fetch or copy the images and captions of the training data",
+        ),
         Stage(
             "train_prepare",
             "vlstress prepare --dataset {p.finetune.train.name} --raw {in.raw} --out {out.manifest}",
@@ -76,13 +83,23 @@ SUITE = Suite(
             " --checkpoint-every {p.finetune.checkpoint_every} --train-seed {p.finetune.seed}"
             " --method {p.finetune.method} --lam {p.finetune.lam} --processes {p.finetune.nproc}"
             " --out {out.model} --out-log {out.log}",
-            inputs={"train": TRAIN_MANIFEST, "captions": TRAIN_CAPTIONS, "test": MANIFEST, "card": BASE_CARD},
+            inputs={
+                "train": TRAIN_MANIFEST,
+                "captions": TRAIN_CAPTIONS,
+                "test": MANIFEST,
+                "card": BASE_CARD,
+            },
             outputs={
                 "model": Output(FINETUNED),
                 "meta": small(f"{FINETUNED}.json"),
                 "log": small(
                     "results/finetune/{variant}/log.csv",
-                    plot={"x": "step", "y": "total", "template": "linear", "title": "fine-tuning loss per step"},
+                    plot={
+                        "x": "step",
+                        "y": "total",
+                        "template": "linear",
+                        "title": "fine-tuning loss per step",
+                    },
                     caption="finetune_log",
                     category="Robust fine-tuning",
                 ),
@@ -99,7 +116,11 @@ SUITE = Suite(
             " --out-tex {out.tex}",
             inputs={"summary": SUMMARY_AGG},
             outputs={
-                "md": small("results/finetune/comparison.md", caption="finetune_table", category="Robust fine-tuning"),
+                "md": small(
+                    "results/finetune/comparison.md",
+                    caption="finetune_table",
+                    category="Robust fine-tuning",
+                ),
                 "csv": small("results/finetune/comparison.csv"),
                 "tex": small("results/finetune/comparison.tex"),
             },

@@ -46,11 +46,19 @@ def columns_of(agg: pd.DataFrame) -> dict[str, pd.Series]:
     for condition in dict.fromkeys(text["condition_json"]):
         name = _condition(condition).get("set")
         for metric, short in (("i2t_R@1", "R@1"), ("i2t_false_R@1", "false R@1")):
-            add(f"text {name} {short}", text[(text["condition_json"] == condition) & (text["metric"] == metric)])
-    image = records.rows(agg, "image-stress").assign(method=lambda f: f["condition_json"].map(lambda c: _condition(c).get("perturbation")))
+            add(
+                f"text {name} {short}",
+                text[(text["condition_json"] == condition) & (text["metric"] == metric)],
+            )
+    image = records.rows(agg, "image-stress").assign(
+        method=lambda f: f["condition_json"].map(lambda c: _condition(c).get("perturbation"))
+    )
     for method in dict.fromkeys(image["method"]):
         for metric, short in (("t2i_R@1", "R@1"), ("t2i_false_R@1", "false R@1")):
-            add(f"image {method} {short}", image[(image["method"] == method) & (image["metric"] == metric)])
+            add(
+                f"image {method} {short}",
+                image[(image["method"] == method) & (image["metric"] == metric)],
+            )
     zeroshot = records.rows(agg, "zeroshot", "top1")
     for dataset in dict.fromkeys(zeroshot["dataset"]):
         add(f"zero-shot {dataset} top-1", zeroshot[zeroshot["dataset"] == dataset])
@@ -58,22 +66,40 @@ def columns_of(agg: pd.DataFrame) -> dict[str, pd.Series]:
     return out
 
 
-def comparison(agg: pd.DataFrame, base: str, finetuned: list[Finetuned]) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+def comparison(
+    agg: pd.DataFrame, base: str, finetuned: list[Finetuned]
+) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """(values, changes against the base, notes): rows base + each fine-tuned model that has records."""
     columns = columns_of(agg)
     present = set(agg["model"])
     notes = []
     rows = [("base", base, "", "")] if base in present else []
     if base not in present:
-        notes.append(f"the base model {base!r} has no records: add it to `models` to compare against it")
+        notes.append(
+            f"the base model {base!r} has no records: add it to `models` to compare against it"
+        )
     for f in finetuned:
         if f.slug in present:
             rows.append((f.variant, f.slug, f"{f.w_sc:g}", f"{f.w_vc:g}"))
         else:
             notes.append(f"fine-tuned model {f.slug!r} ({f.variant}) has no records yet")
-    index = pd.MultiIndex.from_tuples([(v, s, sc, vc) for v, s, sc, vc in rows], names=["variant", "model", "w_sc", "w_vc"])
-    values = pd.DataFrame({title: [series.get(slug, math.nan) for _, slug, _, _ in rows] for title, series in columns.items()}, index=index)
-    changes = values.sub(values.xs(base, level="model").iloc[0], axis=1).drop(index="base", level="variant") if base in present else values.iloc[0:0]
+    index = pd.MultiIndex.from_tuples(
+        [(v, s, sc, vc) for v, s, sc, vc in rows], names=["variant", "model", "w_sc", "w_vc"]
+    )
+    values = pd.DataFrame(
+        {
+            title: [series.get(slug, math.nan) for _, slug, _, _ in rows]
+            for title, series in columns.items()
+        },
+        index=index,
+    )
+    changes = (
+        values.sub(values.xs(base, level="model").iloc[0], axis=1).drop(
+            index="base", level="variant"
+        )
+        if base in present
+        else values.iloc[0:0]
+    )
     return values, changes, notes
 
 

@@ -17,9 +17,10 @@ import logging
 import math
 import os
 import random
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -55,7 +56,9 @@ class TrainConfig:
         if self.steps < 1 or self.batch_size < 1 or self.accumulate < 1:
             problems.append("steps, batch_size and accumulate must be >= 1")
         if self.batch_size % self.accumulate:
-            problems.append(f"batch_size {self.batch_size} is not a multiple of accumulate {self.accumulate}")
+            problems.append(
+                f"batch_size {self.batch_size} is not a multiple of accumulate {self.accumulate}"
+            )
         if not self.lr > 0 or self.weight_decay < 0 or self.warmup < 0 or self.checkpoint_every < 0:
             problems.append("lr must be > 0; weight_decay, warmup and checkpoint_every >= 0")
         if self.form not in losses.FORMS:
@@ -92,7 +95,9 @@ def optimizer_for(model: torch.nn.Module, config: TrainConfig) -> torch.optim.Op
         {"params": [p for n, p in named if _decay(n, p)], "weight_decay": config.weight_decay},
         {"params": [p for n, p in named if not _decay(n, p)], "weight_decay": 0.0},
     ]
-    return torch.optim.AdamW([g for g in groups if g["params"]], lr=config.lr, betas=(0.9, 0.98), eps=1e-6)
+    return torch.optim.AdamW(
+        [g for g in groups if g["params"]], lr=config.lr, betas=(0.9, 0.98), eps=1e-6
+    )
 
 
 def freeze(model, tower: str | None) -> None:
@@ -106,7 +111,11 @@ def freeze(model, tower: str | None) -> None:
 
 
 def _rng_state() -> dict[str, Any]:
-    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    state = {
+        "python": random.getstate(),
+        "numpy": np.random.get_state(),
+        "torch": torch.get_rng_state(),
+    }
     if torch.cuda.is_available():
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
@@ -137,7 +146,9 @@ def load_checkpoint(path: Path, fingerprint: str) -> dict[str, Any] | None:
         log.warning("resume checkpoint %s is unreadable (%s): starting from step 0", path, exc)
         return None
     if state.get("fingerprint") != fingerprint:
-        log.warning("resume checkpoint %s was written with other settings: starting from step 0", path)
+        log.warning(
+            "resume checkpoint %s was written with other settings: starting from step 0", path
+        )
         return None
     return state
 
@@ -159,7 +170,9 @@ def encode(net, pixels, mixed, tokens, altered):
     """(image, text, mixed image, altered text) features, normalised, from ONE forward of the model
     (under DDP a second forward before the backward would break its gradient bookkeeping)."""
     out = net(torch.cat([pixels, mixed]), torch.cat([tokens, altered]))
-    image_all, text_all = (out["image_features"], out["text_features"]) if isinstance(out, dict) else out[:2]
+    image_all, text_all = (
+        (out["image_features"], out["text_features"]) if isinstance(out, dict) else out[:2]
+    )
     image_all = torch.nn.functional.normalize(image_all.float(), dim=-1)
     text_all = torch.nn.functional.normalize(text_all.float(), dim=-1)
     n = len(pixels)
@@ -194,15 +207,21 @@ def train(
     freeze(model, config.freeze)
     net = model
     if dist.world_size > 1:
-        net = torch.nn.parallel.DistributedDataParallel(model, device_ids=[torch.device(device).index] if device.startswith("cuda") else None)
+        net = torch.nn.parallel.DistributedDataParallel(
+            model, device_ids=[torch.device(device).index] if device.startswith("cuda") else None
+        )
     model.train()
     if config.freeze == "image":
         model.visual.eval()  # frozen batch-norm statistics stay frozen
     optimizer = optimizer_for(model, config)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(step, config.steps, config.warmup))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: lr_factor(step, config.steps, config.warmup)
+    )
     use_scaler = config.precision == "amp" and _autocast_dtype(device) == "float16"
     scaler = torch.amp.GradScaler("cuda", enabled=use_scaler)
-    clip_loss = ClipLoss(local_loss=True, gather_with_grad=True, rank=dist.rank, world_size=dist.world_size)
+    clip_loss = ClipLoss(
+        local_loss=True, gather_with_grad=True, rank=dist.rank, world_size=dist.world_size
+    )
     history: list[dict[str, float]] = []
     start = 0
     torch.manual_seed(config.seed)
@@ -215,8 +234,14 @@ def train(
         _set_rng_state(state["rng"])
         history, start = state["history"], state["step"]
         log.info("resumed from %s at step %d of %d", resume_path, start, config.steps)
-    bar = tqdm(range(start, config.steps), initial=start, total=config.steps, desc="fine-tune", unit="step",
-               disable=not (progress and dist.main))  # fmt: skip
+    bar = tqdm(
+        range(start, config.steps),
+        initial=start,
+        total=config.steps,
+        desc="fine-tune",
+        unit="step",
+        disable=not (progress and dist.main),
+    )
     for step in bar:
         rows = pairs.rows(step, config.batch_size, config.seed, dist.rank, dist.world_size)
         optimizer.zero_grad(set_to_none=True)
@@ -224,12 +249,26 @@ def train(
         chunks = np.array_split(rows, config.accumulate)
         for k, chunk in enumerate(chunks):
             pixels, mixed, tokens, altered = (t.to(device) for t in pairs.batch(chunk))
-            sync = contextlib.nullcontext() if dist.world_size == 1 or k == len(chunks) - 1 else net.no_sync()
+            sync = (
+                contextlib.nullcontext()
+                if dist.world_size == 1 or k == len(chunks) - 1
+                else net.no_sync()
+            )
             with sync, autocast(config.precision, device):
                 image, text, image_alt, text_alt = encode(net, pixels, mixed, tokens, altered)
                 scale = model.logit_scale.exp()
-                loss, terms = losses.objective(clip_loss, image, text, text_alt, image_alt, scale, w_sc=config.w_sc,
-                                               w_vc=config.w_vc, form=config.form, margin=config.margin)  # fmt: skip
+                loss, terms = losses.objective(
+                    clip_loss,
+                    image,
+                    text,
+                    text_alt,
+                    image_alt,
+                    scale,
+                    w_sc=config.w_sc,
+                    w_vc=config.w_vc,
+                    form=config.form,
+                    margin=config.margin,
+                )
                 terms.update(losses.margins(image, text, text_alt, image_alt))
             scaler.scale(loss / len(chunks)).backward()
             for name, value in terms.items():
@@ -244,10 +283,24 @@ def train(
         history.append(row)
         bar.set_postfix(loss=f"{row['total']:.4f}", sc=f"{row['sc']:.3f}", vc=f"{row['vc']:.3f}")
         done = step + 1
-        if resume_path is not None and config.checkpoint_every and done % config.checkpoint_every == 0 and done < config.steps and dist.main:
-            save_checkpoint(resume_path, fingerprint=config.fingerprint(), step=done, model=model.state_dict(),
-                            optimizer=optimizer.state_dict(), scheduler=scheduler.state_dict(), scaler=scaler.state_dict(),
-                            rng=_rng_state(), history=history)  # fmt: skip
+        if (
+            resume_path is not None
+            and config.checkpoint_every
+            and done % config.checkpoint_every == 0
+            and done < config.steps
+            and dist.main
+        ):
+            save_checkpoint(
+                resume_path,
+                fingerprint=config.fingerprint(),
+                step=done,
+                model=model.state_dict(),
+                optimizer=optimizer.state_dict(),
+                scheduler=scheduler.state_dict(),
+                scaler=scaler.state_dict(),
+                rng=_rng_state(),
+                history=history,
+            )
         if on_step is not None:
             on_step(done)
         if stop_after is not None and done >= stop_after:

@@ -19,9 +19,23 @@ def ood_auroc(table: pd.DataFrame) -> FigureResult:
     rows["ood"] = rows["condition_dict"].map(lambda c: c.get("ood"))
     rows["score"] = rows["condition_dict"].map(lambda c: c.get("score"))
     sets = list(dict.fromkeys(rows["ood"]))
-    fig, axes = plt.subplots(1, len(sets), figsize=(max(5.0, 1.5 * rows["score"].nunique() * 1.2) * len(sets) + 2.0, 3.8), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(
+        1,
+        len(sets),
+        figsize=(max(5.0, 1.5 * rows["score"].nunique() * 1.2) * len(sets) + 2.0, 3.8),
+        squeeze=False,
+        sharey=True,
+    )
     for ax, name in zip(axes[0], sets):
-        sns.barplot(data=rows[rows["ood"] == name], x="score", y="value", hue="label", ax=ax, errorbar=None, palette="colorblind")
+        sns.barplot(
+            data=rows[rows["ood"] == name],
+            x="score",
+            y="value",
+            hue="label",
+            ax=ax,
+            errorbar=None,
+            palette="colorblind",
+        )
         ax.axhline(50.0, color="0.4", linewidth=0.8, linestyle="--")
         ax.set_title(f"{', '.join(sorted(set(rows['dataset'])))} vs {name}", fontsize="medium")
         ax.set_xlabel("score")
@@ -29,7 +43,14 @@ def ood_auroc(table: pd.DataFrame) -> FigureResult:
         ax.legend_.remove()
     axes[0][0].set_ylabel("AUROC (%)")
     handles, names = axes[0][0].get_legend_handles_labels()
-    axes[0][-1].legend(handles, [_tick(n) for n in names], loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small")
+    axes[0][-1].legend(
+        handles,
+        [_tick(n) for n in names],
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        frameon=False,
+        fontsize="small",
+    )
     fig.suptitle("Out-of-distribution detection with the zero-shot classifier (dashed: chance)")
     fig.tight_layout()
     return fig, []

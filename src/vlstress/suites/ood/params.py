@@ -38,12 +38,18 @@ def problems(params: dict[str, Any], on: set[str]) -> list[str]:
     found = []
     block, testsets = params["ood"], params["zeroshot"]["testsets"]
     if block["in_distribution"] not in testsets:
-        found.append("ood.in_distribution: " + unknown("test set", block["in_distribution"], testsets))
+        found.append(
+            "ood.in_distribution: " + unknown("test set", block["in_distribution"], testsets)
+        )
     for name, entry in block["sets"].items():
         if entry["kind"] not in TESTSET_KINDS:
-            found.append(f"ood.sets.{name}.kind: " + unknown("test-set kind", entry["kind"], TESTSET_KINDS))
+            found.append(
+                f"ood.sets.{name}.kind: " + unknown("test-set kind", entry["kind"], TESTSET_KINDS)
+            )
         if name in testsets:
-            found.append(f"ood.sets.{name}: also a zero-shot test set name; give the OOD set its own name")
+            found.append(
+                f"ood.sets.{name}: also a zero-shot test set name; give the OOD set its own name"
+            )
     for score in block["scores"].split(","):
         if score not in SCORES:
             found.append("ood.scores: " + unknown("OOD score", score, SCORES))

@@ -13,8 +13,8 @@ with ID positive) and AUPR-Out (OOD positive, scores negated).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -31,30 +31,53 @@ def _logsumexp(values: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Score:
-    fn: Callable[[np.ndarray, float, float], np.ndarray]  # (cosines, logit_scale, temperature) -> scores
+    fn: Callable[
+        [np.ndarray, float, float], np.ndarray
+    ]  # (cosines, logit_scale, temperature) -> scores
     description: str
 
 
 SCORES: dict[str, Score] = {
-    "mcm": Score(lambda cos, scale, t: softmax(cos / t).max(axis=1), "max softmax of cosines / T (MCM)"),
-    "msp": Score(lambda cos, scale, t: softmax(scale * cos).max(axis=1), "max softmax at the model's logit scale"),
-    "max_logit": Score(lambda cos, scale, t: (scale * cos).max(axis=1), "max logit at the model's logit scale"),
-    "energy": Score(lambda cos, scale, t: t * _logsumexp(scale * cos / t), "negative energy T*logsumexp(logits / T)"),
+    "mcm": Score(
+        lambda cos, scale, t: softmax(cos / t).max(axis=1), "max softmax of cosines / T (MCM)"
+    ),
+    "msp": Score(
+        lambda cos, scale, t: softmax(scale * cos).max(axis=1),
+        "max softmax at the model's logit scale",
+    ),
+    "max_logit": Score(
+        lambda cos, scale, t: (scale * cos).max(axis=1), "max logit at the model's logit scale"
+    ),
+    "energy": Score(
+        lambda cos, scale, t: t * _logsumexp(scale * cos / t),
+        "negative energy T*logsumexp(logits / T)",
+    ),
 }
 
 
-def score(name: str, cosines: np.ndarray, logit_scale: float, temperature: float = 1.0) -> np.ndarray:
+def score(
+    name: str, cosines: np.ndarray, logit_scale: float, temperature: float = 1.0
+) -> np.ndarray:
     if name not in SCORES:
         raise VlstressError(f"unknown OOD score {name!r}; known: {', '.join(SCORES)}")
     if temperature <= 0:
         raise VlstressError(f"OOD temperature must be > 0, got {temperature}")
-    return np.asarray(SCORES[name].fn(np.asarray(cosines, dtype=np.float64), float(logit_scale), float(temperature)))
+    return np.asarray(
+        SCORES[name].fn(
+            np.asarray(cosines, dtype=np.float64), float(logit_scale), float(temperature)
+        )
+    )
 
 
 def _labelled(id_scores: np.ndarray, ood_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    id_scores, ood_scores = np.asarray(id_scores, dtype=np.float64), np.asarray(ood_scores, dtype=np.float64)
+    id_scores, ood_scores = (
+        np.asarray(id_scores, dtype=np.float64),
+        np.asarray(ood_scores, dtype=np.float64),
+    )
     if id_scores.size == 0 or ood_scores.size == 0:
-        raise VlstressError(f"OOD detection needs images on both sides: {id_scores.size} ID, {ood_scores.size} OOD")
+        raise VlstressError(
+            f"OOD detection needs images on both sides: {id_scores.size} ID, {ood_scores.size} OOD"
+        )
     labels = np.concatenate([np.ones(id_scores.size), np.zeros(ood_scores.size)])
     return labels, np.concatenate([id_scores, ood_scores])
 
@@ -81,7 +104,9 @@ def detection_metrics(id_scores: np.ndarray, ood_scores: np.ndarray) -> dict[str
     }
 
 
-def roc_points(id_scores: np.ndarray, ood_scores: np.ndarray, max_points: int = 201) -> dict[str, list[float]]:
+def roc_points(
+    id_scores: np.ndarray, ood_scores: np.ndarray, max_points: int = 201
+) -> dict[str, list[float]]:
     """The ROC curve (FPR, TPR), thinned to at most `max_points` points for figures and sidecars."""
     from sklearn.metrics import roc_curve
 

@@ -25,12 +25,22 @@ SUITE = Suite(
     requires=("zeroshot",),
     axes=(Axis("oodset", "ood.sets", r"[a-z0-9][a-z0-9_]*", keys=True),),
     stages=(
-        testset_stage("ood_testset", "oodset", OOD_SET, "ood", "the manifest of an out-of-distribution set (any test-set kind)"),
+        testset_stage(
+            "ood_testset",
+            "oodset",
+            OOD_SET,
+            "ood",
+            "the manifest of an out-of-distribution set (any test-set kind)",
+        ),
         Stage(
             "ood_detect",
-            "vlstress ood-detect --testset {in.testset} --image-emb {in.emb}/" + of(TESTSET_EMB, "p.ood.in_distribution")
-            + " --classifier {in.classifiers}/" + of(CLASSIFIER, "p.ood.in_distribution")
-            + " --ood-testset {in.ood_testset} --ood-emb {in.emb}/" + OOD_EMB + " --scores {p.ood.scores}"
+            "vlstress ood-detect --testset {in.testset} --image-emb {in.emb}/"
+            + of(TESTSET_EMB, "p.ood.in_distribution")
+            + " --classifier {in.classifiers}/"
+            + of(CLASSIFIER, "p.ood.in_distribution")
+            + " --ood-testset {in.ood_testset} --ood-emb {in.emb}/"
+            + OOD_EMB
+            + " --scores {p.ood.scores}"
             " --temperature {p.ood.temperature} --out {out.records} --out-fig {out.png}",
             inputs={
                 "testset": "data/testsets/{p.ood.in_distribution}",
@@ -41,7 +51,12 @@ SUITE = Suite(
             outputs={
                 "records": small("results/metrics/{model}/ood-{oodset}.json", record=True),
                 "roc": small("results/metrics/{model}/ood-{oodset}.json.json"),
-                "png": Output("results/figures/ood_roc_{model}_{oodset}.png", plot={}, caption="ood_roc", category="OOD detection"),
+                "png": Output(
+                    "results/figures/ood_roc_{model}_{oodset}.png",
+                    plot={},
+                    caption="ood_roc",
+                    category="OOD detection",
+                ),
                 "pdf": Output("results/figures/ood_roc_{model}_{oodset}.pdf"),
             },
             axes=("model", "oodset"),

@@ -24,11 +24,11 @@ def ood_table(agg: pd.DataFrame) -> pd.DataFrame | None:
     for cond in dict.fromkeys(rows["condition_json"]):
         c = json.loads(cond)
         for metric, title in (("auroc", "AUROC"), ("fpr95", "FPR@95")):
-            values = rows[(rows["condition_json"] == cond) & (rows["metric"] == metric)].set_index("label")["mean"]
+            values = rows[(rows["condition_json"] == cond) & (rows["metric"] == metric)].set_index(
+                "label"
+            )["mean"]
             cells[f"{c['ood']} {c['score']} {title}"] = {m: _cell(values.get(m)) for m in models}
     return pd.DataFrame(cells, index=pd.Index(models, name="model"))
-
-
 
 
 def render(table: pd.DataFrame, block: dict) -> tuple[str, str, list[str]]:

@@ -48,7 +48,11 @@ def _palette(conditions: list[str]) -> dict[str, Any]:
 
 def _stress_cases() -> list[tuple[str, tasks.Task, str]]:
     """(task name, task, direction) of every registered stress task and retrieval direction it stresses."""
-    return [(name, info, direction) for name, info in tasks.stressed_tasks() for direction in info.directions]
+    return [
+        (name, info, direction)
+        for name, info in tasks.stressed_tasks()
+        for direction in info.directions
+    ]
 
 
 def _absent(info: tasks.Task, what: str) -> str:
@@ -76,7 +80,9 @@ def recall_bars(table: pd.DataFrame) -> FigureResult:
             continue
         original = records.rows(table, info.baseline, f"{direction}_R@1")
         if original.empty:
-            notes.append(f"no {_title(info.baseline)} records: the {DIRECTIONS[direction]} panel has no original bars")
+            notes.append(
+                f"no {_title(info.baseline)} records: the {DIRECTIONS[direction]} panel has no original bars"
+            )
         hue = [ORIGINAL] * (not original.empty) + records.conditions(table, name)
         panels.append((DIRECTIONS[direction], pd.concat([original, stressed]), hue))
     if not panels:  # only the original gallery: R@1 of both directions, said plainly
@@ -89,30 +95,51 @@ def recall_bars(table: pd.DataFrame) -> FigureResult:
         original = pd.concat(parts) if parts else table.iloc[:0]
         if original.empty:
             return placeholder("R@1 under stress", "no R@1 records to draw"), notes
-        panels.append(("original gallery", original, list(dict.fromkeys(original["condition_label"]))))
+        panels.append(
+            ("original gallery", original, list(dict.fromkeys(original["condition_label"])))
+        )
     if records.max_replicates(table) > 1:
         notes.append(ERRORBAR_NOTE)
     width = sum(1.6 + 0.32 * len(models) * len(hue) for _, _, hue in panels)
-    fig, axes = plt.subplots(1, len(panels), figsize=(max(width, 5.0), 4.2), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(
+        1, len(panels), figsize=(max(width, 5.0), 4.2), squeeze=False, sharey=True
+    )
     for ax, (title, data, hue_order) in zip(axes[0], panels):
         data = data.assign(tick=data["label"].map(_tick))
         sns.barplot(
-            data=data, x="tick", y="value", hue="condition_label", order=[_tick(m) for m in models],
-            hue_order=hue_order, palette=_palette(hue_order), errorbar="sd", capsize=0.15,
-            err_kws={"linewidth": 1.0}, ax=ax,
-        )  # fmt: skip
+            data=data,
+            x="tick",
+            y="value",
+            hue="condition_label",
+            order=[_tick(m) for m in models],
+            hue_order=hue_order,
+            palette=_palette(hue_order),
+            errorbar="sd",
+            capsize=0.15,
+            err_kws={"linewidth": 1.0},
+            ax=ax,
+        )
         ax.set_ylim(0, 100)
         ax.set_xlabel("")
         ax.set_ylabel("R@1 (%)")
         ax.set_title(title)
-        sns.move_legend(ax, "upper center", bbox_to_anchor=(0.5, -0.18), ncol=min(len(hue_order), 3), title=None, frameon=False)
+        sns.move_legend(
+            ax,
+            "upper center",
+            bbox_to_anchor=(0.5, -0.18),
+            ncol=min(len(hue_order), 3),
+            title=None,
+            frameon=False,
+        )
     fig.suptitle(f"Recall@1 on the original gallery and under stress ({_dataset(table)})")
     fig.tight_layout()
     _add_notes(fig, notes)
     return fig, notes
 
 
-def _stress_rows(table: pd.DataFrame, metric: str, notes: list[str], absent_what: str) -> list[tuple]:
+def _stress_rows(
+    table: pd.DataFrame, metric: str, notes: list[str], absent_what: str
+) -> list[tuple]:
     """(rows, short direction, task) of every stress task and direction that has `metric`; absent ones go to notes."""
     found = []
     for name, info, direction in _stress_cases():
@@ -134,7 +161,9 @@ def false_r1_heatmap(table: pd.DataFrame) -> FigureResult:
     notes: list[str] = []
     found = _stress_rows(table, "false_R@1", notes, "its columns are")
     parts = [
-        rows.assign(column=rows["condition_label"].str.replace(" ", "\n", n=1, regex=False) + f"\n({short})")
+        rows.assign(
+            column=rows["condition_label"].str.replace(" ", "\n", n=1, regex=False) + f"\n({short})"
+        )
         for rows, short, _ in found
     ]
     if not parts:
@@ -142,32 +171,51 @@ def false_r1_heatmap(table: pd.DataFrame) -> FigureResult:
     data = pd.concat(parts)
     columns = list(dict.fromkeys(data["column"]))
     models = [m for m in records.models(table) if m in set(data["label"])]
-    matrix = data.groupby(["label", "column"], sort=False)["value"].mean().unstack().reindex(index=models, columns=columns)
+    matrix = (
+        data.groupby(["label", "column"], sort=False)["value"]
+        .mean()
+        .unstack()
+        .reindex(index=models, columns=columns)
+    )
     if records.max_replicates(data) > 1:
         notes.append("cells: mean over variant seeds")
     fig, ax = plt.subplots(figsize=(2.4 + 1.2 * len(columns), 1.8 + 0.6 * len(models)))
     sns.heatmap(
-        matrix, annot=True, fmt=".1f", cmap="rocket_r", vmin=0, vmax=100, linewidths=0.5,
-        cbar_kws={"label": "false R@1 (%)"}, ax=ax,
-    )  # fmt: skip
+        matrix,
+        annot=True,
+        fmt=".1f",
+        cmap="rocket_r",
+        vmin=0,
+        vmax=100,
+        linewidths=0.5,
+        cbar_kws={"label": "false R@1 (%)"},
+        ax=ax,
+    )
     ax.set_xlabel("stress variant (retrieval direction)")
     ax.set_ylabel("")
     ax.tick_params(axis="x", labelrotation=0)
-    distractors = " / ".join(dict.fromkeys(info.distractor for _, _, info in found if info.distractor)) or "a distractor"
+    distractors = (
+        " / ".join(dict.fromkeys(info.distractor for _, _, info in found if info.distractor))
+        or "a distractor"
+    )
     ax.set_title(f"False R@1: top-1 is {distractors} ({_dataset(table)})")
     fig.tight_layout()
     _add_notes(fig, notes)
     return fig, notes
 
 
-def _sweep_columns(table: pd.DataFrame, notes: list[str]) -> list[tuple[str, tasks.Task, str, pd.DataFrame]]:
+def _sweep_columns(
+    table: pd.DataFrame, notes: list[str]
+) -> list[tuple[str, tasks.Task, str, pd.DataFrame]]:
     """(task name, task, group label, rows with a `sweep` column) per condition group of every task with a sweep key."""
     columns = []
     for name, info in tasks.stressed_tasks():
         if not info.sweep:
             continue
         data = records.rows(table, name)
-        data = data.assign(sweep=records.condition_values(data, info.sweep)).dropna(subset=["sweep"])
+        data = data.assign(sweep=records.condition_values(data, info.sweep)).dropna(
+            subset=["sweep"]
+        )
         symbol = tasks.sweep_symbol(info)
         if data.empty:
             notes.append(_absent(info, f"the {symbol} sweep is"))
@@ -175,10 +223,14 @@ def _sweep_columns(table: pd.DataFrame, notes: list[str]) -> list[tuple[str, tas
         if data["sweep"].nunique() < 2:
             notes.append(f"a single {symbol} ({data['sweep'].iloc[0]:g}): each curve is one point")
         group = data["condition_json"].map(
-            lambda text: tasks.condition_label(name, {k: v for k, v in json.loads(text).items() if k != info.sweep})
+            lambda text: tasks.condition_label(
+                name, {k: v for k, v in json.loads(text).items() if k != info.sweep}
+            )
         )
         data = data.assign(group=group)
-        columns += [(name, info, label, data[data["group"] == label]) for label in dict.fromkeys(group)]
+        columns += [
+            (name, info, label, data[data["group"] == label]) for label in dict.fromkeys(group)
+        ]
     return columns
 
 
@@ -190,13 +242,19 @@ def lambda_sweep(table: pd.DataFrame) -> FigureResult:
         sweeps = [info for _, info in tasks.stressed_tasks() if info.sweep]
         info = sweeps[0] if sweeps else None
         title = f"{tasks.sweep_symbol(info)} sweep of the {info.noun}" if info else "Sweep"
-        reason = f"no {info.title} records (not configured or not run)" if info else "no task with a sweep key"
+        reason = (
+            f"no {info.title} records (not configured or not run)"
+            if info
+            else "no task with a sweep key"
+        )
         return placeholder(title, reason), notes
     swept = pd.concat([data for _, _, _, data in columns])
     models = records.models(swept)
     colors = dict(zip(models, sns.color_palette("colorblind", len(models))))
     originals = {
-        name: records.rows(table, info.baseline, f"{info.directions[0]}_R@1").groupby("label")["value"].mean()
+        name: records.rows(table, info.baseline, f"{info.directions[0]}_R@1")
+        .groupby("label")["value"]
+        .mean()
         for name, info, _, _ in columns
     }
     has_original = any(not o.empty for o in originals.values())
@@ -204,9 +262,18 @@ def lambda_sweep(table: pd.DataFrame) -> FigureResult:
         baselines = ", ".join(dict.fromkeys(_title(info.baseline) for _, info, _, _ in columns))
         notes.append(f"no {baselines} records: no original-gallery reference lines")
     if records.max_replicates(swept) > 1:
-        notes.append(ERRORBAR_NOTE + ("; dotted: R@1 on the original gallery" if has_original else ""))
+        notes.append(
+            ERRORBAR_NOTE + ("; dotted: R@1 on the original gallery" if has_original else "")
+        )
     rows = [("R@1", "R@1 (%)"), ("false_R@1", "false R@1 (%)")]
-    fig, axes = plt.subplots(len(rows), len(columns), figsize=(1.0 + 3.6 * len(columns), 6.4), squeeze=False, sharex="col", sharey="row")
+    fig, axes = plt.subplots(
+        len(rows),
+        len(columns),
+        figsize=(1.0 + 3.6 * len(columns), 6.4),
+        squeeze=False,
+        sharex="col",
+        sharey="row",
+    )
     for col, (name, info, label, data) in enumerate(columns):
         direction = info.directions[0]
         original = originals[name]
@@ -216,15 +283,27 @@ def lambda_sweep(table: pd.DataFrame) -> FigureResult:
             part = data[data["metric"] == f"{direction}_{metric}"]
             if not part.empty:
                 sns.lineplot(
-                    data=part, x="sweep", y="value", hue="label", hue_order=models, palette=colors, errorbar="sd",
-                    err_style="bars", err_kws={"capsize": 3}, marker="o", ax=ax, legend=False,
-                )  # fmt: skip
+                    data=part,
+                    x="sweep",
+                    y="value",
+                    hue="label",
+                    hue_order=models,
+                    palette=colors,
+                    errorbar="sd",
+                    err_style="bars",
+                    err_kws={"capsize": 3},
+                    marker="o",
+                    ax=ax,
+                    legend=False,
+                )
             if metric == "R@1":
                 for model, value in original.items():
                     if model in colors:
                         ax.axhline(value, color=colors[model], linestyle=":", linewidth=1.2)
             ax.set_ylim(0, 100)
-            ax.set_xlabel((info.sweep_label or tasks.sweep_symbol(info)) if row == len(rows) - 1 else "")
+            ax.set_xlabel(
+                (info.sweep_label or tasks.sweep_symbol(info)) if row == len(rows) - 1 else ""
+            )
             ax.set_ylabel(ylabel if col == 0 else "")
             if row == 0:
                 ax.set_title(label)
@@ -233,11 +312,19 @@ def lambda_sweep(table: pd.DataFrame) -> FigureResult:
     handles = [Line2D([], [], color=colors[m], marker="o", label=m) for m in models]
     if has_original:
         handles.append(Line2D([], [], color="0.3", linestyle=":", label="original gallery"))
-    directions = " / ".join(dict.fromkeys(DIRECTIONS[info.directions[0]] for _, info, _, _ in columns))
+    directions = " / ".join(
+        dict.fromkeys(DIRECTIONS[info.directions[0]] for _, info, _, _ in columns)
+    )
     symbols = " / ".join(dict.fromkeys(tasks.sweep_symbol(info) for _, info, _, _ in columns))
     fig.suptitle(f"{_capital(directions)} retrieval against {symbols} ({_dataset(table)})")
     fig.tight_layout()
-    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.02), ncol=min(len(handles), 3), frameon=False)
+    fig.legend(
+        handles=handles,
+        loc="upper center",
+        bbox_to_anchor=(0.5, 0.02),
+        ncol=min(len(handles), 3),
+        frameon=False,
+    )
     _add_notes(fig, notes, y=-0.05 - 0.04 * ((len(handles) - 1) // 3))  # below the legend
     return fig, notes
 
@@ -254,7 +341,9 @@ def drop_vs_size(table: pd.DataFrame) -> FigureResult:
     data = pd.concat(parts)
     unsized = sorted(data.loc[data["n_params"].isna(), "label"].unique())
     if unsized:
-        notes.append(f"model size unknown (no n_params in provenance), left out: {', '.join(unsized)}")
+        notes.append(
+            f"model size unknown (no n_params in provenance), left out: {', '.join(unsized)}"
+        )
     undefined = sorted(data.loc[data["value"].isna() & data["n_params"].notna(), "label"].unique())
     if undefined:
         notes.append(f"drop rate undefined where the original R@1 is 0: {', '.join(undefined)}")
@@ -267,13 +356,26 @@ def drop_vs_size(table: pd.DataFrame) -> FigureResult:
     conditions = list(dict.fromkeys(data["condition"]))
     fig, ax = plt.subplots(figsize=(7.2, 4.6))
     sns.lineplot(
-        data=data, x="size", y="value", hue="condition", hue_order=conditions, style="family", markers=True,
-        dashes=False, errorbar="sd", err_style="bars", err_kws={"capsize": 3}, palette="colorblind", ax=ax,
-    )  # fmt: skip
+        data=data,
+        x="size",
+        y="value",
+        hue="condition",
+        hue_order=conditions,
+        style="family",
+        markers=True,
+        dashes=False,
+        errorbar="sd",
+        err_style="bars",
+        err_kws={"capsize": 3},
+        palette="colorblind",
+        ax=ax,
+    )
     ax.set_xscale("log")
     sizes = data.groupby("size")["label"].apply(lambda s: "\n".join(dict.fromkeys(s)))
     ax.set_xticks(list(sizes.index))
-    ax.set_xticklabels([f"{size:.0f}M\n{labels}" for size, labels in sizes.items()], fontsize="small")
+    ax.set_xticklabels(
+        [f"{size:.0f}M\n{labels}" for size, labels in sizes.items()], fontsize="small"
+    )
     ax.minorticks_off()
     ax.set_xlabel("model size (parameters, log scale)")
     ax.set_ylabel("drop rate of R@1 (%)")

@@ -24,8 +24,11 @@ SUITE = Suite(
     stages=(
         Stage(
             "embed_retrieval",
-            "vlstress embed-retrieval --manifest {in.manifest} {params_files} --model-card {in.card} " + RUN_FLAGS
-            + " --sets-from {providers.retrieval} " + REUSE_FLAG + " --out {out.emb}",
+            "vlstress embed-retrieval --manifest {in.manifest} {params_files} --model-card {in.card} "
+            + RUN_FLAGS
+            + " --sets-from {providers.retrieval} "
+            + REUSE_FLAG
+            + " --out {out.emb}",
             inputs={"manifest": MANIFEST, "card": CARD},
             input_lists={"sets": "retrieval_sets"},
             outputs={"emb": Output(RETRIEVAL_EMB, directory=True)},
@@ -40,7 +43,9 @@ SUITE = Suite(
             + EVALUATE_FLAGS
             + " --out {out.record}",
             inputs={"manifest": MANIFEST, "emb": RETRIEVAL_EMB},
-            outputs={"record": Output("results/metrics/{model}/original.json", cache=False, record=True)},
+            outputs={
+                "record": Output("results/metrics/{model}/original.json", cache=False, record=True)
+            },
             axes=("model",),
         ),
         # the stress figures need a suite whose records stress retrieval (declared by their tasks' baseline)
@@ -70,7 +75,14 @@ SUITE = Suite(
             "every retrieval set of one model in one process (images, captions, image variants, caption sets),"
             " unchanged sets reused",
         ),
-        "evaluate": ("vlstress.suites.retrieval.commands.evaluate", "retrieval metrics (Recall@K) from embeddings"),
+        "evaluate": (
+            "vlstress.suites.retrieval.commands.evaluate",
+            "retrieval metrics (Recall@K) from embeddings",
+        ),
     },
-    tasks={"retrieval": Task("retrieval on the original gallery", ("i2t", "t2i"), noun="original gallery")},
+    tasks={
+        "retrieval": Task(
+            "retrieval on the original gallery", ("i2t", "t2i"), noun="original gallery"
+        )
+    },
 )

@@ -46,28 +46,42 @@ def paper_table(table: pd.DataFrame, latex: bool = False) -> tuple[pd.DataFrame,
     models = records.models(agg)
     cells: dict[tuple[str, str, str], dict[str, str]] = {}
     sizes = agg.drop_duplicates("label").set_index("label")["n_params"]
-    cells[("", "", "Params (M)")] = {m: MISSING if pd.isna(sizes[m]) else f"{sizes[m] / 1e6:.0f}" for m in models}
+    cells[("", "", "Params (M)")] = {
+        m: MISSING if pd.isna(sizes[m]) else f"{sizes[m] / 1e6:.0f}" for m in models
+    }
     for name, info in tasks.stressed_tasks():
         for direction in info.directions:
             header = _group_header(direction)
             original = records.rows(agg, info.baseline, f"{direction}_R@1")
             stressed = records.rows(agg, name)
             if original.empty and stressed.empty:
-                notes.append(f"no {info.title} records and no original-gallery {header} R@1: the {header} group is left out")
+                notes.append(
+                    f"no {info.title} records and no original-gallery {header} R@1: the {header} group is left out"
+                )
                 continue
             if stressed.empty:
-                notes.append(f"no {info.title} records: the {header} group shows the original gallery only")
+                notes.append(
+                    f"no {info.title} records: the {header} group shows the original gallery only"
+                )
             if original.empty:
-                notes.append(f"no original-gallery {header} R@1 ({info.baseline} records): the {header} group has no Original column")
+                notes.append(
+                    f"no original-gallery {header} R@1 ({info.baseline} records): the {header} group has no Original column"
+                )
             else:
-                by_model = {r.label: _cell(r.mean, r.std, r.n_seeds, latex) for r in original.itertuples()}
+                by_model = {
+                    r.label: _cell(r.mean, r.std, r.n_seeds, latex) for r in original.itertuples()
+                }
                 cells[(header, "Original", "R@1")] = {m: by_model.get(m, MISSING) for m in models}
             for condition in records.conditions(agg, name):
                 rows = stressed[stressed["condition_label"] == condition]
                 for metric, column in CELL_METRICS.items():
                     sub = rows[rows["metric"] == f"{direction}_{metric}"]
-                    by_model = {r.label: _cell(r.mean, r.std, r.n_seeds, latex) for r in sub.itertuples()}
-                    cells[(header, condition, column)] = {m: by_model.get(m, MISSING) for m in models}
+                    by_model = {
+                        r.label: _cell(r.mean, r.std, r.n_seeds, latex) for r in sub.itertuples()
+                    }
+                    cells[(header, condition, column)] = {
+                        m: by_model.get(m, MISSING) for m in models
+                    }
     frame = pd.DataFrame(cells, index=pd.Index(models, name="Model"))
     frame.columns = pd.MultiIndex.from_tuples(frame.columns)
     return frame, notes
@@ -84,7 +98,9 @@ def to_markdown(table: pd.DataFrame) -> str:
         block = frame[direction].copy()
         block.columns = [f"{cond} {metric}" for cond, metric in block.columns]
         block.insert(0, "Params (M)", params)
-        parts.append(f"### {direction}\n\n{block.reset_index().to_markdown(index=False, disable_numparse=True)}")
+        parts.append(
+            f"### {direction}\n\n{block.reset_index().to_markdown(index=False, disable_numparse=True)}"
+        )
     return "\n\n".join(parts)
 
 
@@ -103,22 +119,24 @@ def to_latex(table: pd.DataFrame, caption: str, label: str = "tab:stress") -> st
         block = frame[direction].copy()
         block.insert(0, ("", "Params (M)"), params.to_numpy())
         block.insert(0, ("", "Model"), models)
-        block.columns = pd.MultiIndex.from_tuples([tuple(latex_escape(c) for c in col) for col in block.columns])
+        block.columns = pd.MultiIndex.from_tuples(
+            [tuple(latex_escape(c) for c in col) for col in block.columns]
+        )
         short = next((d for d in tasks.DIRECTIONS if _group_header(d) == direction), direction)
-        latex = (
-            block.style.hide(axis="index").to_latex(
-                hrules=True,
-                multicol_align="c",
-                column_format="lr" + "r" * (block.shape[1] - 2),
-                caption=latex_escape(f"{direction}. {caption}"),
-                label=f"{label}-{short}",
-                position="t",
-                position_float="centering",
-                environment="table*",
-            )
+        latex = block.style.hide(axis="index").to_latex(
+            hrules=True,
+            multicol_align="c",
+            column_format="lr" + "r" * (block.shape[1] - 2),
+            caption=latex_escape(f"{direction}. {caption}"),
+            label=f"{label}-{short}",
+            position="t",
+            position_float="centering",
+            environment="table*",
         )
         # wide tables: scale the tabular to the text width (needs \usepackage{graphicx})
-        latex = latex.replace("\\begin{tabular}", "\\resizebox{\\textwidth}{!}{%\n\\begin{tabular}", 1)
+        latex = latex.replace(
+            "\\begin{tabular}", "\\resizebox{\\textwidth}{!}{%\n\\begin{tabular}", 1
+        )
         parts.append(latex.replace("\\end{tabular}\n", "\\end{tabular}%\n}\n", 1))
     return "\n".join(parts)
 
@@ -136,7 +154,9 @@ def render(table: pd.DataFrame, block: dict) -> tuple[str, str, list[str]]:
         + ". Models marked random-init have seeded random weights."
     )
     note_md = "".join(f"\n\n_Note: {n}._" for n in notes)
-    markdown = f"{caption}\n\n{to_markdown(table)}{note_md}\n\n<!-- provenance\n{dumps_json(block)}-->\n"
+    markdown = (
+        f"{caption}\n\n{to_markdown(table)}{note_md}\n\n<!-- provenance\n{dumps_json(block)}-->\n"
+    )
     comment = "".join(f"% {line}\n" for line in dumps_json(block).splitlines())
     latex = f"% generated by `vlstress tables`; needs \\usepackage{{booktabs,graphicx}}\n{comment}{to_latex(table, caption)}"
     return markdown, latex, notes

@@ -47,7 +47,13 @@ def problems(params: dict[str, Any], on: set[str]) -> list[str]:
     found = []
     for method in (params.get("image_variants") or {}).get("methods", []):
         if method not in PERTURBATIONS:
-            found.append("image_variants.methods: " + unknown("image perturbation", method, PERTURBATIONS))
-        elif PERTURBATIONS[method].faithful_only and params["image_variants"].get("mode") == "clean":
-            found.append(f"image_variants.methods: {method} needs image_variants.mode faithful (it corrupts [0, 1] images)")
+            found.append(
+                "image_variants.methods: " + unknown("image perturbation", method, PERTURBATIONS)
+            )
+        elif (
+            PERTURBATIONS[method].faithful_only and params["image_variants"].get("mode") == "clean"
+        ):
+            found.append(
+                f"image_variants.methods: {method} needs image_variants.mode faithful (it corrupts [0, 1] images)"
+            )
     return found

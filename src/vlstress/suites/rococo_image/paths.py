@@ -21,7 +21,9 @@ def variant_folders(params: dict[str, Any]) -> list[str]:
         return []
     block = params["image_variants"]
     return [
-        VARIANT_DIR.format(method=render_value(method), lam=render_value(lam), seed=render_value(seed))
+        VARIANT_DIR.format(
+            method=render_value(method), lam=render_value(lam), seed=render_value(seed)
+        )
         for method in block["methods"]
         for lam in block["lams"]
         for seed in block["seeds"]

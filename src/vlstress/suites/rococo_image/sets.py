@@ -29,7 +29,9 @@ def image_variant(folder: Path) -> EmbeddingSet:
     elif mode == "clean":
         files = [e["source_path"] for e in entries]
     else:
-        raise VlstressError(f"variant {folder}: unknown mode {mode!r} (known: {', '.join(variants.MODES)})")
+        raise VlstressError(
+            f"variant {folder}: unknown mode {mode!r} (known: {', '.join(variants.MODES)})"
+        )
     name = manifest["variant"].get("name", folder.name)
 
     def embed(run: Loaded) -> np.ndarray:
@@ -43,10 +45,19 @@ def image_variant(folder: Path) -> EmbeddingSet:
 
     fields = {"images": [e["image"] for e in entries], "variant": manifest["variant"]}
     return EmbeddingSet(
-        name, manifest_path, [str(manifest_path), *files], "image-variant-embeddings", fields, embed, {"mode": mode}
+        name,
+        manifest_path,
+        [str(manifest_path), *files],
+        "image-variant-embeddings",
+        fields,
+        embed,
+        {"mode": mode},
     )
 
 
 def retrieval(config: dict[str, Any]) -> list[tuple[str, EmbeddingSet]]:
     """The sets this suite adds to a model's retrieval embedding job (file inside its folder, set)."""
-    return [(f"image_variants/{Path(f).name}.npy", image_variant(Path(f))) for f in variant_folders(config)]
+    return [
+        (f"image_variants/{Path(f).name}.npy", image_variant(Path(f)))
+        for f in variant_folders(config)
+    ]

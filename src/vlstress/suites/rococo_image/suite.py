@@ -34,11 +34,18 @@ SUITE = Suite(
         Stage(
             "evaluate_image",
             "vlstress evaluate-image --manifest {in.manifest} --image-emb {in.emb}/images.npy"
-            " --text-emb {in.emb}/texts.npy --variant {in.variant} --variant-emb {in.emb}/" + VARIANT_EMB
-            + " " + EVALUATE_FLAGS + " --out {out.record}",
+            " --text-emb {in.emb}/texts.npy --variant {in.variant} --variant-emb {in.emb}/"
+            + VARIANT_EMB
+            + " "
+            + EVALUATE_FLAGS
+            + " --out {out.record}",
             inputs={"manifest": MANIFEST, "emb": RETRIEVAL_EMB, "variant": VARIANT_DIR},
             outputs={
-                "record": Output("results/metrics/{model}/image-{method}-lam{lam}-seed{seed}.json", cache=False, record=True)
+                "record": Output(
+                    "results/metrics/{model}/image-{method}-lam{lam}-seed{seed}.json",
+                    cache=False,
+                    record=True,
+                )
             },
             axes=("model", "method", "lam", "seed"),
             suite="rococo_image",

@@ -28,9 +28,10 @@ Modes (see docs/image-variants.md):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -118,7 +119,9 @@ def make_plan(n: int, method: str, lam: float, seed: int) -> VariantPlan:
     perturbation(method)
     partners = partner_indices(n, seed)
     rng = np.random.default_rng([seed, 1])  # boxes: an independent stream of the same seed
-    return VariantPlan(method=method, lam=lam, seed=seed, partners=partners, boxes=box_fractions(n, lam, rng))
+    return VariantPlan(
+        method=method, lam=lam, seed=seed, partners=partners, boxes=box_fractions(n, lam, rng)
+    )
 
 
 # --- perturbations (registry: adding a method is one entry) -------------------------------------
@@ -163,13 +166,24 @@ class Perturbation:
     uses_partner: bool  # False: `partner` is None, and the manifest records no partner
     uses_box: bool  # False: `box` is None, and the manifest records no box
     description: str
-    faithful_only: bool = False  # works on [0, 1] images only, not on the clean mode's normalised tensors
+    faithful_only: bool = (
+        False  # works on [0, 1] images only, not on the clean mode's normalised tensors
+    )
 
 
 PERTURBATIONS: dict[str, Perturbation] = {
-    "mix": Perturbation(mix, uses_partner=True, uses_box=False, description="blend with the partner image"),
-    "patch": Perturbation(patch, uses_partner=True, uses_box=True, description="CutMix: a box of the partner image"),
-    "flip": Perturbation(flip, uses_partner=False, uses_box=False, description="the image mirrored left-right (lam ignored)"),
+    "mix": Perturbation(
+        mix, uses_partner=True, uses_box=False, description="blend with the partner image"
+    ),
+    "patch": Perturbation(
+        patch, uses_partner=True, uses_box=True, description="CutMix: a box of the partner image"
+    ),
+    "flip": Perturbation(
+        flip,
+        uses_partner=False,
+        uses_box=False,
+        description="the image mirrored left-right (lam ignored)",
+    ),
 }
 
 
@@ -184,12 +198,15 @@ def _corruptions() -> dict[str, Perturbation]:
 
     return {
         f"{name}_s{severity}": Perturbation(
-            as_perturbation(name, severity), uses_partner=False, uses_box=False,
-            description=f"{name} at severity {severity} (imagecorruptions-imaug; lam ignored)", faithful_only=True,
+            as_perturbation(name, severity),
+            uses_partner=False,
+            uses_box=False,
+            description=f"{name} at severity {severity} (imagecorruptions-imaug; lam ignored)",
+            faithful_only=True,
         )
         for name in CORRUPTIONS
         for severity in SEVERITIES
-    }  # fmt: skip
+    }
 
 
 PERTURBATIONS.update(_corruptions())
@@ -199,7 +216,9 @@ def perturbation(method: str) -> Perturbation:
     try:
         return PERTURBATIONS[method]
     except KeyError:
-        raise VlstressError(f"unknown image variant method {method!r}; known: {', '.join(PERTURBATIONS)}") from None
+        raise VlstressError(
+            f"unknown image variant method {method!r}; known: {', '.join(PERTURBATIONS)}"
+        ) from None
 
 
 def apply(plan: VariantPlan, index: int, image, partner):
@@ -242,13 +261,21 @@ def variant_file_names(entries: Sequence[dict[str, Any]]) -> list[str]:
     seen: dict[str, str] = {}
     for name, entry in zip(names, entries):
         if name in seen:
-            raise VlstressError(f"images {seen[name]!r} and {entry['image']!r} would both be saved as {name}")
+            raise VlstressError(
+                f"images {seen[name]!r} and {entry['image']!r} would both be saved as {name}"
+            )
         seen[name] = entry["image"]
     return names
 
 
 def write_faithful(
-    entries: Sequence[dict[str, Any]], plan: VariantPlan, out_dir: Path, *, size: int, quality: int, progress: bool = True
+    entries: Sequence[dict[str, Any]],
+    plan: VariantPlan,
+    out_dir: Path,
+    *,
+    size: int,
+    quality: int,
+    progress: bool = True,
 ) -> list[str]:
     """Write one mixed JPEG per entry into out_dir/images; returns the file names (entry order).
 
@@ -260,7 +287,12 @@ def write_faithful(
     (out_dir / "images").mkdir(parents=True, exist_ok=True)
     n = len(entries)
     done = np.zeros(n, dtype=bool)
-    bar = tqdm(total=n, desc=f"{plan.method} lam={plan.lam} seed={plan.seed}", unit="img", disable=not progress)
+    bar = tqdm(
+        total=n,
+        desc=f"{plan.method} lam={plan.lam} seed={plan.seed}",
+        unit="img",
+        disable=not progress,
+    )
     for start in range(n):
         if done[start]:
             continue
@@ -268,8 +300,16 @@ def write_faithful(
         index = start
         while not done[index]:
             partner_index = int(plan.partners[index])
-            partner = first if partner_index == start else faithful_tensor(entries[partner_index]["path"], size)
-            save_jpeg(to_pil(apply(plan, index, current, partner)), out_dir / "images" / names[index], quality)
+            partner = (
+                first
+                if partner_index == start
+                else faithful_tensor(entries[partner_index]["path"], size)
+            )
+            save_jpeg(
+                to_pil(apply(plan, index, current, partner)),
+                out_dir / "images" / names[index],
+                quality,
+            )
             done[index] = True
             bar.update(1)
             index, current = partner_index, partner
@@ -296,7 +336,11 @@ class CleanMixer:
 
         image = self.preprocess(load_rgb(self.source_paths[index]))
         partner_index = self.plan.partner(index)
-        partner = None if partner_index is None else self.preprocess(load_rgb(self.source_paths[partner_index]))
+        partner = (
+            None
+            if partner_index is None
+            else self.preprocess(load_rgb(self.source_paths[partner_index]))
+        )
         return apply(self.plan, index, image, partner)
 
 
@@ -305,14 +349,30 @@ def plan_from_manifest(manifest: dict[str, Any]) -> VariantPlan:
     try:
         variant = manifest["variant"]
         entries = manifest["images"]
-        partners = np.array([-1 if e["partner_index"] is None else int(e["partner_index"]) for e in entries], dtype=np.int64)
-        boxes = np.array([e["box"] if e["box"] is not None else [0.0, 0.0, 0.0, 0.0] for e in entries], dtype=np.float64)
-        return VariantPlan(method=variant["method"], lam=float(variant["lam"]), seed=int(variant["seed"]), partners=partners, boxes=boxes)
+        partners = np.array(
+            [-1 if e["partner_index"] is None else int(e["partner_index"]) for e in entries],
+            dtype=np.int64,
+        )
+        boxes = np.array(
+            [e["box"] if e["box"] is not None else [0.0, 0.0, 0.0, 0.0] for e in entries],
+            dtype=np.float64,
+        )
+        return VariantPlan(
+            method=variant["method"],
+            lam=float(variant["lam"]),
+            seed=int(variant["seed"]),
+            partners=partners,
+            boxes=boxes,
+        )
     except (KeyError, TypeError, ValueError) as exc:
-        raise VlstressError(f"not an image-variant manifest (missing {exc}); run `vlstress image-variants`") from None
+        raise VlstressError(
+            f"not an image-variant manifest (missing {exc}); run `vlstress image-variants`"
+        ) from None
 
 
-def load_variant(variant_dir: Path, images: Sequence[str], source_manifest: Path) -> tuple[dict[str, Any], Path]:
+def load_variant(
+    variant_dir: Path, images: Sequence[str], source_manifest: Path
+) -> tuple[dict[str, Any], Path]:
     """(variant spec, manifest path) of a variant folder, checked to be built from the test set `images`."""
     from vlstress.caption_data.manifest import load_manifest
 
@@ -320,13 +380,21 @@ def load_variant(variant_dir: Path, images: Sequence[str], source_manifest: Path
     manifest = load_manifest(path)
     spec = manifest.get("variant")
     if not isinstance(spec, dict) or "method" not in spec:
-        raise VlstressError(f"{path} is not an image-variant manifest; run `vlstress image-variants`")
+        raise VlstressError(
+            f"{path} is not an image-variant manifest; run `vlstress image-variants`"
+        )
     if [e["image"] for e in manifest["images"]] != list(images):
-        raise VlstressError(f"variant {variant_dir} was built from another test set than {source_manifest}; re-run `vlstress image-variants`")
+        raise VlstressError(
+            f"variant {variant_dir} was built from another test set than {source_manifest}; re-run `vlstress image-variants`"
+        )
     return spec, path
 
 
-def check_variant_embeddings(emb_path: Path, meta: dict[str, Any], spec: dict[str, Any], variant_dir: Path) -> None:
+def check_variant_embeddings(
+    emb_path: Path, meta: dict[str, Any], spec: dict[str, Any], variant_dir: Path
+) -> None:
     """Error unless the embeddings sidecar `meta` names the variant `spec`."""
     if (meta.get("variant") or {}).get("name") != spec.get("name"):
-        raise VlstressError(f"{emb_path} embeds another variant than {variant_dir}; re-run `vlstress embed-image-variant`")
+        raise VlstressError(
+            f"{emb_path} embeds another variant than {variant_dir}; re-run `vlstress embed-image-variant`"
+        )

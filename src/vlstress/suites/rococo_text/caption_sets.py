@@ -100,11 +100,15 @@ class CaptionSetLayout:
         }
 
 
-def layout(entries: list[dict[str, Any]], manifest_entries: list[dict[str, Any]], source: str) -> CaptionSetLayout:
+def layout(
+    entries: list[dict[str, Any]], manifest_entries: list[dict[str, Any]], source: str
+) -> CaptionSetLayout:
     """Check a caption set against its manifest (errors name `source`) and say which rows the evaluation uses."""
     table = caption_table(manifest_entries)
     groups = table.captions_per_image
-    manifest_images = {name: [table.captions[j] for j in groups[i]] for i, name in enumerate(table.images)}
+    manifest_images = {
+        name: [table.captions[j] for j in groups[i]] for i, name in enumerate(table.images)
+    }
     set_images, altered_rows = split_variant_entries(entries, manifest_images, source)
     index = {name: i for i, name in enumerate(table.images)}
     chosen = sorted(index[name] for name in set_images)

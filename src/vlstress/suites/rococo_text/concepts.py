@@ -24,11 +24,23 @@ from pathlib import Path
 CONCEPTS: dict[str, tuple[str, ...]] = {
     "vehicle": ("vehicle.n.01", "conveyance.n.03", "craft.n.02"),
     "furniture": ("furniture.n.01",),
-    "clothing": ("clothing.n.01", "headdress.n.01", "footwear.n.02", "accessory.n.01", "jewelry.n.01"),
+    "clothing": (
+        "clothing.n.01",
+        "headdress.n.01",
+        "footwear.n.02",
+        "accessory.n.01",
+        "jewelry.n.01",
+    ),
     "tableware": ("tableware.n.01", "kitchen_utensil.n.01", "cutlery.n.02", "crockery.n.01"),
     "container": ("container.n.01",),
     "sports_equipment": ("sports_equipment.n.01", "ball.n.01"),
-    "device": ("device.n.01", "electronic_equipment.n.01", "machine.n.01", "instrument.n.01", "implement.n.01"),
+    "device": (
+        "device.n.01",
+        "electronic_equipment.n.01",
+        "machine.n.01",
+        "instrument.n.01",
+        "implement.n.01",
+    ),
     "building": ("building.n.01", "room.n.01", "housing.n.01", "place_of_business.n.01"),
     "structure": ("structure.n.01", "way.n.06", "road.n.01"),
     "body_part": ("body_part.n.01",),
@@ -37,7 +49,13 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "plant": ("plant.n.02", "plant_part.n.01"),
     "animal": ("animal.n.01",),
     "person": ("person.n.01", "people.n.01"),
-    "landscape": ("geological_formation.n.01", "body_of_water.n.01", "land.n.04", "land.n.02", "field.n.01"),
+    "landscape": (
+        "geological_formation.n.01",
+        "body_of_water.n.01",
+        "land.n.04",
+        "land.n.02",
+        "field.n.01",
+    ),
     "place": ("geographic_area.n.01", "location.n.01"),
     "weather": ("atmospheric_phenomenon.n.01", "weather.n.01", "precipitation.n.03"),
     "material": ("material.n.01", "substance.n.01"),
@@ -60,7 +78,8 @@ SENSE_OVERRIDES: dict[str, str] = {
     "toaster": "toaster.n.02",  # the appliance
 }
 CONCRETE_LEXNAMES = frozenset(
-    f"noun.{name}" for name in "person animal artifact food plant body object location phenomenon substance".split()
+    f"noun.{name}"
+    for name in "person animal artifact food plant body object location phenomenon substance".split()
 )
 
 
@@ -79,7 +98,9 @@ class ConceptIndex:
         self._anchors = {name: frozenset(anchors) for name, anchors in CONCEPTS.items()}
 
     def _named_concept(self, synset) -> str | None:
-        lineage = {s.name() for s in synset.closure(lambda s: s.hypernyms() + s.instance_hypernyms())} | {synset.name()}
+        lineage = {
+            s.name() for s in synset.closure(lambda s: s.hypernyms() + s.instance_hypernyms())
+        } | {synset.name()}
         return next((name for name, anchors in self._anchors.items() if anchors & lineage), None)
 
     def sense(self, lemma: str):
@@ -95,7 +116,7 @@ class ConceptIndex:
                 return synset
         return senses[0]
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def info(self, lemma: str) -> NounInfo | None:
         synset = self.sense(lemma)
         if synset is None:
@@ -107,15 +128,20 @@ class ConceptIndex:
         info = self.info(lemma)
         return info.concept if info else None
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def related(self, lemma: str) -> frozenset[str]:
         """Synsets a replacement must avoid: all senses of `lemma`, hypernyms and hyponyms (3 levels) of its sense."""
         senses = self.wn.synsets(lemma, pos="n")
         synset = self.sense(lemma)
         if synset is None:
             return frozenset()
-        hypernyms = {s.name() for s in synset.closure(lambda s: s.hypernyms() + s.instance_hypernyms())}
-        hyponyms = {s.name() for s in synset.closure(lambda s: s.hyponyms() + s.instance_hyponyms(), depth=3)}
+        hypernyms = {
+            s.name() for s in synset.closure(lambda s: s.hypernyms() + s.instance_hypernyms())
+        }
+        hyponyms = {
+            s.name()
+            for s in synset.closure(lambda s: s.hyponyms() + s.instance_hyponyms(), depth=3)
+        }
         return frozenset({s.name() for s in senses} | hypernyms | hyponyms)
 
     def is_different(self, original: str, candidate: str) -> bool:
@@ -163,7 +189,9 @@ VOCABULARY_HEADER = """\
 """
 
 
-def build_vocabulary(bpe_path, word_classes, concepts: ConceptIndex, min_tagged: int = 2) -> list[tuple[str, str, str]]:
+def build_vocabulary(
+    bpe_path, word_classes, concepts: ConceptIndex, min_tagged: int = 2
+) -> list[tuple[str, str, str]]:
     import gzip
 
     from vlstress.suites.rococo_text.nlp import stopwords
@@ -177,7 +205,11 @@ def build_vocabulary(bpe_path, word_classes, concepts: ConceptIndex, min_tagged:
         if len(parts) != 2 or not parts[1].endswith("</w>"):
             continue
         word = parts[0] + parts[1][: -len("</w>")]
-        if word in seen or not (word.isascii() and word.isalpha() and word.islower()) or not 3 <= len(word) <= 15:
+        if (
+            word in seen
+            or not (word.isascii() and word.isalpha() and word.islower())
+            or not 3 <= len(word) <= 15
+        ):
             continue
         if word in stopwords():
             continue
@@ -203,12 +235,16 @@ def main() -> None:  # pragma: no cover - maintenance script
 
     parser = argparse.ArgumentParser(description="regenerate vlstress/data/vocabulary.tsv")
     parser.add_argument("--nltk-data", default=DEFAULT_NLTK_DATA)
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parents[2] / "data" / "vocabulary.tsv"))
+    parser.add_argument(
+        "--out", default=str(Path(__file__).resolve().parents[2] / "data" / "vocabulary.tsv")
+    )
     args = parser.parse_args()
     wc = word_classes(args.nltk_data)
     bpe = os.path.join(os.path.dirname(open_clip.__file__), "bpe_simple_vocab_16e6.txt.gz")
     rows = build_vocabulary(bpe, wc, ConceptIndex(wc.wn))
-    Path(args.out).write_text(VOCABULARY_HEADER + "".join("\t".join(r) + "\n" for r in rows), encoding="utf-8")
+    Path(args.out).write_text(
+        VOCABULARY_HEADER + "".join("\t".join(r) + "\n" for r in rows), encoding="utf-8"
+    )
     print(f"{len(rows)} words -> {args.out}")
 
 

@@ -13,8 +13,9 @@ Scores are rounded to `DECIMALS` places so that repeated runs give identical byt
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +39,10 @@ class CaptionRef:
 def deletion_variants(caption: str) -> list[tuple[int, str, str, str]]:
     """(position, token, word, caption without the word) for every word of the caption."""
     tokens = split_words(caption)
-    return [(p, tokens[p], strip_punct(tokens[p]), delete_word(caption, p)) for p in word_positions(caption)]
+    return [
+        (p, tokens[p], strip_punct(tokens[p]), delete_word(caption, p))
+        for p in word_positions(caption)
+    ]
 
 
 def captions_of(entries: Iterable[dict[str, Any]]) -> list[CaptionRef]:
@@ -84,8 +88,17 @@ def ei_scores(
             words = []
             for k, (position, token, word, _) in enumerate(vs, start=1):
                 cos = float(np.dot(original, emb[row + k]))
-                words.append({"position": position, "token": token, "word": word, "ei": _round(1.0 - cos)})
-            records.append({"image": ref.image, "caption_index": ref.caption_index, "caption": ref.caption, "words": words})
+                words.append(
+                    {"position": position, "token": token, "word": word, "ei": _round(1.0 - cos)}
+                )
+            records.append(
+                {
+                    "image": ref.image,
+                    "caption_index": ref.caption_index,
+                    "caption": ref.caption,
+                    "words": words,
+                }
+            )
             row += 1 + len(vs)
         if progress is not None:
             progress(len(block))
@@ -99,5 +112,7 @@ def load_ei_scores(path) -> list[dict[str, Any]]:
 
     data = read_json(path, "EI scores file")
     if not isinstance(data, dict) or not isinstance(data.get("captions"), list):
-        raise VlstressError(f"EI scores file {path}: expected an object with a 'captions' list; run `vlstress ei-scores`")
+        raise VlstressError(
+            f"EI scores file {path}: expected an object with a 'captions' list; run `vlstress ei-scores`"
+        )
     return data["captions"]

@@ -33,8 +33,8 @@ import subprocess
 import sys
 import tempfile
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from vlstress.errors import VlstressError
 from vlstress.io import atomic_dir, sha256_file
@@ -42,7 +42,9 @@ from vlstress.io import atomic_dir, sha256_file
 log = logging.getLogger(__name__)
 
 DEFAULT_NLTK_DATA = "data/nltk_data"
-REQUIRED_FILES = tuple(f"{kind}.{pos}" for kind in ("data", "index") for pos in ("noun", "verb", "adj", "adv")) + (
+REQUIRED_FILES = tuple(
+    f"{kind}.{pos}" for kind in ("data", "index") for pos in ("noun", "verb", "adj", "adv")
+) + (
     "noun.exc",
     "verb.exc",
     "adj.exc",
@@ -69,7 +71,9 @@ _CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
 
 
 def lexnames_text() -> str:
-    return "".join(f"{i:02d}\t{name}\t{_CATEGORY[name.split('.')[0]]}\n" for i, name in enumerate(LEXNAMES))
+    return "".join(
+        f"{i:02d}\t{name}\t{_CATEGORY[name.split('.')[0]]}\n" for i, name in enumerate(LEXNAMES)
+    )
 
 
 def how_to_get(nltk_data: str | Path) -> str:
@@ -101,7 +105,11 @@ def load_wordnet(nltk_data: str | None = DEFAULT_NLTK_DATA):
     candidates = []
     if nltk_data:
         candidates.append(wordnet_folder(nltk_data))
-    candidates += [Path(p) / "corpora" / "wordnet" for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p]
+    candidates += [
+        Path(p) / "corpora" / "wordnet"
+        for p in os.environ.get("NLTK_DATA", "").split(os.pathsep)
+        if p
+    ]
     candidates += [Path(str(p)) / "corpora" / "wordnet" for p in nltk.data.path]
     for folder in candidates:
         if is_complete(folder):
@@ -110,10 +118,14 @@ def load_wordnet(nltk_data: str | None = DEFAULT_NLTK_DATA):
                 nltk.data.path.insert(0, root)  # nltk reads only below its data path
             log.debug("WordNet from %s", folder)
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # "multilingual functions are not available": not used here
+                warnings.simplefilter(
+                    "ignore"
+                )  # "multilingual functions are not available": not used here
                 return _reader_class(WordNetCorpusReader)(str(folder.resolve()), None)
     where = nltk_data or "nltk's data path"
-    raise VlstressError(f"WordNet (nltk data 'corpora/wordnet') not found in {where} nor on nltk's search path; {how_to_get(nltk_data or DEFAULT_NLTK_DATA)}")
+    raise VlstressError(
+        f"WordNet (nltk data 'corpora/wordnet') not found in {where} nor on nltk's search path; {how_to_get(nltk_data or DEFAULT_NLTK_DATA)}"
+    )
 
 
 def _reader_class(base):
@@ -132,7 +144,11 @@ def _reader_class(base):
         def _scan_satellites(self):
             self.satellite_offsets = {
                 int(fields[0])
-                for fields in (line.split() for line in self._lines("data.adj") if line.strip() and not line.startswith(" "))
+                for fields in (
+                    line.split()
+                    for line in self._lines("data.adj")
+                    if line.strip() and not line.startswith(" ")
+                )
                 if len(fields) >= 3 and fields[2] == "s"
             }
 
@@ -142,14 +158,23 @@ def _reader_class(base):
                     if line.startswith(" "):
                         continue
                     tokens = line.split()
-                    lemma, pos, n_synsets, n_pointers = tokens[0], tokens[1], int(tokens[2]), int(tokens[3])
+                    lemma, pos, n_synsets, n_pointers = (
+                        tokens[0],
+                        tokens[1],
+                        int(tokens[2]),
+                        int(tokens[3]),
+                    )
                     start = 4 + n_pointers + 2  # pointer symbols, sense_cnt, tagsense_cnt
                     offsets = [int(t) for t in tokens[start : start + n_synsets]]
                     if len(offsets) != n_synsets:
-                        raise VlstressError(f"WordNet index.{suffix}, line {i + 1}: malformed; reinstall with `vlstress nlp-data --force`")
+                        raise VlstressError(
+                            f"WordNet index.{suffix}, line {i + 1}: malformed; reinstall with `vlstress nlp-data --force`"
+                        )
                     self._lemma_pos_offset_map[lemma][pos] = offsets
                     if pos == "a":
-                        self._lemma_pos_offset_map[lemma]["s"] = [o for o in offsets if o in self.satellite_offsets]
+                        self._lemma_pos_offset_map[lemma]["s"] = [
+                            o for o in offsets if o in self.satellite_offsets
+                        ]
 
         def _load_exception_map(self):
             for pos, suffix in self._FILEMAP.items():
@@ -171,7 +196,10 @@ def _copy_from_existing(dest: Path) -> str | None:
 
     # nltk's search path ($NLTK_DATA first), the checkout this package runs from (an editable
     # install: copies of the repository reuse its data/nltk_data offline), Debian's wordnet-base
-    folders = [Path(str(p)) / "corpora" / "wordnet" for p in nltk.data.path] + [wordnet_folder(CHECKOUT_NLTK_DATA), DEBIAN_DIR]
+    folders = [Path(str(p)) / "corpora" / "wordnet" for p in nltk.data.path] + [
+        wordnet_folder(CHECKOUT_NLTK_DATA),
+        DEBIAN_DIR,
+    ]
     for folder in folders:
         if folder.resolve() == dest.resolve() or dest.resolve() in folder.resolve().parents:
             continue
@@ -222,16 +250,23 @@ def _from_debian(dest: Path) -> str | None:
         cmd = ["apt-get", "download", DEBIAN_PACKAGE]
         result = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
         if result.returncode != 0 and hasattr(os, "geteuid") and os.geteuid() == 0:
-            log.info("apt-get download failed (%s); refreshing the package lists (apt-get update)", result.stderr.strip()[-200:])
+            log.info(
+                "apt-get download failed (%s); refreshing the package lists (apt-get update)",
+                result.stderr.strip()[-200:],
+            )
             subprocess.run(["apt-get", "update"], capture_output=True, text=True)
             result = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
         if result.returncode != 0:
-            log.info("`apt-get download %s` failed: %s", DEBIAN_PACKAGE, result.stderr.strip()[-300:])
+            log.info(
+                "`apt-get download %s` failed: %s", DEBIAN_PACKAGE, result.stderr.strip()[-300:]
+            )
             return None
         debs = sorted(Path(tmp).glob(f"{DEBIAN_PACKAGE}_*.deb"))
         if not debs:
             return None
-        subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(Path(tmp) / "x")], check=True, capture_output=True)
+        subprocess.run(
+            ["dpkg-deb", "-x", str(debs[0]), str(Path(tmp) / "x")], check=True, capture_output=True
+        )
         _copy_files(Path(tmp) / "x" / str(DEBIAN_DIR).lstrip("/"), dest)
         return f"debian:{debs[0].name}"
 
@@ -251,7 +286,11 @@ SOURCES: dict[str, Callable[[Path], str | None]] = {
 }
 
 
-def install_wordnet(nltk_data: str | Path = DEFAULT_NLTK_DATA, sources: tuple[str, ...] = ("copy", "nltk", "debian"), force: bool = False) -> dict:
+def install_wordnet(
+    nltk_data: str | Path = DEFAULT_NLTK_DATA,
+    sources: tuple[str, ...] = ("copy", "nltk", "debian"),
+    force: bool = False,
+) -> dict:
     """Install WordNet into `<nltk_data>/corpora/wordnet` from the first source that works; idempotent."""
     folder = wordnet_folder(nltk_data)
     if is_complete(folder) and not force:
@@ -266,7 +305,9 @@ def install_wordnet(nltk_data: str | Path = DEFAULT_NLTK_DATA, sources: tuple[st
                 if source is None or not is_complete(tmp):
                     raise _Unavailable(name)  # discards the temp folder, keeps any earlier install
                 record = _record(tmp, source)
-                (tmp / SOURCE_FILE).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+                (tmp / SOURCE_FILE).write_text(
+                    json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+                )
         except _Unavailable:
             log.info("WordNet source %r: not available", name)
             continue
@@ -274,7 +315,9 @@ def install_wordnet(nltk_data: str | Path = DEFAULT_NLTK_DATA, sources: tuple[st
         load_wordnet.cache_clear()
         word_classes.cache_clear()
         return record
-    raise VlstressError(f"could not install WordNet into {folder}: no source worked ({', '.join(sources)}); {how_to_get(nltk_data)}")
+    raise VlstressError(
+        f"could not install WordNet into {folder}: no source worked ({', '.join(sources)}); {how_to_get(nltk_data)}"
+    )
 
 
 class _Unavailable(Exception):
@@ -285,7 +328,14 @@ def _record(folder: Path, source: str) -> dict:
     stored = folder / SOURCE_FILE
     if source == "present" and stored.is_file():
         return json.loads(stored.read_text(encoding="utf-8"))
-    return {"source": source, "files": {name: sha256_file(folder / name) for name in sorted(REQUIRED_FILES) if (folder / name).is_file()}}
+    return {
+        "source": source,
+        "files": {
+            name: sha256_file(folder / name)
+            for name in sorted(REQUIRED_FILES)
+            if (folder / name).is_file()
+        },
+    }
 
 
 # --------------------------------------------------------------------------- word classes
@@ -328,11 +378,13 @@ class WordClasses:
                         if len(parts) == 3:
                             table[parts[0]] = int(parts[2])
             except OSError:
-                log.warning("WordNet has no cntlist.rev: parts of speech decided without sense counts")
+                log.warning(
+                    "WordNet has no cntlist.rev: parts of speech decided without sense counts"
+                )
             self._counts = table
         return self._counts
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def pos_counts(self, word: str) -> dict[str, int]:
         """Sense-tagged uses of `word` per part of speech (+1 when it has any sense of that part)."""
         tags = self._tag_counts()
@@ -340,7 +392,12 @@ class WordClasses:
         for pos in ("n", "v", "a", "r"):
             names = {word, self.wn.morphy(word, pos)}
             synsets = self.wn.synsets(word, pos=pos)
-            total = sum(tags.get(lemma.key(), 0) for synset in synsets for lemma in synset.lemmas() if lemma.name().lower() in names)
+            total = sum(
+                tags.get(lemma.key(), 0)
+                for synset in synsets
+                for lemma in synset.lemmas()
+                if lemma.name().lower() in names
+            )
             counts[pos] = total + (1 if synsets else 0)
         return counts
 
@@ -355,7 +412,12 @@ class WordClasses:
         ("a train", "two sinks") a verb reading loses, and after "to"/a modal or a
         relative pronoun ("to ride", "that needs") a noun reading loses.
         """
-        if len(word) < 3 or not word.isalpha() or word in stopwords() or not self.has_noun_sense(word):
+        if (
+            len(word) < 3
+            or not word.isalpha()
+            or word in stopwords()
+            or not self.has_noun_sense(word)
+        ):
             return False
         counts = self.pos_counts(word)
         if counts["v"] and (prev in VERB_CONTEXT or prev in SUBJECT_CONTEXT):
@@ -363,7 +425,9 @@ class WordClasses:
         adj = max(counts["a"], counts["r"])
         if counts["n"] < adj:
             return False
-        if prev in DETERMINERS and (next_ is None or next_ in stopwords() or not self.has_noun_sense(next_)):
+        if prev in DETERMINERS and (
+            next_ is None or next_ in stopwords() or not self.has_noun_sense(next_)
+        ):
             return True
         return counts["n"] >= counts["v"]
 
@@ -375,7 +439,15 @@ class WordClasses:
             if base != word:
                 return base
         if not word.endswith("ss"):
-            for suffix, repl in (("ies", "y"), ("ches", "ch"), ("shes", "sh"), ("xes", "x"), ("ses", "s"), ("zes", "z"), ("s", "")):
+            for suffix, repl in (
+                ("ies", "y"),
+                ("ches", "ch"),
+                ("shes", "sh"),
+                ("xes", "x"),
+                ("ses", "s"),
+                ("zes", "z"),
+                ("s", ""),
+            ):
                 if word.endswith(suffix) and len(word) > len(suffix) + 1:
                     base = word[: -len(suffix)] + repl
                     if self.wn.synsets(base, pos="n"):
@@ -392,7 +464,11 @@ class WordClasses:
                 for base in bases:
                     if plural.isalpha() and base.isalpha() and plural != base:
                         # "busses"-style doubled spellings are variants, not the common plural
-                        if not (plural.startswith(base) and plural.endswith("es") and len(plural) == len(base) + 3):
+                        if not (
+                            plural.startswith(base)
+                            and plural.endswith("es")
+                            and len(plural) == len(base) + 3
+                        ):
                             table.setdefault(base, plural)
             self._plural_exc = table
         return self._plural_exc

@@ -60,7 +60,12 @@ def problems(params: dict[str, Any], on: set[str]) -> list[str]:
     found = []
     for name, entry in ((params.get("text_variants") or {}).get("sets") or {}).items():
         if entry["kind"] not in KINDS:
-            found.append(f"text_variants.sets.{name}.kind: " + unknown("caption-set kind", entry["kind"], KINDS))
+            found.append(
+                f"text_variants.sets.{name}.kind: "
+                + unknown("caption-set kind", entry["kind"], KINDS)
+            )
         elif KINDS[entry["kind"]].needs_words and not entry.get("words"):
-            found.append(f"text_variants.sets.{name}: kind {entry['kind']} needs a word list (words: \"a,b,c\")")
+            found.append(
+                f'text_variants.sets.{name}: kind {entry["kind"]} needs a word list (words: "a,b,c")'
+            )
     return found

@@ -19,7 +19,10 @@ def caption_sets(params: dict[str, Any]) -> list[str]:
     """Every caption-set file the params make (sorted names); none when off."""
     if SUITE not in suites_on(params):
         return []
-    return [TEXT_SET.format(set=name) for name in sorted(str(key) for key in params["text_variants"]["sets"])]
+    return [
+        TEXT_SET.format(set=name)
+        for name in sorted(str(key) for key in params["text_variants"]["sets"])
+    ]
 
 
 def folders(params: dict[str, Any]) -> list[str]:

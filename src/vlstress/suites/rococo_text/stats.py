@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -33,12 +34,23 @@ def split_entry(entry: dict[str, Any]) -> tuple[list[str], list[str]]:
     return captions[:half], captions[half : 2 * half]
 
 
-def word_edit(original: str, altered: str) -> tuple[bool, int | None, str | None, str | None, list[str]]:
+def word_edit(
+    original: str, altered: str
+) -> tuple[bool, int | None, str | None, str | None, list[str]]:
     """(exactly one word replaced, index of the first changed original word, old word, new word, original words)."""
     a = [w for w in caption_words(original) if w]
     b = [w for w in caption_words(altered) if w]
-    ops = [op for op in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes() if op[0] != "equal"]
-    one = len(ops) == 1 and ops[0][0] == "replace" and ops[0][2] - ops[0][1] == 1 and ops[0][4] - ops[0][3] == 1
+    ops = [
+        op
+        for op in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+        if op[0] != "equal"
+    ]
+    one = (
+        len(ops) == 1
+        and ops[0][0] == "replace"
+        and ops[0][2] - ops[0][1] == 1
+        and ops[0][4] - ops[0][3] == 1
+    )
     if not ops:
         return False, None, None, None, a
     tag, i1, i2, j1, j2 = ops[0]
@@ -66,7 +78,11 @@ def part_of_speech(words: Sequence[str], index: int, word_classes) -> str:
     return {"v": "verb", "a": "adj", "r": "adv"}[best]
 
 
-def set_stats(entries: list[dict[str, Any]], word_classes, cosine: Callable[[list[str], list[str]], np.ndarray] | None = None) -> dict[str, Any]:
+def set_stats(
+    entries: list[dict[str, Any]],
+    word_classes,
+    cosine: Callable[[list[str], list[str]], np.ndarray] | None = None,
+) -> dict[str, Any]:
     originals, altered = [], []
     for entry in entries:
         o, a = split_entry(entry)
@@ -97,8 +113,12 @@ def set_stats(entries: list[dict[str, Any]], word_classes, cosine: Callable[[lis
         "pos_pct": {p: round(100.0 * pos[p] / edited, 4) for p in POS_NAMES},
         "distinct_replaced": len(replaced),
         "distinct_replacements": len(replacements),
-        "top_replaced": [[w, c] for w, c in sorted(replaced.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_N]],
-        "top_replacements": [[w, c] for w, c in sorted(replacements.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_N]],
+        "top_replaced": [
+            [w, c] for w, c in sorted(replaced.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_N]
+        ],
+        "top_replacements": [
+            [w, c] for w, c in sorted(replacements.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_N]
+        ],
         "mean_cosine": None,
     }
     if cosine is not None and n:
@@ -141,14 +161,18 @@ def plot(results: dict[str, dict[str, dict[str, Any]]], out_png, out_pdf) -> Non
     from vlstress.io import atomic_path
 
     set_names = list(results)
-    sources = [src for src in ("generated", "official") if any(src in results[s] for s in set_names)]
+    sources = [
+        src for src in ("generated", "official") if any(src in results[s] for s in set_names)
+    ]
     sources += sorted({src for s in set_names for src in results[s]} - set(sources))
     width = 0.8 / len(sources)
     x = np.arange(len(set_names))
     hatches = ["", "//", "..", "xx"]
     source_colors = ["#4c72b0", "#dd8452", "#55a868", "#8172b3"]
     pos_colors = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8c8c8c"]
-    fig, axes = plt.subplots(1, 3, figsize=(max(10, 3.2 * len(set_names)), 3.8), constrained_layout=True)
+    fig, axes = plt.subplots(
+        1, 3, figsize=(max(10, 3.2 * len(set_names)), 3.8), constrained_layout=True
+    )
     for j, src in enumerate(sources):
         xs = x + (j - (len(sources) - 1) / 2) * width
         rows = [results[s].get(src) for s in set_names]
@@ -159,13 +183,25 @@ def plot(results: dict[str, dict[str, dict[str, Any]]], out_png, out_pdf) -> Non
         bottom = np.zeros(len(rows))
         for name, color in zip(POS_NAMES, pos_colors):
             values = np.array([r["pos_pct"][name] if r else 0.0 for r in rows])
-            axes[1].bar(xs, values, width, bottom=bottom, color=color, hatch=hatches[j % 4], edgecolor="white", linewidth=0.5)
+            axes[1].bar(
+                xs,
+                values,
+                width,
+                bottom=bottom,
+                color=color,
+                hatch=hatches[j % 4],
+                edgecolor="white",
+                linewidth=0.5,
+            )
             bottom += values
     axes[0].set(title="exactly one word replaced", ylabel="% of altered captions", ylim=(0, 105))
     axes[1].set(title="part of speech of the replaced word", ylabel="%", ylim=(0, 100))
     axes[2].set(title="mean cosine(original, altered)", ylabel="scorer cosine")
     handles = [Patch(color=c, label=n) for n, c in zip(POS_NAMES, pos_colors)]
-    handles += [Patch(facecolor="white", edgecolor="black", hatch=hatches[j % 4], label=src) for j, src in enumerate(sources)]
+    handles += [
+        Patch(facecolor="white", edgecolor="black", hatch=hatches[j % 4], label=src)
+        for j, src in enumerate(sources)
+    ]
     axes[1].legend(handles=handles, fontsize=7, loc="lower left", framealpha=0.9)
     axes[0].legend(fontsize=7, loc="lower left")
     for ax in axes:
@@ -173,5 +209,10 @@ def plot(results: dict[str, dict[str, dict[str, Any]]], out_png, out_pdf) -> Non
         ax.set_xticklabels([name.replace("_", "\n", 1) for name in set_names], fontsize=8)
     for path, fmt in ((out_png, "png"), (out_pdf, "pdf")):
         with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=fmt, dpi=150, metadata={"CreationDate": None} if fmt == "pdf" else {"Software": None})
+            fig.savefig(
+                tmp,
+                format=fmt,
+                dpi=150,
+                metadata={"CreationDate": None} if fmt == "pdf" else {"Software": None},
+            )
     plt.close(fig)

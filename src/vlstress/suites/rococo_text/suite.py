@@ -10,7 +10,7 @@ from vlstress.suites.rococo_text.paths import (
     caption_sets,
     folders,
     shaping_params,
-)  # fmt: skip
+)
 from vlstress.workflow.paths import (
     CARD_FLAGS,
     CHECKED,
@@ -49,7 +49,8 @@ SUITE = Suite(
         ),
         Stage(
             "ei_scores",
-            "vlstress ei-scores --manifest {in.manifest} --model-card {in.card} " + RUN_FLAGS
+            "vlstress ei-scores --manifest {in.manifest} --model-card {in.card} "
+            + RUN_FLAGS
             + " --block-size {p.ei.block_size} --out {out.scores}",
             inputs={"manifest": MANIFEST, "card": SCORER_CARD},
             outputs={"scores": Output(EI_SCORES)},
@@ -73,9 +74,17 @@ SUITE = Suite(
             "evaluate_text",
             "vlstress evaluate-text --manifest {in.manifest} --image-emb {in.emb}/images.npy"
             " --original-emb {in.emb}/texts.npy --variant-captions {in.variant_captions}"
-            " --variant-emb {in.emb}/" + TEXT_SET_EMB + " --set {set} " + EVALUATE_FLAGS + " --out {out.record}",
+            " --variant-emb {in.emb}/"
+            + TEXT_SET_EMB
+            + " --set {set} "
+            + EVALUATE_FLAGS
+            + " --out {out.record}",
             inputs={"manifest": MANIFEST, "emb": RETRIEVAL_EMB, "variant_captions": TEXT_SET},
-            outputs={"record": Output("results/metrics/{model}/text-{set}.json", cache=False, record=True)},
+            outputs={
+                "record": Output(
+                    "results/metrics/{model}/text-{set}.json", cache=False, record=True
+                )
+            },
             axes=("model", "set"),
             suite="rococo_text",
         ),
@@ -83,7 +92,9 @@ SUITE = Suite(
             "text_stats",
             "vlstress text-stats --manifest {in.manifest} --variants-dir data/text_variants {params_files}"
             " --source {p.text_variants.source} --official-dir {p.text_variants.official_dir} --raw {in.raw}"
-            " --nltk-data {in.nltk_data} --model-card {in.card} " + RUN_FLAGS + " --out {out.json} --out-csv {out.csv}"
+            " --nltk-data {in.nltk_data} --model-card {in.card} "
+            + RUN_FLAGS
+            + " --out {out.json} --out-csv {out.csv}"
             " --out-md {out.md} --out-fig {out.png}",
             inputs={"manifest": MANIFEST, "raw": RAW, "nltk_data": NLTK_DATA, "card": SCORER_CARD},
             input_lists={"variants": "text_sets"},
@@ -91,7 +102,11 @@ SUITE = Suite(
                 "json": Output("results/text/stats.json", cache=False),
                 "csv": Output("results/text/stats.csv", cache=False),
                 "md": Output("results/text/stats.md", cache=False),
-                "png": Output("results/figures/text_stats.png", caption="text_stats", category="Text stress-tests"),
+                "png": Output(
+                    "results/figures/text_stats.png",
+                    caption="text_stats",
+                    category="Text stress-tests",
+                ),
                 "pdf": Output("results/figures/text_stats.pdf"),
             },
             external=("text_variants.official_dir",),
@@ -128,7 +143,12 @@ SUITE = Suite(
             "text stress (image → text)",
             ("i2t",),
             baseline="retrieval",
-            names={"same_concept": "same-concept", "diff_concept": "diff-concept", "rand_voca": "rand-voca", "danger": "danger"},
+            names={
+                "same_concept": "same-concept",
+                "diff_concept": "diff-concept",
+                "rand_voca": "rand-voca",
+                "danger": "danger",
+            },
             noun="text sets",
             distractor="an altered caption",
         )

@@ -23,9 +23,10 @@ import hashlib
 import logging
 import math
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -49,16 +50,24 @@ def load_ei_scores(path: str | Path) -> dict[tuple[str, str], dict[int, float]]:
     return load_ei_scores_data(read_json(path, "EI scores"), str(path))
 
 
-def load_ei_scores_data(data: Any, source: str = "EI scores") -> dict[tuple[str, str], dict[int, float]]:
+def load_ei_scores_data(
+    data: Any, source: str = "EI scores"
+) -> dict[tuple[str, str], dict[int, float]]:
     entries = data.get("captions") if isinstance(data, dict) else data
     if not isinstance(entries, list):
-        raise VlstressError(f"EI scores {source}: expected a list of {{image, caption, words}} entries; re-run `vlstress ei-scores`")
+        raise VlstressError(
+            f"EI scores {source}: expected a list of {{image, caption, words}} entries; re-run `vlstress ei-scores`"
+        )
     table: dict[tuple[str, str], dict[int, float]] = {}
     for pos, entry in enumerate(entries):
         try:
-            table[(entry["image"], entry["caption"])] = {int(w["position"]): float(w["ei"]) for w in entry["words"]}
+            table[(entry["image"], entry["caption"])] = {
+                int(w["position"]): float(w["ei"]) for w in entry["words"]
+            }
         except (KeyError, TypeError, ValueError):
-            raise VlstressError(f"EI scores {source}: entry {pos} lacks image/caption/words[position, ei]") from None
+            raise VlstressError(
+                f"EI scores {source}: entry {pos} lacks image/caption/words[position, ei]"
+            ) from None
     return table
 
 
@@ -76,7 +85,9 @@ def caption_words(caption: str) -> list[str]:
     return [strip_punct(tok) for tok in split_words(caption)]
 
 
-def noun_candidates(caption: str, ei: dict[int, float], word_classes) -> tuple[list[Candidate], int]:
+def noun_candidates(
+    caption: str, ei: dict[int, float], word_classes
+) -> tuple[list[Candidate], int]:
     """Candidate nouns of a caption and the fallback level used (0 nouns, 1 content words, 2 any word)."""
     words = caption_words(caption)
     present = [i for i, w in enumerate(words) if w]
@@ -88,7 +99,11 @@ def noun_candidates(caption: str, ei: dict[int, float], word_classes) -> tuple[l
     def cand(i: int) -> Candidate:
         return Candidate(i, words[i], ei.get(i, math.nan))
 
-    nouns = [cand(i) for i in present if word_classes.is_noun(words[i], neighbour(i, -1), neighbour(i, 1))]
+    nouns = [
+        cand(i)
+        for i in present
+        if word_classes.is_noun(words[i], neighbour(i, -1), neighbour(i, 1))
+    ]
     if nouns:
         return nouns, 0
     from vlstress.suites.rococo_text.nlp import stopwords
@@ -114,7 +129,9 @@ STRATEGIES: dict[str, Callable[[Sequence[Candidate], np.random.Generator], Candi
 def stable_rng(*parts: Any) -> np.random.Generator:
     """An RNG seeded by the parts' text (independent of order of processing and of Python's hash seed)."""
     digest = hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8")).digest()
-    return np.random.default_rng([int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)])
+    return np.random.default_rng(
+        [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
+    )
 
 
 # --------------------------------------------------------------------------- replacement pools
@@ -135,7 +152,9 @@ class Pools:
         if self.mode not in POOL_MODES:
             raise VlstressError(f"unknown pool {self.mode!r}; known: {', '.join(POOL_MODES)}")
         caption = {w: self.concepts.concept(w) for w in sorted(set(self.caption_nouns))}
-        self.tiers = POOL_MODES[self.mode]({w: c for w, c in caption.items() if c}, self.vocabulary_nouns)
+        self.tiers = POOL_MODES[self.mode](
+            {w: c for w, c in caption.items() if c}, self.vocabulary_nouns
+        )
         self.tier_concepts = []
         for tier in self.tiers:
             by_concept: dict[str, list[str]] = {}
@@ -151,10 +170,17 @@ class Pools:
                 self._by_concept[key] = by_concept.get(concept, [])
             else:
                 # another concept, and a concrete one: "table -> rain", not "table -> idea"
-                self._by_concept[key] = [w for c, words in sorted(by_concept.items()) if c != concept and is_concrete(c) for w in words]
+                self._by_concept[key] = [
+                    w
+                    for c, words in sorted(by_concept.items())
+                    if c != concept and is_concrete(c)
+                    for w in words
+                ]
         return self._by_concept[key]
 
-    def pick(self, original: str, same: bool, exclude: set[str], rng: np.random.Generator) -> tuple[str | None, int]:
+    def pick(
+        self, original: str, same: bool, exclude: set[str], rng: np.random.Generator
+    ) -> tuple[str | None, int]:
         """A base-form noun of the same (or another) concept; returns (word, tier) or (None, -1)."""
         concept = self.concepts.concept(original)
 
@@ -219,7 +245,9 @@ def _rand_voca(ctx: Context, lemma: str, exclude: set[str], rng) -> tuple[str | 
 
 
 def _from_list(ctx: Context, lemma: str, exclude: set[str], rng) -> tuple[str | None, str]:
-    pool = [w for w in (ctx.words or []) if w != lemma and w not in exclude] or [w for w in ctx.words or [] if w != lemma]
+    pool = [w for w in (ctx.words or []) if w != lemma and w not in exclude] or [
+        w for w in ctx.words or [] if w != lemma
+    ]
     if not pool:
         return None, "none"
     return pool[int(rng.integers(len(pool)))], "list"
@@ -229,18 +257,35 @@ def _from_list(ctx: Context, lemma: str, exclude: set[str], rng) -> tuple[str | 
 class SetKind:
     """One kind of caption set: how it picks the replacement word, and what it needs."""
 
-    replace: Callable[[Context, str, set, np.random.Generator], tuple[str | None, str]]  # -> (word or None, source)
+    replace: Callable[
+        [Context, str, set, np.random.Generator], tuple[str | None, str]
+    ]  # -> (word or None, source)
     description: str
-    needs_pools: bool = False  # replacement pools by concept (Pools), unless a word list replaces them
+    needs_pools: bool = (
+        False  # replacement pools by concept (Pools), unless a word list replaces them
+    )
     needs_words: bool = False  # a fixed word list is required
-    official_set: str | None = None  # the official RoCOCO set generated by this kind when --kind is not given
+    official_set: str | None = (
+        None  # the official RoCOCO set generated by this kind when --kind is not given
+    )
 
 
 KINDS: dict[str, SetKind] = {
-    "same-concept": SetKind(_same_concept, "a noun of the same concept", needs_pools=True, official_set="same_concept"),
-    "diff-concept": SetKind(_diff_concept, "a noun of another (concrete) concept", needs_pools=True, official_set="diff_concept"),
-    "rand-voca": SetKind(_rand_voca, "any word of the general vocabulary", official_set="rand_voca"),
-    "danger": SetKind(_from_list, "a word of a fixed list", needs_words=True, official_set="danger"),
+    "same-concept": SetKind(
+        _same_concept, "a noun of the same concept", needs_pools=True, official_set="same_concept"
+    ),
+    "diff-concept": SetKind(
+        _diff_concept,
+        "a noun of another (concrete) concept",
+        needs_pools=True,
+        official_set="diff_concept",
+    ),
+    "rand-voca": SetKind(
+        _rand_voca, "any word of the general vocabulary", official_set="rand_voca"
+    ),
+    "danger": SetKind(
+        _from_list, "a word of a fixed list", needs_words=True, official_set="danger"
+    ),
 }
 
 
@@ -272,7 +317,11 @@ class GeneratedSet:
 
 
 def choose_positions(
-    entries: list[dict[str, Any]], ei: dict[tuple[str, str], dict[int, float]] | None, word_classes, strategy: str, strategy_seed: int
+    entries: list[dict[str, Any]],
+    ei: dict[tuple[str, str], dict[int, float]] | None,
+    word_classes,
+    strategy: str,
+    strategy_seed: int,
 ) -> list[list[tuple[Candidate, int]]]:
     """The replaced word of every caption (shared by all sets): [[(candidate, fallback level)]]."""
     if strategy not in STRATEGIES:
@@ -290,8 +339,17 @@ def choose_positions(
                 scores = ei[(entry["image"], caption)]
             cands, level = noun_candidates(caption, scores, word_classes)
             if not cands:
-                raise VlstressError(f"caption {k} of image {entry['image']!r} has no word to replace: {caption!r}")
-            row.append((STRATEGIES[strategy](cands, stable_rng("strategy", strategy_seed, entry["image"], k)), level))
+                raise VlstressError(
+                    f"caption {k} of image {entry['image']!r} has no word to replace: {caption!r}"
+                )
+            row.append(
+                (
+                    STRATEGIES[strategy](
+                        cands, stable_rng("strategy", strategy_seed, entry["image"], k)
+                    ),
+                    level,
+                )
+            )
         chosen.append(row)
     return chosen
 
@@ -311,10 +369,18 @@ def generate_set(
 ) -> GeneratedSet:
     kind_entry = set_kind(kind, set_name)
     if kind_entry.needs_words and not ctx.words:
-        raise VlstressError(f"set {set_name!r}: kind {kind} needs a word list (text_variants.sets.{set_name}.words)")
+        raise VlstressError(
+            f"set {set_name!r}: kind {kind} needs a word list (text_variants.sets.{set_name}.words)"
+        )
     wc = ctx.word_classes
     out, records = [], []
-    counts = {"captions": 0, "fallback_content_word": 0, "fallback_any_word": 0, "no_replacement": 0, "pool_vocabulary": 0}
+    counts = {
+        "captions": 0,
+        "fallback_content_word": 0,
+        "fallback_any_word": 0,
+        "no_replacement": 0,
+        "pool_vocabulary": 0,
+    }
     for entry, row in zip(tqdm(entries, desc=set_name, unit="image"), positions):
         captions = _captions(entry)
         image_words = {w for c in captions for w in caption_words(c) if w}
@@ -328,10 +394,14 @@ def generate_set(
                 new, how = _rand_voca(ctx, lemma, exclude, rng)
                 counts["no_replacement"] += 1
             if new is None:
-                raise VlstressError(f"set {set_name!r}: no replacement for {cand.word!r} in image {entry['image']!r}")
+                raise VlstressError(
+                    f"set {set_name!r}: no replacement for {cand.word!r} in image {entry['image']!r}"
+                )
             if how == "tier1":
                 counts["pool_vocabulary"] += 1
-            inflected = wc.inflect_like(cand.word, new) if (level == 0 and wc.has_noun_sense(new)) else new
+            inflected = (
+                wc.inflect_like(cand.word, new) if (level == 0 and wc.has_noun_sense(new)) else new
+            )
             altered.append(replace_word(caption, cand.position, inflected))
             counts["captions"] += 1
             counts["fallback_content_word"] += level == 1
@@ -346,7 +416,9 @@ def generate_set(
                     "replacement": inflected,
                     "candidate": ["noun", "content-word", "any-word"][level],
                     "concept_original": ctx.concepts.concept(lemma) if level == 0 else None,
-                    "concept_replacement": ctx.concepts.concept(wc.lemma(new)) if wc.has_noun_sense(new) else None,
+                    "concept_replacement": ctx.concepts.concept(wc.lemma(new))
+                    if wc.has_noun_sense(new)
+                    else None,
                     "source": how,
                 }
             )
@@ -384,19 +456,27 @@ def coco_id(entry: dict[str, Any]) -> int | None:
     return int(found[-1]) if found else None
 
 
-def official_path(official_dir: str | Path | None, raw: str | Path | None, set_name: str) -> Path | None:
-    for folder in ([Path(official_dir)] if official_dir else []) + ([Path(raw) / "rococo"] if raw else []):
+def official_path(
+    official_dir: str | Path | None, raw: str | Path | None, set_name: str
+) -> Path | None:
+    for folder in ([Path(official_dir)] if official_dir else []) + (
+        [Path(raw) / "rococo"] if raw else []
+    ):
         path = folder / f"{set_name}.json"
         if path.is_file():
             return path
     return None
 
 
-def load_official(path: Path, manifest_entries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+def load_official(
+    path: Path, manifest_entries: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], int]:
     """Official entries of the manifest's images (manifest order, `image` rewritten); and how many matched."""
     data = read_json(path, "official RoCOCO set")
     if not isinstance(data, list):
-        raise VlstressError(f"official RoCOCO set {path}: expected a list of {{image, caption}} entries")
+        raise VlstressError(
+            f"official RoCOCO set {path}: expected a list of {{image, caption}} entries"
+        )
     by_id = {}
     for entry in data:
         if isinstance(entry, dict) and "image" in entry and "caption" in entry:
@@ -422,7 +502,9 @@ def expected_altered(n_originals: int) -> int:
 def fewer_altered(entries: list[dict[str, Any]], manifest_entries: list[dict[str, Any]]) -> int:
     """How many entries use the documented exception (fewer altered than original captions)."""
     originals = {e["image"]: len(_captions(e)) for e in manifest_entries}
-    return sum(1 for e in entries if len(_captions(e)) - originals[e["image"]] < originals[e["image"]])
+    return sum(
+        1 for e in entries if len(_captions(e)) - originals[e["image"]] < originals[e["image"]]
+    )
 
 
 def check_official_entry(found: dict[str, Any], manifest_entry: dict[str, Any], path: Path) -> None:

@@ -50,7 +50,9 @@ def _check_position(caption: str, spans: list, position: int) -> None:
     if not isinstance(position, int) or isinstance(position, bool):
         raise TypeError(f"position must be an int, got {type(position).__name__}")
     if not 0 <= position < len(spans):
-        raise IndexError(f"word position {position} out of range for caption with {len(spans)} tokens: {caption!r}")
+        raise IndexError(
+            f"word position {position} out of range for caption with {len(spans)} tokens: {caption!r}"
+        )
 
 
 def match_case(template: str, word: str) -> str:

@@ -13,13 +13,29 @@ from vlstress.report.figures import no_records as _none
 
 
 def typographic_attack(table: pd.DataFrame) -> FigureResult:
-    rows = table[(table["task"] == "typographic") & table["metric"].isin(["top1_clean", "top1", "attack_success"])]
+    rows = table[
+        (table["task"] == "typographic")
+        & table["metric"].isin(["top1_clean", "top1", "attack_success"])
+    ]
     if rows.empty:
         return _none("Typographic attack", "typographic")
-    names = {"top1_clean": "top-1, clean", "top1": "top-1, attacked", "attack_success": "attack success (pred. = written class)"}
+    names = {
+        "top1_clean": "top-1, clean",
+        "top1": "top-1, attacked",
+        "attack_success": "attack success (pred. = written class)",
+    }
     data = rows.assign(measure=rows["metric"].map(names))
     fig, ax = plt.subplots(figsize=(max(5.0, 2.0 * data["label"].nunique()) + 2.5, 3.8))
-    sns.barplot(data=data, x="label", y="value", hue="measure", hue_order=list(names.values()), ax=ax, errorbar=None, palette="colorblind")
+    sns.barplot(
+        data=data,
+        x="label",
+        y="value",
+        hue="measure",
+        hue_order=list(names.values()),
+        ax=ax,
+        errorbar=None,
+        palette="colorblind",
+    )
     ax.set_xticks(ax.get_xticks())
     ax.set_xticklabels([_tick(t.get_text()) for t in ax.get_xticklabels()], fontsize="small")
     ax.set_xlabel("")

@@ -23,7 +23,7 @@ everywhere); its path relative to matplotlib's data folder and its sha256 go in 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +57,9 @@ class TextStyle:
     fill: tuple[int, int, int]
     stroke_width: int  # pixels
     stroke_fill: tuple[int, int, int]
-    box: tuple[int, int, int, int]  # left, top, right, bottom (exclusive) of the inked text, stroke included
+    box: tuple[
+        int, int, int, int
+    ]  # left, top, right, bottom (exclusive) of the inked text, stroke included
 
 
 def font_path() -> Path:
@@ -65,17 +67,24 @@ def font_path() -> Path:
 
     path = Path(matplotlib.get_data_path()) / FONT_FILE
     if not path.is_file():
-        raise VlstressError(f"font not found: {path} (matplotlib ships DejaVu Sans; reinstall matplotlib)")
+        raise VlstressError(
+            f"font not found: {path} (matplotlib ships DejaVu Sans; reinstall matplotlib)"
+        )
     return path
 
 
 def font_record() -> dict[str, str]:
     import matplotlib
 
-    return {"file": FONT_FILE, "relative_to": "matplotlib data path", "sha256": sha256_file(font_path()), "matplotlib": matplotlib.__version__}
+    return {
+        "file": FONT_FILE,
+        "relative_to": "matplotlib data path",
+        "sha256": sha256_file(font_path()),
+        "matplotlib": matplotlib.__version__,
+    }
 
 
-@lru_cache(maxsize=None)
+@cache
 def font(size: int) -> ImageFont.FreeTypeFont:
     return ImageFont.truetype(str(font_path()), size)
 
@@ -86,11 +95,15 @@ def wrong_class(label: int, n_classes: int, rng: np.random.Generator) -> int:
     return other + 1 if other >= label else other
 
 
-def text_box(draw: ImageDraw.ImageDraw, text: str, size: int, stroke: int) -> tuple[int, int, int, int]:
+def text_box(
+    draw: ImageDraw.ImageDraw, text: str, size: int, stroke: int
+) -> tuple[int, int, int, int]:
     return draw.textbbox((0, 0), text, font=font(size), stroke_width=stroke)
 
 
-def draw_style(image_size: tuple[int, int], label: int, classes: list[str], rng: np.random.Generator) -> TextStyle:
+def draw_style(
+    image_size: tuple[int, int], label: int, classes: list[str], rng: np.random.Generator
+) -> TextStyle:
     """The style of one image (see the module docstring for the draws and their order)."""
     width, height = image_size
     written = wrong_class(label, len(classes), rng)
@@ -109,7 +122,9 @@ def draw_style(image_size: tuple[int, int], label: int, classes: list[str], rng:
             break
         size -= 1
     if right - left > width or bottom - top > height:
-        raise VlstressError(f"class name {text!r} does not fit a {width}x{height} image even at {size} px; use a larger --size")
+        raise VlstressError(
+            f"class name {text!r} does not fit a {width}x{height} image even at {size} px; use a larger --size"
+        )
     x = int(u * (width - (right - left) + 1))  # box left edge, uniform over inside positions
     y = int(v * (height - (bottom - top) + 1))
     box = (x, y, x + right - left, y + bottom - top)
@@ -122,7 +137,14 @@ def write_text(image: Image.Image, style: TextStyle) -> Image.Image:
     draw = ImageDraw.Draw(out)
     left, top, _, _ = text_box(draw, style.text, style.font_size, style.stroke_width)
     origin = (style.box[0] - left, style.box[1] - top)  # textbbox is offset from the drawing origin
-    draw.text(origin, style.text, font=font(style.font_size), fill=style.fill, stroke_width=style.stroke_width, stroke_fill=style.stroke_fill)
+    draw.text(
+        origin,
+        style.text,
+        font=font(style.font_size),
+        fill=style.fill,
+        stroke_width=style.stroke_width,
+        stroke_fill=style.stroke_fill,
+    )
     return out
 
 
@@ -144,19 +166,30 @@ def generate(
 
     check_size(size)
     if len(clean.classes) < 2:
-        raise VlstressError(f"a typographic attack needs at least 2 classes, {clean.dataset} has {len(clean.classes)}")
+        raise VlstressError(
+            f"a typographic attack needs at least 2 classes, {clean.dataset} has {len(clean.classes)}"
+        )
     out_dir = Path(out_dir)
     images = []
     with atomic_dir(out_dir) as tmp:
         (tmp / "images").mkdir()
-        for index, entry in enumerate(tqdm(clean.images, desc="typographic", unit="img", disable=not progress)):
+        for index, entry in enumerate(
+            tqdm(clean.images, desc="typographic", unit="img", disable=not progress)
+        ):
             source = Path(clean.root) / entry["path"]
             image = resize_center_crop(load_rgb(source), size)
             style = draw_style(image.size, entry["label"], clean.classes, image_rng(seed, index))
             name = f"images/{index:06d}.png"
             write_text(image, style).save(tmp / name, format="PNG", compress_level=6)
             record = asdict(style)
-            record.update(path=name, label=entry["label"], source_path=str(source), box=list(style.box), fill=list(style.fill), stroke_fill=list(style.stroke_fill))
+            record.update(
+                path=name,
+                label=entry["label"],
+                source_path=str(source),
+                box=list(style.box),
+                fill=list(style.fill),
+                stroke_fill=list(style.stroke_fill),
+            )
             images.append(record)
         data = ClassificationSet(
             dataset=f"{clean.dataset}-t",
@@ -166,7 +199,13 @@ def generate(
             superclasses=clean.superclasses,
             root=str(out_dir),
             images=images,
-            source={"clean_dataset": clean.dataset, "clean_root": clean.root, "seed": seed, "size": size, "font": font_record()},
+            source={
+                "clean_dataset": clean.dataset,
+                "clean_root": clean.root,
+                "seed": seed,
+                "size": size,
+                "font": font_record(),
+            },
             provenance=provenance or {},
         )
         write_manifest(tmp / "manifest.json", data)  # checks it too

@@ -28,4 +28,6 @@ def problems(params: dict[str, Any], on: set[str]) -> list[str]:
         return []
     testsets = params["zeroshot"]["testsets"]
     name = params["typographic"]["testset"]
-    return [] if name in testsets else ["typographic.testset: " + unknown("test set", name, testsets)]
+    return (
+        [] if name in testsets else ["typographic.testset: " + unknown("test set", name, testsets)]
+    )

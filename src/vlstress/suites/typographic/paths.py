@@ -18,7 +18,14 @@ def evaluations(params: dict[str, Any]) -> list[Evaluation]:
         return []
     clean = params["typographic"]["testset"]
     folder = TYPOGRAPHIC.replace("{p.typographic.testset}", clean)
-    return [Evaluation({"set": clean, "attack": "typographic"}, folder, inside(ZEROSHOT_EMB, TYPOGRAPHIC_EMB), classifier(clean))]
+    return [
+        Evaluation(
+            {"set": clean, "attack": "typographic"},
+            folder,
+            inside(ZEROSHOT_EMB, TYPOGRAPHIC_EMB),
+            classifier(clean),
+        )
+    ]
 
 
 def folders(params: dict[str, Any]) -> list[str]:

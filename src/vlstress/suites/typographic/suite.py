@@ -30,7 +30,9 @@ SUITE = Suite(
         Stage(
             "evaluate_typographic",
             "vlstress evaluate-zeroshot --task typographic --testset {in.testset} --image-emb {in.emb}/"
-            + TYPOGRAPHIC_EMB + " --classifier {in.classifiers}/" + of(CLASSIFIER, "p.typographic.testset")
+            + TYPOGRAPHIC_EMB
+            + " --classifier {in.classifiers}/"
+            + of(CLASSIFIER, "p.typographic.testset")
             + " --clean-record {in.clean} --out {out.record}",
             inputs={
                 "testset": TYPOGRAPHIC,
@@ -45,7 +47,12 @@ SUITE = Suite(
             axes=("model",),
             suite="typographic",
         ),
-        figures_stage("typographic", "vlstress.suites.typographic.figures", {"typographic_attack": ()}, "Figures"),
+        figures_stage(
+            "typographic",
+            "vlstress.suites.typographic.figures",
+            {"typographic_attack": ()},
+            "Figures",
+        ),
     ),
     commands={
         "typographic": (
@@ -58,6 +65,13 @@ SUITE = Suite(
         "zeroshot_data": PathList(folders, data_folders, shaping_params),
         "zeroshot_sets": PathList(folders, data_folders, shaping_params),
     },
-    providers={"zeroshot": "vlstress.suites.typographic.sets", "evaluations": "vlstress.suites.typographic.paths"},
-    tasks={"typographic": Task("zero-shot classification under a typographic attack", (), noun="attacks")},
+    providers={
+        "zeroshot": "vlstress.suites.typographic.sets",
+        "evaluations": "vlstress.suites.typographic.paths",
+    },
+    tasks={
+        "typographic": Task(
+            "zero-shot classification under a typographic attack", (), noun="attacks"
+        )
+    },
 )

@@ -20,7 +20,14 @@ from vlstress.io import read_json, sidecar
 
 
 def build(
-    model, tokenizer, classnames: list[str], templates: list[str], *, device: str, precision: str = "fp32", classes_per_batch: int = 10
+    model,
+    tokenizer,
+    classnames: list[str],
+    templates: list[str],
+    *,
+    device: str,
+    precision: str = "fp32",
+    classes_per_batch: int = 10,
 ) -> np.ndarray:
     """(classes x dim) float32 weights, rows L2-normalised; precision: fp32 or amp (vlstress.precision)."""
     import torch
@@ -34,7 +41,10 @@ def build(
             tokenizer,
             classnames,
             # open_clip formats strings positionally; `{c}` is a named placeholder, so pass callables
-            [lambda name, template=template: template.replace("{c}", name) for template in templates],
+            [
+                lambda name, template=template: template.replace("{c}", name)
+                for template in templates
+            ],
             num_classes_per_batch=classes_per_batch,
             device=device,
             use_tqdm=True,
@@ -47,13 +57,19 @@ def load(path: Path, classes: list[str]) -> tuple[np.ndarray, dict[str, Any]]:
     """(weights, sidecar) of a classifier built for exactly `classes` (in order)."""
     path = Path(path)
     if not path.is_file():
-        raise VlstressError(f"zero-shot classifier not found: {path}; run `vlstress zeroshot-classifier`")
+        raise VlstressError(
+            f"zero-shot classifier not found: {path}; run `vlstress zeroshot-classifier`"
+        )
     meta = read_json(sidecar(path), "zero-shot classifier sidecar")
     if meta.get("classes") != list(classes):
-        raise VlstressError(f"zero-shot classifier {path} was built for other class names than the test set; rebuild it")
+        raise VlstressError(
+            f"zero-shot classifier {path} was built for other class names than the test set; rebuild it"
+        )
     weights = np.load(path, allow_pickle=False)
     if weights.shape[0] != len(classes):
-        raise VlstressError(f"zero-shot classifier {path}: {weights.shape[0]} rows for {len(classes)} classes")
+        raise VlstressError(
+            f"zero-shot classifier {path}: {weights.shape[0]} rows for {len(classes)} classes"
+        )
     model_block(path, meta)
     return weights, meta
 
@@ -74,5 +90,7 @@ def logit_scale(path: Path, meta: dict[str, Any]) -> float:
     """The logit scale recorded in a classifier's sidecar."""
     value = meta.get("logit_scale")
     if not isinstance(value, (int, float)) or not value > 0:
-        raise VlstressError(f"zero-shot classifier {path}: its sidecar records no logit scale; rebuild it with `vlstress zeroshot-classifier`")
+        raise VlstressError(
+            f"zero-shot classifier {path}: its sidecar records no logit scale; rebuild it with `vlstress zeroshot-classifier`"
+        )
     return float(value)

@@ -16,8 +16,12 @@ def zeroshot_accuracy(table: pd.DataFrame) -> FigureResult:
     data = _task(table, "zeroshot")
     if data.empty:
         return _none("Zero-shot top-1 accuracy", "zeroshot")
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.4 * data["dataset"].nunique() * data["label"].nunique()), 3.8))
-    sns.barplot(data=data, x="dataset", y="value", hue="label", ax=ax, errorbar=None, palette="colorblind")
+    fig, ax = plt.subplots(
+        figsize=(max(5.0, 1.4 * data["dataset"].nunique() * data["label"].nunique()), 3.8)
+    )
+    sns.barplot(
+        data=data, x="dataset", y="value", hue="label", ax=ax, errorbar=None, palette="colorblind"
+    )
     chance = data.drop_duplicates("dataset")
     ax.set_xlabel("test set")
     ax.set_ylabel("top-1 accuracy (%)")

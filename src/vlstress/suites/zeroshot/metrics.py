@@ -8,7 +8,7 @@ not depend on the sort order of equal floats).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -45,7 +45,9 @@ def classification_metrics(
     if labels.min() < 0 or labels.max() >= n_classes:
         raise VlstressError(f"labels outside 0..{n_classes - 1}")
     rank = true_class_rank(scores, labels)
-    metrics: dict[str, float | None] = {f"top{k}": (100.0 * float(np.mean(rank < k)) if k <= n_classes else None) for k in ks}
+    metrics: dict[str, float | None] = {
+        f"top{k}": (100.0 * float(np.mean(rank < k)) if k <= n_classes else None) for k in ks
+    }
     correct = rank == 0
     per_class: list[float | None] = []
     for c in range(n_classes):

@@ -49,13 +49,25 @@ def problems(params: dict[str, Any], on: set[str]) -> list[str]:
     testsets = zeroshot["testsets"]
     for name, entry in testsets.items():
         if entry["kind"] not in TESTSET_KINDS:
-            found.append(f"zeroshot.testsets.{name}.kind: " + unknown("test-set kind", entry["kind"], TESTSET_KINDS))
+            found.append(
+                f"zeroshot.testsets.{name}.kind: "
+                + unknown("test-set kind", entry["kind"], TESTSET_KINDS)
+            )
     templates = zeroshot["templates"]
     if templates not in TEMPLATE_SETS and not Path(templates.partition("#")[0]).suffix:
-        found.append("zeroshot.templates: " + unknown("template set", templates, TEMPLATE_SETS) + " (or a .txt/.json file)")
+        found.append(
+            "zeroshot.templates: "
+            + unknown("template set", templates, TEMPLATE_SETS)
+            + " (or a .txt/.json file)"
+        )
     if zeroshot["in_distribution"] not in testsets:
-        found.append("zeroshot.in_distribution: " + unknown("test set", zeroshot["in_distribution"], testsets))
+        found.append(
+            "zeroshot.in_distribution: "
+            + unknown("test set", zeroshot["in_distribution"], testsets)
+        )
     baseline = zeroshot["robustness"]["mce_baseline"]
     if baseline is not None and baseline not in params["models"]:
-        found.append("zeroshot.robustness.mce_baseline: " + unknown("model", baseline, params["models"]))
+        found.append(
+            "zeroshot.robustness.mce_baseline: " + unknown("model", baseline, params["models"])
+        )
     return found

@@ -24,7 +24,9 @@ SUITE = "zeroshot"
 class Evaluation:
     """One zero-shot evaluation the params produce for every model (paths keep `{model}`)."""
 
-    condition: dict[str, Any]  # {"set": name} (+ "corruption"/"severity", or "attack": "typographic")
+    condition: dict[
+        str, Any
+    ]  # {"set": name} (+ "corruption"/"severity", or "attack": "typographic")
     testset: str  # the test-set folder
     embeddings: str
     classifier: str
@@ -32,8 +34,10 @@ class Evaluation:
     def paths(self) -> list[str]:
         return [self.testset, self.embeddings, self.classifier]
 
-    def for_model(self, model: str) -> "Evaluation":
-        return Evaluation(self.condition, *(path.replace("{model}", model) for path in self.paths()))
+    def for_model(self, model: str) -> Evaluation:
+        return Evaluation(
+            self.condition, *(path.replace("{model}", model) for path in self.paths())
+        )
 
 
 def classifier(testset: str) -> str:
@@ -42,13 +46,22 @@ def classifier(testset: str) -> str:
 
 def testsets(params: dict[str, Any]) -> list[str]:
     """The test-set names (sorted); none when the suite is off."""
-    return sorted(str(name) for name in params["zeroshot"]["testsets"]) if SUITE in suites_on(params) else []
+    return (
+        sorted(str(name) for name in params["zeroshot"]["testsets"])
+        if SUITE in suites_on(params)
+        else []
+    )
 
 
 def evaluations(params: dict[str, Any]) -> list[Evaluation]:
     """The clean evaluation of every test set (sorted)."""
     return [
-        Evaluation({"set": name}, TESTSET.format(testset=name), inside(ZEROSHOT_EMB, TESTSET_EMB, testset=name), classifier(name))
+        Evaluation(
+            {"set": name},
+            TESTSET.format(testset=name),
+            inside(ZEROSHOT_EMB, TESTSET_EMB, testset=name),
+            classifier(name),
+        )
         for name in testsets(params)
     ]
 

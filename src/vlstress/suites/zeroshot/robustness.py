@@ -25,8 +25,8 @@ few off-line models cannot drag the line).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -98,7 +98,10 @@ def _huber(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return float(model.coef_[0]), float(model.intercept_)
 
 
-FITS: dict[str, Callable[[np.ndarray, np.ndarray], tuple[float, float]]] = {"ols": _ols, "huber": _huber}
+FITS: dict[str, Callable[[np.ndarray, np.ndarray], tuple[float, float]]] = {
+    "ols": _ols,
+    "huber": _huber,
+}
 FIT_TITLES = {"ols": "OLS", "huber": "Huber"}
 
 
@@ -119,7 +122,9 @@ class Line:
     def predict(self, id_accuracy: Iterable[float] | float) -> np.ndarray:
         """The shifted accuracy the baselines predict for these ID accuracies (fractions)."""
         transform = get_transform(self.transform)
-        return transform.to_accuracy(self.slope * transform.to_axis(id_accuracy, self.epsilon) + self.intercept)
+        return transform.to_accuracy(
+            self.slope * transform.to_axis(id_accuracy, self.epsilon) + self.intercept
+        )
 
     def to_dict(self) -> dict[str, float | int | str]:
         return asdict(self)
@@ -130,7 +135,9 @@ def _check_fractions(values: np.ndarray, what: str) -> None:
         raise VlstressError(f"{what} has NaN or infinite values")
     if values.min(initial=0.0) < 0.0 or values.max(initial=0.0) > 1.0:
         hint = " (percent? pass scale=100)" if values.max() <= 100.0 and values.min() >= 0.0 else ""
-        raise VlstressError(f"{what} must be accuracies in [0, 1], got values in [{values.min():g}, {values.max():g}]{hint}")
+        raise VlstressError(
+            f"{what} must be accuracies in [0, 1], got values in [{values.min():g}, {values.max():g}]{hint}"
+        )
 
 
 def fit_line(
@@ -149,14 +156,25 @@ def fit_line(
     x = np.asarray(id_accuracy, dtype=float)
     y = np.asarray(shifted_accuracy, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
-        raise VlstressError(f"ID and shifted accuracies must be two lists of equal length, got {x.shape} and {y.shape}")
+        raise VlstressError(
+            f"ID and shifted accuracies must be two lists of equal length, got {x.shape} and {y.shape}"
+        )
     _check_fractions(x, "ID accuracy")
     _check_fractions(y, "shifted accuracy")
     tx, ty = axis.to_axis(x, epsilon), axis.to_axis(y, epsilon)
     if len(np.unique(tx)) < 2:
-        raise VlstressError(f"a line needs at least 2 baseline models with different ID accuracies, got {len(x)} model(s) with {len(np.unique(tx))} distinct")
+        raise VlstressError(
+            f"a line needs at least 2 baseline models with different ID accuracies, got {len(x)} model(s) with {len(np.unique(tx))} distinct"
+        )
     slope, intercept = FITS[fit](tx, ty)
-    return Line(slope=slope, intercept=intercept, transform=transform, fit=fit, n=int(len(x)), epsilon=epsilon)
+    return Line(
+        slope=slope,
+        intercept=intercept,
+        transform=transform,
+        fit=fit,
+        n=int(len(x)),
+        epsilon=epsilon,
+    )
 
 
 # --------------------------------------------------------------------------- tables
@@ -166,7 +184,9 @@ def validate_table(table: pd.DataFrame, scale: float = 1) -> pd.DataFrame:
     """Columns present, accuracies numeric, finite and within [0, scale]; returns a copy in fractions with a `shift` column."""
     missing = [c for c in REQUIRED_COLUMNS if c not in table.columns]
     if missing:
-        raise VlstressError(f"accuracy table lacks column(s) {', '.join(missing)}; has {', '.join(map(str, table.columns))}")
+        raise VlstressError(
+            f"accuracy table lacks column(s) {', '.join(missing)}; has {', '.join(map(str, table.columns))}"
+        )
     if scale not in SCALES:
         raise VlstressError(f"scale must be 1 (fractions) or 100 (percent), got {scale!r}")
     frame = table.copy()
@@ -182,22 +202,34 @@ def validate_table(table: pd.DataFrame, scale: float = 1) -> pd.DataFrame:
         if not bad.empty:
             where = ", ".join(f"{m} ({s})" for m, s in bad.head(5).itertuples(index=False))
             more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
-            raise VlstressError(f"column {column} has missing or non-numeric values (NaN) for {where}{more}")
+            raise VlstressError(
+                f"column {column} has missing or non-numeric values (NaN) for {where}{more}"
+            )
         frame[column] = numbers.astype(float)
     values = frame[list(ACCURACY_COLUMNS)].to_numpy()
     if not np.all(np.isfinite(values)):
         raise VlstressError("accuracy table has infinite accuracies")
     low, high = float(values.min()), float(values.max())
     if low < 0 or high > scale:
-        hint = " (they look like percent: use scale 100)" if scale == 1 and high <= 100 and low >= 0 else ""
-        raise VlstressError(f"accuracies must lie in [0, {scale}] for scale {scale}, got [{low:g}, {high:g}]{hint}")
+        hint = (
+            " (they look like percent: use scale 100)"
+            if scale == 1 and high <= 100 and low >= 0
+            else ""
+        )
+        raise VlstressError(
+            f"accuracies must lie in [0, {scale}] for scale {scale}, got [{low:g}, {high:g}]{hint}"
+        )
     if scale == 100 and high <= 1:
-        raise VlstressError(f"scale 100 (percent) but every accuracy is at most 1 (max {high:g}): they look like fractions, use scale 1")
+        raise VlstressError(
+            f"scale 100 (percent) but every accuracy is at most 1 (max {high:g}): they look like fractions, use scale 1"
+        )
     frame[list(ACCURACY_COLUMNS)] = values / scale
     duplicated = frame.duplicated(["model", "shift"], keep=False)
     if duplicated.any():
         pairs = sorted(set(zip(frame.loc[duplicated, "model"], frame.loc[duplicated, "shift"])))
-        raise VlstressError(f"model(s) listed more than once for a shift: {', '.join(f'{m} ({s})' for m, s in pairs[:5])}")
+        raise VlstressError(
+            f"model(s) listed more than once for a shift: {', '.join(f'{m} ({s})' for m, s in pairs[:5])}"
+        )
     return frame
 
 
@@ -206,12 +238,17 @@ def resolve_baselines(models: Iterable[str], baselines: str | Sequence[str]) -> 
     known = sorted(set(models))
     if isinstance(baselines, str):
         if baselines != "all":
-            raise VlstressError(f"baselines must be 'all' or a list of model names, got {baselines!r}")
+            raise VlstressError(
+                f"baselines must be 'all' or a list of model names, got {baselines!r}"
+            )
         return known
     names = list(dict.fromkeys(baselines))
     unknown = sorted(set(names) - set(known))
     if unknown:
-        raise VlstressError(f"baseline model(s) not in the table: {', '.join(unknown[:10])}" + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""))
+        raise VlstressError(
+            f"baseline model(s) not in the table: {', '.join(unknown[:10])}"
+            + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else "")
+        )
     return names
 
 
@@ -230,18 +267,30 @@ def fit_lines(
     for shift, group in sorted(frame.groupby("shift"), key=lambda item: item[0]):
         base = group[group["model"].isin(names)]
         if len(base) < 2:
-            raise VlstressError(f"shift {shift}: {len(base)} baseline model(s) with accuracies; a line needs at least 2")
+            raise VlstressError(
+                f"shift {shift}: {len(base)} baseline model(s) with accuracies; a line needs at least 2"
+            )
         try:
-            lines[shift] = fit_line(base["id_accuracy"], base["shifted_accuracy"], transform, fit, epsilon)
+            lines[shift] = fit_line(
+                base["id_accuracy"], base["shifted_accuracy"], transform, fit, epsilon
+            )
         except VlstressError as exc:
             raise VlstressError(f"shift {shift}: {exc}") from None
     return lines
 
 
 OUTPUT_COLUMNS = [
-    "shift", "model", "baseline", "id_accuracy", "shifted_accuracy", "predicted",
-    "effective_robustness", "relative_robustness", "effective_robustness_pp", "relative_robustness_pp",
-]  # fmt: skip
+    "shift",
+    "model",
+    "baseline",
+    "id_accuracy",
+    "shifted_accuracy",
+    "predicted",
+    "effective_robustness",
+    "relative_robustness",
+    "effective_robustness_pp",
+    "relative_robustness_pp",
+]
 
 
 def effective_robustness(

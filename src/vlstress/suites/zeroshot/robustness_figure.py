@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from typing import Sequence
+from collections.abc import Sequence
 
 import matplotlib
 
@@ -53,25 +53,75 @@ def _ticks(transform: str, low: float, high: float) -> tuple[list[float], list[s
     return positions, [f"{100 * kept[p]:g}" for p in positions]
 
 
-def _panel(ax: plt.Axes, rows: pd.DataFrame, line: Line, colours: dict[str, tuple], shift: str, id_name: str) -> None:
+def _panel(
+    ax: plt.Axes,
+    rows: pd.DataFrame,
+    line: Line,
+    colours: dict[str, tuple],
+    shift: str,
+    id_name: str,
+) -> None:
     axis = get_transform(line.transform)
     x = axis.to_axis(rows["id_accuracy"].to_numpy(), line.epsilon)
     y = axis.to_axis(rows["shifted_accuracy"].to_numpy(), line.epsilon)
     coloured = rows["model"].isin(list(colours)).to_numpy()
     grey = ~coloured
-    ax.scatter(x[grey], y[grey], s=14, color=BASELINE_COLOR, alpha=0.8, linewidths=0, label=f"baselines ({line.n} fitted)", gid="baselines", zorder=2)
+    ax.scatter(
+        x[grey],
+        y[grey],
+        s=14,
+        color=BASELINE_COLOR,
+        alpha=0.8,
+        linewidths=0,
+        label=f"baselines ({line.n} fitted)",
+        gid="baselines",
+        zorder=2,
+    )
     low, high = float(min(x.min(), y.min())), float(max(x.max(), y.max()))
     pad = 0.05 * max(high - low, 1e-3)
     low, high = low - pad, high + pad
     grid = np.array([low, high])
-    ax.plot(grid, line.slope * grid + line.intercept, color="0.2", linewidth=1.4, label=f"{FIT_TITLES[line.fit]} fit", gid="fit", zorder=3)
-    ax.plot(grid, grid, color="0.2", linewidth=1.0, linestyle="--", label="y = x", gid="identity", zorder=1)
+    ax.plot(
+        grid,
+        line.slope * grid + line.intercept,
+        color="0.2",
+        linewidth=1.4,
+        label=f"{FIT_TITLES[line.fit]} fit",
+        gid="fit",
+        zorder=3,
+    )
+    ax.plot(
+        grid,
+        grid,
+        color="0.2",
+        linewidth=1.0,
+        linestyle="--",
+        label="y = x",
+        gid="identity",
+        zorder=1,
+    )
     for xi, yi, row in zip(x[coloured], y[coloured], rows[coloured].itertuples(index=False)):
-        ax.scatter([xi], [yi], s=42, color=colours[row.model], edgecolors="black", linewidths=0.6, label=row.model, gid=f"model:{row.model}", zorder=4)
+        ax.scatter(
+            [xi],
+            [yi],
+            s=42,
+            color=colours[row.model],
+            edgecolors="black",
+            linewidths=0.6,
+            label=row.model,
+            gid=f"model:{row.model}",
+            zorder=4,
+        )
         ax.annotate(
-            f"{row.model}\nER {row.effective_robustness_pp:+.1f} pp", (xi, yi), xytext=(4, 4), textcoords="offset points",
-            fontsize="x-small", color=colours[row.model], zorder=3.5, bbox={"boxstyle": "round,pad=0.1", "fc": "white", "alpha": 0.7, "lw": 0},
-        )  # fmt: skip
+            f"{row.model}\nER {row.effective_robustness_pp:+.1f} pp",
+            (xi, yi),
+            xytext=(4, 4),
+            textcoords="offset points",
+            fontsize="x-small",
+            color=colours[row.model],
+            zorder=3.5,
+            bbox={"boxstyle": "round,pad=0.1", "fc": "white", "alpha": 0.7, "lw": 0},
+        )
     ax.set_xlim(low, high)
     ax.set_ylim(low, high)
     positions, labels = _ticks(line.transform, low, high)
@@ -100,13 +150,25 @@ def draw(
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 4.4 * nrows), squeeze=False)
     for ax, shift in zip(axes.flat, shifts):
         _panel(ax, results[results["shift"] == shift], lines[shift], colours, shift, id_name)
-    for ax in list(axes.flat)[len(shifts):]:
+    for ax in list(axes.flat)[len(shifts) :]:
         ax.set_axis_off()
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    keep = [(h, l) for h, l in zip(handles, labels) if l not in colours]  # models are labelled at their points
+    keep = [
+        (h, l) for h, l in zip(handles, labels) if l not in colours
+    ]  # models are labelled at their points
     axes.flat[0].legend(*zip(*keep), loc="upper left", fontsize="x-small", frameon=True)
-    fig.suptitle(f"Effective robustness: {first.transform} axes, {FIT_TITLES[first.fit]} fit over baseline models")
+    fig.suptitle(
+        f"Effective robustness: {first.transform} axes, {FIT_TITLES[first.fit]} fit over baseline models"
+    )
     fig.tight_layout()
     if caption:
-        fig.text(0.01, 0.0, textwrap.fill(caption, 40 * ncols), ha="left", va="top", fontsize="xx-small", color="0.4")
+        fig.text(
+            0.01,
+            0.0,
+            textwrap.fill(caption, 40 * ncols),
+            ha="left",
+            va="top",
+            fontsize="xx-small",
+            color="0.4",
+        )
     return fig

@@ -26,21 +26,41 @@ def classifier(folder: Path, templates: str) -> EmbeddingSet:
     def embed(run: Loaded) -> np.ndarray:
         from vlstress.suites.zeroshot.classifier import build
 
-        return build(run.model, run.tokenizer, testset.classes, prompts, device=run.device, precision=run.precision)
+        return build(
+            run.model,
+            run.tokenizer,
+            testset.classes,
+            prompts,
+            device=run.device,
+            precision=run.precision,
+        )
 
     def logit_scale(run: Loaded) -> dict[str, Any]:
         from vlstress.suites.zeroshot.classifier import model_logit_scale
 
         return model_logit_scale(run.model)
 
-    fields = {"dataset": testset.dataset, "classes": testset.classes, "templates": prompts, "templates_source": templates}
+    fields = {
+        "dataset": testset.dataset,
+        "classes": testset.classes,
+        "templates": prompts,
+        "templates_source": templates,
+    }
     return EmbeddingSet(
-        f"{testset.dataset} classifier", manifest_file, [str(manifest_file)], "zeroshot-classifier", fields, embed,
-        {"templates": templates, "templates_description": description}, logit_scale,
-    )  # fmt: skip
+        f"{testset.dataset} classifier",
+        manifest_file,
+        [str(manifest_file)],
+        "zeroshot-classifier",
+        fields,
+        embed,
+        {"templates": templates, "templates_description": description},
+        logit_scale,
+    )
 
 
-def classifiers(config: dict[str, Any], templates: str | None = None) -> list[tuple[str, EmbeddingSet]]:
+def classifiers(
+    config: dict[str, Any], templates: str | None = None
+) -> list[tuple[str, EmbeddingSet]]:
     """The classifier of every test set, from `templates` (default: zeroshot.templates)."""
     chosen = templates or (config.get("zeroshot") or {}).get("templates")
     return [
@@ -52,7 +72,10 @@ def classifiers(config: dict[str, Any], templates: str | None = None) -> list[tu
 def image_sets(found: list[paths.Evaluation]) -> list[tuple[str, EmbeddingSet]]:
     """The images each evaluation reads, as sets named by their file inside the model's zero-shot folder."""
     files = [e.embeddings.removeprefix(f"{ZEROSHOT_EMB}/") for e in found]
-    return [(file, testset_images(Path(e.testset), file.removesuffix(".npy"))) for file, e in zip(files, found)]
+    return [
+        (file, testset_images(Path(e.testset), file.removesuffix(".npy")))
+        for file, e in zip(files, found)
+    ]
 
 
 def zeroshot(config: dict[str, Any]) -> list[tuple[str, EmbeddingSet]]:

@@ -19,7 +19,7 @@ from vlstress.workflow.paths import (
     TESTSET_EMB,
     ZEROSHOT_EMB,
     ZEROSHOT_RECORD,
-)  # fmt: skip
+)
 from vlstress.workflow.spec import Axis, Output, PathList, Stage, Suite
 from vlstress.workflow.stages import figures_stage, small, testset_stage
 
@@ -29,12 +29,20 @@ SUITE = Suite(
     needs=("zeroshot",),
     axes=(Axis("testset", "zeroshot.testsets", r"[a-z0-9][a-z0-9_]*", keys=True),),
     stages=(
-        testset_stage("testset", "testset", TESTSET, "zeroshot",
-                      "the labelled manifest of a classification test set (materialised crops / CIFAR images included)"),  # fmt: skip
+        testset_stage(
+            "testset",
+            "testset",
+            TESTSET,
+            "zeroshot",
+            "the labelled manifest of a classification test set (materialised crops / CIFAR images included)",
+        ),
         Stage(
             "zeroshot_classifiers",
             "vlstress embed-zeroshot {params_files} --sets classifiers --sets-from {providers.classifiers}"
-            " --templates {p.zeroshot.templates} --model-card {in.card} " + RUN_FLAGS + " " + REUSE_FLAG
+            " --templates {p.zeroshot.templates} --model-card {in.card} "
+            + RUN_FLAGS
+            + " "
+            + REUSE_FLAG
             + " --out {out.classifiers}",
             inputs={"card": CARD},
             input_lists={"testsets": "zeroshot_testsets"},
@@ -61,10 +69,16 @@ SUITE = Suite(
         ),
         Stage(
             "evaluate_zeroshot",
-            "vlstress evaluate-zeroshot --testset {in.testset} --image-emb {in.emb}/" + TESTSET_EMB
-            + " --classifier {in.classifiers}/" + CLASSIFIER + " --out {out.record}",
+            "vlstress evaluate-zeroshot --testset {in.testset} --image-emb {in.emb}/"
+            + TESTSET_EMB
+            + " --classifier {in.classifiers}/"
+            + CLASSIFIER
+            + " --out {out.record}",
             inputs={"testset": TESTSET, "emb": ZEROSHOT_EMB, "classifiers": CLASSIFIERS},
-            outputs={"record": small(ZEROSHOT_RECORD, record=True), "per_class": small(f"{ZEROSHOT_RECORD}.json")},
+            outputs={
+                "record": small(ZEROSHOT_RECORD, record=True),
+                "per_class": small(f"{ZEROSHOT_RECORD}.json"),
+            },
             axes=("model", "testset"),
             suite="zeroshot",
         ),
@@ -76,17 +90,31 @@ SUITE = Suite(
             " --out-json {out.json} --out-fig {out.png}",
             inputs={"summary": SUMMARY},
             outputs={
-                "corruptions": small("results/robustness/corruptions.csv", caption="robustness", category="Zero-shot robustness"),
-                "effective": small("results/robustness/effective.csv", caption="robustness", category="Zero-shot robustness"),
+                "corruptions": small(
+                    "results/robustness/corruptions.csv",
+                    caption="robustness",
+                    category="Zero-shot robustness",
+                ),
+                "effective": small(
+                    "results/robustness/effective.csv",
+                    caption="robustness",
+                    category="Zero-shot robustness",
+                ),
                 "json": small("results/robustness/metrics.json", metric=True),
-                "png": Output("results/figures/effective_robustness.png", plot={}, caption="effective_robustness",
-                              category="Zero-shot robustness"),  # fmt: skip
+                "png": Output(
+                    "results/figures/effective_robustness.png",
+                    plot={},
+                    caption="effective_robustness",
+                    category="Zero-shot robustness",
+                ),
                 "pdf": Output("results/figures/effective_robustness.pdf"),
             },
             suite="zeroshot",
             doc="mCE of the corruptions and effective robustness of every shift, from the summary",
         ),
-        figures_stage("zeroshot", "vlstress.suites.zeroshot.figures", {"zeroshot_accuracy": ()}, "Figures"),
+        figures_stage(
+            "zeroshot", "vlstress.suites.zeroshot.figures", {"zeroshot_accuracy": ()}, "Figures"
+        ),
     ),
     commands={
         "embed-zeroshot": (
@@ -109,8 +137,12 @@ SUITE = Suite(
     },
     params="vlstress.suites.zeroshot.params",
     lists={
-        "zeroshot_testsets": PathList(paths.testset_folders, paths.data_folders, paths.testset_params),
-        "zeroshot_sets": PathList(paths.evaluation_paths, paths.evaluation_folders, paths.shaping_params),
+        "zeroshot_testsets": PathList(
+            paths.testset_folders, paths.data_folders, paths.testset_params
+        ),
+        "zeroshot_sets": PathList(
+            paths.evaluation_paths, paths.evaluation_folders, paths.shaping_params
+        ),
         "zeroshot_data": PathList(paths.testset_folders, paths.data_folders, paths.shaping_params),
     },
     providers={

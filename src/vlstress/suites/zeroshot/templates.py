@@ -17,9 +17,9 @@ JSON object keyed by dataset with `#key` (CLIP_benchmark's `en_classnames.json`)
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from vlstress.errors import VlstressError
 
@@ -41,8 +41,12 @@ class TemplateSet:
 
 
 TEMPLATE_SETS: dict[str, TemplateSet] = {
-    "openai": TemplateSet("OpenAI's 80 ImageNet prompt templates", _open_clip_set("OPENAI_IMAGENET_TEMPLATES")),
-    "simple": TemplateSet("the 7 ImageNet templates OpenAI selected", _open_clip_set("SIMPLE_IMAGENET_TEMPLATES")),
+    "openai": TemplateSet(
+        "OpenAI's 80 ImageNet prompt templates", _open_clip_set("OPENAI_IMAGENET_TEMPLATES")
+    ),
+    "simple": TemplateSet(
+        "the 7 ImageNet templates OpenAI selected", _open_clip_set("SIMPLE_IMAGENET_TEMPLATES")
+    ),
     "single": TemplateSet('one template: "a photo of a {c}."', lambda: ["a photo of a {c}."]),
 }
 
@@ -60,12 +64,16 @@ def _read_list(spec: str, what: str) -> list[str]:
             raise VlstressError(f"{what} file {path} is not valid JSON: {exc}") from None
         if isinstance(data, dict):
             if not key:
-                raise VlstressError(f"{what} file {path} is keyed by dataset ({', '.join(sorted(data)[:8])}, ...): add #KEY")
+                raise VlstressError(
+                    f"{what} file {path} is keyed by dataset ({', '.join(sorted(data)[:8])}, ...): add #KEY"
+                )
             if key not in data:
                 raise VlstressError(f"{what} file {path} has no key {key!r}")
             data = data[key]
         if not isinstance(data, list) or not all(isinstance(item, str) for item in data):
-            raise VlstressError(f"{what} file {path}{'#' + key if key else ''}: expected a list of strings")
+            raise VlstressError(
+                f"{what} file {path}{'#' + key if key else ''}: expected a list of strings"
+            )
         items = data
     else:
         items = [line.strip() for line in text.splitlines() if line.strip()]
@@ -80,7 +88,9 @@ def resolve(name: str) -> tuple[list[str], str]:
         entry = TEMPLATE_SETS[name]
         return entry.load(), entry.description
     if not Path(name.partition("#")[0]).suffix:
-        raise VlstressError(f"unknown template set {name!r}: use one of {', '.join(TEMPLATE_SETS)} or a .txt/.json file")
+        raise VlstressError(
+            f"unknown template set {name!r}: use one of {', '.join(TEMPLATE_SETS)} or a .txt/.json file"
+        )
     templates = _read_list(name, "template")
     bad = [t for t in templates if "{c}" not in t]
     if bad:

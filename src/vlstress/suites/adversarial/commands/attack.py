@@ -28,28 +28,86 @@ def eps_list(value: str) -> list[float]:
     try:
         items = [float(part) for part in str(value).split(",")]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers (1/255 units), got {value!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated numbers (1/255 units), got {value!r}"
+        ) from None
     if not items or any(item < 0 for item in items):
         raise argparse.ArgumentTypeError(f"eps must be numbers >= 0, got {value!r}")
     return items
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--testset", required=True, type=Path, help="test-set folder (or manifest) of `vlstress testset`")
-    parser.add_argument("--classifier", required=True, type=Path, help="zero-shot classifier of the same model for that test set")
+    parser.add_argument(
+        "--testset",
+        required=True,
+        type=Path,
+        help="test-set folder (or manifest) of `vlstress testset`",
+    )
+    parser.add_argument(
+        "--classifier",
+        required=True,
+        type=Path,
+        help="zero-shot classifier of the same model for that test set",
+    )
     add_model_arguments(parser)
     attack = parser.add_argument_group("attack (an entry of adversarial.attacks)")
-    attack.add_argument("--attack", required=True, help="the attack's name (part of each record's condition)")
-    attack.add_argument("--kind", required=True, help="attack kind: fgsm, bim, pgd, mifgsm, difgsm, deepfool, spsa, square, autoattack")
+    attack.add_argument(
+        "--attack", required=True, help="the attack's name (part of each record's condition)"
+    )
+    attack.add_argument(
+        "--kind",
+        required=True,
+        help="attack kind: fgsm, bim, pgd, mifgsm, difgsm, deepfool, spsa, square, autoattack",
+    )
     attack.add_argument("--norm", default="linf", choices=("linf", "l2"), help="threat model norm")
-    attack.add_argument("--eps", required=True, type=eps_list, help="budgets in 1/255 units of the norm, comma-separated")
-    attack.add_argument("--steps", type=optional_int, default=None, help="iterations (square: queries; None = the kind's default)")
-    attack.add_argument("--alpha", type=optional_float, default=None, help="step size in 1/255 units (None = 2.5 * eps / steps)")
-    attack.add_argument("--restarts", type=optional_int, default=1, help="random restarts (pgd, spsa; square: its own restarts)")
-    attack.add_argument("--extra", type=optional_str, default=None, help="more torchattacks arguments: key=value,key=value")
-    parser.add_argument("--n-images", type=optional_int, default=None, help="attack a seeded sample of N images (None = all)")
-    parser.add_argument("--attack-seed", type=seed_int, default=0, help="seed of the sample and of the attack's randomness")
-    parser.add_argument("--out", required=True, type=Path, help="records file to write (per-image sidecar: <out>.json)")
+    attack.add_argument(
+        "--eps",
+        required=True,
+        type=eps_list,
+        help="budgets in 1/255 units of the norm, comma-separated",
+    )
+    attack.add_argument(
+        "--steps",
+        type=optional_int,
+        default=None,
+        help="iterations (square: queries; None = the kind's default)",
+    )
+    attack.add_argument(
+        "--alpha",
+        type=optional_float,
+        default=None,
+        help="step size in 1/255 units (None = 2.5 * eps / steps)",
+    )
+    attack.add_argument(
+        "--restarts",
+        type=optional_int,
+        default=1,
+        help="random restarts (pgd, spsa; square: its own restarts)",
+    )
+    attack.add_argument(
+        "--extra",
+        type=optional_str,
+        default=None,
+        help="more torchattacks arguments: key=value,key=value",
+    )
+    parser.add_argument(
+        "--n-images",
+        type=optional_int,
+        default=None,
+        help="attack a seeded sample of N images (None = all)",
+    )
+    parser.add_argument(
+        "--attack-seed",
+        type=seed_int,
+        default=0,
+        help="seed of the sample and of the attack's randomness",
+    )
+    parser.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        help="records file to write (per-image sidecar: <out>.json)",
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -68,9 +126,15 @@ def run(args: argparse.Namespace) -> None:
     from vlstress.testsets import manifest as testsets
 
     spec_attack = adversarial.AttackSpec(
-        name=args.attack, kind=args.kind, norm=args.norm, eps=tuple(args.eps), steps=args.steps, alpha=args.alpha,
-        restarts=args.restarts or 1, extra=adversarial.parse_extra(args.extra),
-    )  # fmt: skip
+        name=args.attack,
+        kind=args.kind,
+        norm=args.norm,
+        eps=tuple(args.eps),
+        steps=args.steps,
+        alpha=args.alpha,
+        restarts=args.restarts or 1,
+        extra=adversarial.parse_extra(args.extra),
+    )
     adversarial.check_spec(spec_attack)  # before the model loads
     testset = testsets.load(args.testset)
     weights, clf_meta = classifier.load(args.classifier, testset.classes)
@@ -80,32 +144,58 @@ def run(args: argparse.Namespace) -> None:
     model, preprocess, _ = models.load(spec, device, threads=args.threads)
     described = models.describe(spec, model)
     if clf_meta["provenance"].get("model") != described:
-        raise VlstressError(f"zero-shot classifier {args.classifier} was built by another model than {spec.slug}; rebuild it")
+        raise VlstressError(
+            f"zero-shot classifier {args.classifier} was built by another model than {spec.slug}; rebuild it"
+        )
     rows = adversarial.subset(len(testset.images), args.n_images, args.attack_seed)
     paths = [testset.image_paths()[i] for i in rows]
     labels = np.array([testset.images[i]["label"] for i in rows], dtype=np.int64)
     to_pixels, mean, std = adversarial.pixel_pipeline(preprocess)
-    pixels = torch.stack([to_pixels(load_rgb(path)) for path in tqdm(paths, desc="images", unit="img")])
+    pixels = torch.stack(
+        [to_pixels(load_rgb(path)) for path in tqdm(paths, desc="images", unit="img")]
+    )
     module = adversarial.pixel_zero_shot(model, weights, mean, std, scale, device, args.precision)
     clean, results = adversarial.run_attack(
-        module, spec_attack, pixels, labels, n_classes=len(testset.classes), seed=args.attack_seed, batch_size=batch_size(args, device)
+        module,
+        spec_attack,
+        pixels,
+        labels,
+        n_classes=len(testset.classes),
+        seed=args.attack_seed,
+        batch_size=batch_size(args, device),
     )
     attack_params = {
-        "attack": args.attack, "kind": args.kind, "norm": args.norm, "eps": args.eps, "steps": args.steps, "alpha": args.alpha,
-        "restarts": args.restarts, "extra": spec_attack.extra, "n_images": args.n_images, "seed": args.attack_seed,
-        "eps_unit": "1/255 of the norm, pixels in [0, 1] after resize and centre crop", "logit_scale": scale,
-    }  # fmt: skip
+        "attack": args.attack,
+        "kind": args.kind,
+        "norm": args.norm,
+        "eps": args.eps,
+        "steps": args.steps,
+        "alpha": args.alpha,
+        "restarts": args.restarts,
+        "extra": spec_attack.extra,
+        "n_images": args.n_images,
+        "seed": args.attack_seed,
+        "eps_unit": "1/255 of the norm, pixels in [0, 1] after resize and centre crop",
+        "logit_scale": scale,
+    }
     block = provenance.build(
         "attack",
         {**model_params(args, spec), **attack_params},
         seed=spec.seed,
         model=described,
         device=device,
-        inputs={str(p): sha256_file(p) for p in (testsets.manifest_path(args.testset), args.classifier)},
+        inputs={
+            str(p): sha256_file(p) for p in (testsets.manifest_path(args.testset), args.classifier)
+        },
         packages=("torchattacks",),
     )
     kind = adversarial.KINDS[args.kind]
-    dataset = {"name": testset.dataset, "kind": testset.kind, "n_images": len(rows), "n_classes": len(testset.classes)}
+    dataset = {
+        "name": testset.dataset,
+        "kind": testset.kind,
+        "n_images": len(rows),
+        "n_classes": len(testset.classes),
+    }
     records = [
         Record(
             task="adversarial",
@@ -113,7 +203,15 @@ def run(args: argparse.Namespace) -> None:
             dataset=dataset,
             condition={"attack": args.attack, "eps": result.eps},
             metrics=adversarial.attack_metrics(clean, result),
-            provenance={**block, "attack": {"kind": args.kind, "norm": args.norm, "bounded": kind.bounded, "description": kind.description}},
+            provenance={
+                **block,
+                "attack": {
+                    "kind": args.kind,
+                    "norm": args.norm,
+                    "bounded": kind.bounded,
+                    "description": kind.description,
+                },
+            },
         )
         for result in results
     ]
@@ -125,9 +223,23 @@ def run(args: argparse.Namespace) -> None:
             "images": [str(path) for path in paths],
             "labels": labels.tolist(),
             "clean_correct": clean.tolist(),
-            "eps": {f"{r.eps:g}": {"correct": r.correct.tolist(), "linf": r.linf.round(4).tolist(), "l2": r.l2.round(4).tolist()} for r in results},
+            "eps": {
+                f"{r.eps:g}": {
+                    "correct": r.correct.tolist(),
+                    "linf": r.linf.round(4).tolist(),
+                    "l2": r.l2.round(4).tolist(),
+                }
+                for r in results
+            },
         },
     )
     for record in records:
         m = record.metrics
-        log.info("%s %s eps %g/255: top-1 %.1f%% -> %.1f%%", spec.slug, args.attack, record.condition["eps"], m["top1_clean"], m["robust_top1"])
+        log.info(
+            "%s %s eps %g/255: top-1 %.1f%% -> %.1f%%",
+            spec.slug,
+            args.attack,
+            record.condition["eps"],
+            m["top1_clean"],
+            m["robust_top1"],
+        )

@@ -12,8 +12,15 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--train", required=True, type=Path, help="manifest of the training data (`vlstress prepare`)")
-    parser.add_argument("--test", required=True, type=Path, help="the test manifest the suites evaluate on")
+    parser.add_argument(
+        "--train",
+        required=True,
+        type=Path,
+        help="manifest of the training data (`vlstress prepare`)",
+    )
+    parser.add_argument(
+        "--test", required=True, type=Path, help="the test manifest the suites evaluate on"
+    )
     parser.add_argument("--out", required=True, type=Path, help="training manifest to write")
 
 
@@ -35,11 +42,16 @@ def run(args: argparse.Namespace) -> None:
             "images": kept,
             "split": counts,
             "provenance": provenance.build(
-                "train-split", counts, inputs={str(p): sha256_file(p) for p in (args.train, args.test)}
+                "train-split",
+                counts,
+                inputs={str(p): sha256_file(p) for p in (args.train, args.test)},
             ),
         },
     )
     logging.getLogger(__name__).info(
         "training manifest: %d of %d images (%d test images and %d test captions removed)",
-        counts["kept_images"], counts["train_images"], counts["test_images_removed"], counts["test_captions_removed"],
-    )  # fmt: skip
+        counts["kept_images"],
+        counts["train_images"],
+        counts["test_images_removed"],
+        counts["test_captions_removed"],
+    )

@@ -19,12 +19,30 @@ from vlstress.embedding.flags import add_model_arguments, model_spec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--manifest", required=True, type=Path, help="manifest from `vlstress prepare` (images and captions)")
-    parser.add_argument("--params", action="append", type=Path, default=[], help="params file(s): which suites are on")
-    parser.add_argument("--sets-from", type=suite_modules, default=[], help="modules that add sets to the group (comma list)")
+    parser.add_argument(
+        "--manifest",
+        required=True,
+        type=Path,
+        help="manifest from `vlstress prepare` (images and captions)",
+    )
+    parser.add_argument(
+        "--params",
+        action="append",
+        type=Path,
+        default=[],
+        help="params file(s): which suites are on",
+    )
+    parser.add_argument(
+        "--sets-from",
+        type=suite_modules,
+        default=[],
+        help="modules that add sets to the group (comma list)",
+    )
     add_model_arguments(parser)
     add_reuse_argument(parser)
-    parser.add_argument("--out", required=True, type=Path, help="folder to write (replaced as a whole)")
+    parser.add_argument(
+        "--out", required=True, type=Path, help="folder to write (replaced as a whole)"
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -32,8 +50,13 @@ def run(args: argparse.Namespace) -> None:
     from vlstress.embedding import sets as embedding_sets
 
     config = params_module.load(args.params) if args.params else {}
-    plan = [("images.npy", embedding_sets.original_images(args.manifest)), ("texts.npy", embedding_sets.captions(args.manifest, "texts"))]
+    plan = [
+        ("images.npy", embedding_sets.original_images(args.manifest)),
+        ("texts.npy", embedding_sets.captions(args.manifest, "texts")),
+    ]
     plan += embedding_sets.from_providers(args.sets_from, "retrieval", config)
     embedding_sets.require_files([item for _, item in plan])
     loaded = embedding_sets.load(model_spec(args), args)
-    embedding_sets.write_folder(plan, loaded, "embed-retrieval", args.out, reuse_folder(args, args.sets_from))
+    embedding_sets.write_folder(
+        plan, loaded, "embed-retrieval", args.out, reuse_folder(args, args.sets_from)
+    )

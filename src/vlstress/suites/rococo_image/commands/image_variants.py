@@ -20,27 +20,50 @@ from vlstress.suites.rococo_image import variants
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--manifest", required=True, type=Path, help="manifest from `vlstress prepare`")
+    parser.add_argument(
+        "--manifest", required=True, type=Path, help="manifest from `vlstress prepare`"
+    )
     parser.add_argument(
         "--method",
         required=True,
         choices=sorted(variants.PERTURBATIONS),
-        help="; ".join(f"{name}: {entry.description}" for name, entry in variants.PERTURBATIONS.items() if not entry.faithful_only)
+        help="; ".join(
+            f"{name}: {entry.description}"
+            for name, entry in variants.PERTURBATIONS.items()
+            if not entry.faithful_only
+        )
         + "; <corruption>_s<1-5>: an ImageNet-C corruption at a severity (faithful mode), e.g. fog_s3",
     )
-    parser.add_argument("--lam", required=True, help="share of the original image kept, in [0, 1] (e.g. 0.9)")
-    parser.add_argument("--seed", required=True, type=seed_int, help="variant seed: partners and boxes")
+    parser.add_argument(
+        "--lam", required=True, help="share of the original image kept, in [0, 1] (e.g. 0.9)"
+    )
+    parser.add_argument(
+        "--seed", required=True, type=seed_int, help="variant seed: partners and boxes"
+    )
     parser.add_argument(
         "--mode",
         choices=variants.MODES,
         default="faithful",
         help="faithful: 384x384 bicubic + JPEG files as the official release; clean: mix after the model's preprocessing",
     )
-    parser.add_argument("--size", type=positive_int, default=variants.FAITHFUL_SIZE, help="faithful: square resize (official: 384)")
     parser.add_argument(
-        "--jpeg-quality", type=positive_int, default=variants.FAITHFUL_JPEG_QUALITY, help="faithful: JPEG quality (official: 75)"
+        "--size",
+        type=positive_int,
+        default=variants.FAITHFUL_SIZE,
+        help="faithful: square resize (official: 384)",
     )
-    parser.add_argument("--out", required=True, type=Path, help="variant folder to write (manifest.json [+ images/])")
+    parser.add_argument(
+        "--jpeg-quality",
+        type=positive_int,
+        default=variants.FAITHFUL_JPEG_QUALITY,
+        help="faithful: JPEG quality (official: 75)",
+    )
+    parser.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        help="variant folder to write (manifest.json [+ images/])",
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -48,7 +71,9 @@ def run(args: argparse.Namespace) -> None:
 
     lam = variants.parse_lam(args.lam)
     if args.mode == "clean" and variants.perturbation(args.method).faithful_only:
-        raise VlstressError(f"--method {args.method} corrupts [0, 1] images: use --mode faithful (clean mode works on normalised tensors)")
+        raise VlstressError(
+            f"--method {args.method} corrupts [0, 1] images: use --mode faithful (clean mode works on normalised tensors)"
+        )
     if not 1 <= args.jpeg_quality <= 100:
         raise VlstressError(f"--jpeg-quality must be in 1..100, got {args.jpeg_quality}")
     manifest = load_manifest(args.manifest)
@@ -67,7 +92,9 @@ def run(args: argparse.Namespace) -> None:
         spec.update({"size": args.size, "jpeg_quality": args.jpeg_quality})
     with atomic_dir(args.out) as tmp:
         if args.mode == "faithful":
-            names = variants.write_faithful(entries, plan, tmp, size=args.size, quality=args.jpeg_quality)
+            names = variants.write_faithful(
+                entries, plan, tmp, size=args.size, quality=args.jpeg_quality
+            )
         out_entries = []
         for index, entry in enumerate(entries):
             partner = plan.partner(index)

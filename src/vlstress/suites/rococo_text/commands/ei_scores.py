@@ -32,7 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=512,
         help="captions encoded per block together with their deletion variants (memory vs. batching)",
     )
-    parser.add_argument("--out", required=True, type=Path, help="JSON to write, e.g. results/text/ei_scores.json")
+    parser.add_argument(
+        "--out", required=True, type=Path, help="JSON to write, e.g. results/text/ei_scores.json"
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -49,7 +51,15 @@ def run(args: argparse.Namespace) -> None:
     spec = model_spec(args)
     device = models.resolve_device(args.device)
     model, _, tokenizer = models.load(spec, device, threads=args.threads)
-    encode = partial(encode_texts, model, tokenizer, batch_size=batch_size(args, device), device=device, precision=args.precision, progress=False)
+    encode = partial(
+        encode_texts,
+        model,
+        tokenizer,
+        batch_size=batch_size(args, device),
+        device=device,
+        precision=args.precision,
+        progress=False,
+    )
     with tqdm(total=len(captions), desc=f"EI ({spec.slug})", unit="caption") as bar:
         records = ei_scores(captions, encode, block_size=args.block_size, progress=bar.update)
     params = {**model_params(args, spec), "block_size": args.block_size}

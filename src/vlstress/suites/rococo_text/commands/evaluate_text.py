@@ -34,15 +34,48 @@ from vlstress.suites.rococo_text import caption_sets
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--manifest", required=True, type=Path, help="manifest of the original test set")
-    parser.add_argument("--image-emb", required=True, type=Path, help="images of the manifest, from `vlstress embed-images`")
-    parser.add_argument("--original-emb", required=True, type=Path, help="captions of the manifest, from `vlstress embed-texts`")
-    parser.add_argument("--variant-captions", required=True, type=Path, help="caption set (official RoCOCO format)")
-    parser.add_argument("--variant-emb", required=True, type=Path, help="the caption set embedded by `vlstress embed-texts`")
-    parser.add_argument("--set", required=True, dest="set_name", help="name of the caption set, e.g. same_concept")
-    parser.add_argument("--ks", type=int_list, default=list(metrics.DEFAULT_KS), help="comma-separated K of Recall@K")
-    parser.add_argument("--chunk-size", type=positive_int, default=1024, help="image rows scored at a time")
-    parser.add_argument("--ties", choices=metrics.TIE_POLICIES, default="optimistic", help="how exactly tied scores rank (vlstress.metrics)")
+    parser.add_argument(
+        "--manifest", required=True, type=Path, help="manifest of the original test set"
+    )
+    parser.add_argument(
+        "--image-emb",
+        required=True,
+        type=Path,
+        help="images of the manifest, from `vlstress embed-images`",
+    )
+    parser.add_argument(
+        "--original-emb",
+        required=True,
+        type=Path,
+        help="captions of the manifest, from `vlstress embed-texts`",
+    )
+    parser.add_argument(
+        "--variant-captions", required=True, type=Path, help="caption set (official RoCOCO format)"
+    )
+    parser.add_argument(
+        "--variant-emb",
+        required=True,
+        type=Path,
+        help="the caption set embedded by `vlstress embed-texts`",
+    )
+    parser.add_argument(
+        "--set", required=True, dest="set_name", help="name of the caption set, e.g. same_concept"
+    )
+    parser.add_argument(
+        "--ks",
+        type=int_list,
+        default=list(metrics.DEFAULT_KS),
+        help="comma-separated K of Recall@K",
+    )
+    parser.add_argument(
+        "--chunk-size", type=positive_int, default=1024, help="image rows scored at a time"
+    )
+    parser.add_argument(
+        "--ties",
+        choices=metrics.TIE_POLICIES,
+        default="optimistic",
+        help="how exactly tied scores rank (vlstress.metrics)",
+    )
     parser.add_argument("--out", required=True, type=Path)
 
 
@@ -55,9 +88,18 @@ def run(args: argparse.Namespace) -> None:
 
     image_emb, image_meta = load_embeddings(args.image_emb, len(table.images), "image")
     original_emb, original_meta = load_embeddings(args.original_emb, len(table.captions), "text")
-    variant_emb, variant_meta = load_embeddings(args.variant_emb, rows.n_set_captions, "caption-set")
-    model = same_model(args.image_emb, image_meta, (args.original_emb, original_meta), (args.variant_emb, variant_meta))
-    check_embedded_from(args.variant_emb, variant_meta, args.variant_captions, "caption file", "embed-texts")
+    variant_emb, variant_meta = load_embeddings(
+        args.variant_emb, rows.n_set_captions, "caption-set"
+    )
+    model = same_model(
+        args.image_emb,
+        image_meta,
+        (args.original_emb, original_meta),
+        (args.variant_emb, variant_meta),
+    )
+    check_embedded_from(
+        args.variant_emb, variant_meta, args.variant_captions, "caption file", "embed-texts"
+    )
 
     scores = metrics.stress_recalls(
         image_emb[rows.image_rows],
@@ -85,13 +127,24 @@ def run(args: argparse.Namespace) -> None:
             metrics=scores,
             provenance=provenance.build(
                 "evaluate-text",
-                {"ks": args.ks, "chunk_size": args.chunk_size, "set": args.set_name, "ties": args.ties},
+                {
+                    "ks": args.ks,
+                    "chunk_size": args.chunk_size,
+                    "set": args.set_name,
+                    "ties": args.ties,
+                },
                 seed=image_meta["provenance"]["seed"],
                 model=model,
                 device=image_meta["provenance"]["device"],
                 inputs={
                     str(p): sha256_file(p)
-                    for p in (args.manifest, args.image_emb, args.original_emb, args.variant_captions, args.variant_emb)
+                    for p in (
+                        args.manifest,
+                        args.image_emb,
+                        args.original_emb,
+                        args.variant_captions,
+                        args.variant_emb,
+                    )
                 },
             ),
         ),

@@ -15,13 +15,20 @@ from pathlib import Path
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from vlstress.suites.rococo_text.nlp import DEFAULT_NLTK_DATA
 
-    parser.add_argument("--out", type=Path, default=Path(DEFAULT_NLTK_DATA), help=f"nltk data folder (default {DEFAULT_NLTK_DATA})")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path(DEFAULT_NLTK_DATA),
+        help=f"nltk data folder (default {DEFAULT_NLTK_DATA})",
+    )
     parser.add_argument(
         "--sources",
         default="copy,nltk,debian",
         help="comma-separated sources to try in order: copy (existing install), nltk (nltk.download), debian (apt-get download wordnet-base)",
     )
-    parser.add_argument("--force", action="store_true", help="reinstall even when the folder already holds WordNet")
+    parser.add_argument(
+        "--force", action="store_true", help="reinstall even when the folder already holds WordNet"
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -31,7 +38,11 @@ def run(args: argparse.Namespace) -> None:
         wordnet_folder,
     )
 
-    record = install_wordnet(args.out, tuple(s.strip() for s in args.sources.split(",") if s.strip()), force=args.force)
+    record = install_wordnet(
+        args.out, tuple(s.strip() for s in args.sources.split(",") if s.strip()), force=args.force
+    )
     wn = load_wordnet(str(args.out))
     n_nouns = sum(1 for _ in wn.all_lemma_names(pos="n"))
-    print(f"WordNet ready in {wordnet_folder(args.out)} (source: {record['source']}; {n_nouns} noun lemmas)")
+    print(
+        f"WordNet ready in {wordnet_folder(args.out)} (source: {record['source']}; {n_nouns} noun lemmas)"
+    )

@@ -15,10 +15,22 @@ from vlstress.suites.corruptions.commands.corrupt import add_size_argument
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--manifest", required=True, type=Path, help="clean test-set folder of `vlstress testset` (or its manifest.json)")
-    parser.add_argument("--seed", required=True, type=seed_int, help="attack seed: written class, font size, colours, position")
+    parser.add_argument(
+        "--manifest",
+        required=True,
+        type=Path,
+        help="clean test-set folder of `vlstress testset` (or its manifest.json)",
+    )
+    parser.add_argument(
+        "--seed",
+        required=True,
+        type=seed_int,
+        help="attack seed: written class, font size, colours, position",
+    )
     add_size_argument(parser)
-    parser.add_argument("--out", required=True, type=Path, help="folder to write (manifest.json + images/)")
+    parser.add_argument(
+        "--out", required=True, type=Path, help="folder to write (manifest.json + images/)"
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -30,7 +42,14 @@ def run(args: argparse.Namespace) -> None:
     from vlstress.testsets.manifest import load, manifest_path
 
     clean = load(args.manifest)
-    block = provenance.build("typographic", {"size": args.size}, seed=args.seed, inputs={str(args.manifest): sha256_file(manifest_path(args.manifest))})
-    block["packages"]["freetype2"] = features.version("freetype2") or "unknown"  # glyph rasterisation decides the pixels
+    block = provenance.build(
+        "typographic",
+        {"size": args.size},
+        seed=args.seed,
+        inputs={str(args.manifest): sha256_file(manifest_path(args.manifest))},
+    )
+    block["packages"]["freetype2"] = (
+        features.version("freetype2") or "unknown"
+    )  # glyph rasterisation decides the pixels
     block["font"] = typographic.font_record()
     typographic.generate(clean, args.seed, args.out, size=args.size, provenance=block)

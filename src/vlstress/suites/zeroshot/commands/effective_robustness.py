@@ -36,27 +36,73 @@ def _names(value: str) -> list[str]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--csv", action="append", required=True,
+        "--csv",
+        action="append",
+        required=True,
         help=f"wide accuracy table, one row per model (repeatable; '{PUBLISHED}' = the shipped open_clip table)",
-    )  # fmt: skip
-    parser.add_argument("--model-column", default="model", help="column naming the model (default: model)")
-    parser.add_argument("--id-column", default="imagenet1k", help="in-distribution accuracy column (default: imagenet1k)")
+    )
     parser.add_argument(
-        "--shift-column", action="append", default=None,
+        "--model-column", default="model", help="column naming the model (default: model)"
+    )
+    parser.add_argument(
+        "--id-column",
+        default="imagenet1k",
+        help="in-distribution accuracy column (default: imagenet1k)",
+    )
+    parser.add_argument(
+        "--shift-column",
+        action="append",
+        default=None,
         help=f"shifted accuracy column (repeatable; default: {' '.join(PUBLISHED_SHIFTS)})",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--baselines", default="all",
+        "--baselines",
+        default="all",
         help=f"models the line is fitted on: all | {PUBLISHED} (every model of the shipped table) | name,name | @file (one name a line)",
-    )  # fmt: skip
-    parser.add_argument("--transform", default="logit", choices=["logit", "probit", "linear"], help="axis transform (default: logit)")
-    parser.add_argument("--fit", default="ols", choices=["ols", "huber"], help="line fit (default: ols)")
-    parser.add_argument("--scale", type=int, default=1, choices=[1, 100], help="1 = fractions, 100 = percent (the --csv files other than 'published')")
-    parser.add_argument("--epsilon", type=float, default=None, help="logit/probit clip of 0 and 1 accuracies (default: vlstress.robustness.EPSILON)")
-    parser.add_argument("--highlight", type=_names, default=[], help="name,name: models drawn in colour besides the non-baselines")
-    parser.add_argument("--out-csv", required=True, type=Path, help="one row per (shift, model); provenance in <file>.json")
-    parser.add_argument("--out-json", required=True, type=Path, help="lines, coloured models' numbers and provenance")
-    parser.add_argument("--out-fig", type=Path, default=None, help="PNG to write (a PDF is written beside it)")
+    )
+    parser.add_argument(
+        "--transform",
+        default="logit",
+        choices=["logit", "probit", "linear"],
+        help="axis transform (default: logit)",
+    )
+    parser.add_argument(
+        "--fit", default="ols", choices=["ols", "huber"], help="line fit (default: ols)"
+    )
+    parser.add_argument(
+        "--scale",
+        type=int,
+        default=1,
+        choices=[1, 100],
+        help="1 = fractions, 100 = percent (the --csv files other than 'published')",
+    )
+    parser.add_argument(
+        "--epsilon",
+        type=float,
+        default=None,
+        help="logit/probit clip of 0 and 1 accuracies (default: vlstress.robustness.EPSILON)",
+    )
+    parser.add_argument(
+        "--highlight",
+        type=_names,
+        default=[],
+        help="name,name: models drawn in colour besides the non-baselines",
+    )
+    parser.add_argument(
+        "--out-csv",
+        required=True,
+        type=Path,
+        help="one row per (shift, model); provenance in <file>.json",
+    )
+    parser.add_argument(
+        "--out-json",
+        required=True,
+        type=Path,
+        help="lines, coloured models' numbers and provenance",
+    )
+    parser.add_argument(
+        "--out-fig", type=Path, default=None, help="PNG to write (a PDF is written beside it)"
+    )
 
 
 def published_path() -> Path:
@@ -80,8 +126,15 @@ def read_wide(path: Path, model_column: str, id_column: str, shift_columns: list
     wanted = [model_column, id_column, *shift_columns]
     missing = [c for c in wanted if c not in wide.columns]
     if missing:
-        raise VlstressError(f"lacks column(s) {', '.join(missing)}; has {', '.join(map(str, wide.columns))}")
-    long = wide.melt(id_vars=[model_column, id_column], value_vars=shift_columns, var_name="shift", value_name="shifted_accuracy")
+        raise VlstressError(
+            f"lacks column(s) {', '.join(missing)}; has {', '.join(map(str, wide.columns))}"
+        )
+    long = wide.melt(
+        id_vars=[model_column, id_column],
+        value_vars=shift_columns,
+        var_name="shift",
+        value_name="shifted_accuracy",
+    )
     return long.rename(columns={model_column: "model", id_column: "id_accuracy"})
 
 
@@ -97,7 +150,9 @@ def read_tables(args: argparse.Namespace, shift_columns: list[str]):
     for spec in args.csv:
         path, scale = (published_path(), 1) if spec == PUBLISHED else (Path(spec), args.scale)
         try:
-            frame = validate_table(read_wide(path, args.model_column, args.id_column, shift_columns), scale)
+            frame = validate_table(
+                read_wide(path, args.model_column, args.id_column, shift_columns), scale
+            )
         except VlstressError as exc:
             raise VlstressError(f"accuracy table {spec}: {exc}") from None
         for model in sorted(set(frame["model"])):
@@ -123,7 +178,11 @@ def resolve_baselines(spec: str, origin: dict[str, str]) -> str | list[str]:
         path = Path(spec[1:])
         if not path.is_file():
             raise VlstressError(f"baselines file not found: {path}")
-        return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip() and not line.startswith("#")]
+        return [
+            line.strip()
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.startswith("#")
+        ]
     return _names(spec)
 
 
@@ -166,7 +225,9 @@ def run(args: argparse.Namespace) -> None:
     table, inputs, origin = read_tables(args, shift_columns)
     baselines = resolve_baselines(args.baselines, origin)
     lines = robustness.fit_lines(table, baselines, args.transform, args.fit, 1, epsilon)
-    results = robustness.effective_robustness(table, baselines, args.transform, args.fit, 1, epsilon, lines=lines)
+    results = robustness.effective_robustness(
+        table, baselines, args.transform, args.fit, 1, epsilon, lines=lines
+    )
     unknown = sorted(set(args.highlight) - set(results["model"]))
     if unknown:
         raise VlstressError(f"--highlight model(s) not in the tables: {', '.join(unknown)}")
@@ -174,13 +235,23 @@ def run(args: argparse.Namespace) -> None:
 
     coloured = coloured_models(results, args.highlight)
     params = {
-        "csv": list(args.csv), "model_column": args.model_column, "id_column": args.id_column, "shift_columns": shift_columns,
-        "baselines": args.baselines, "transform": args.transform, "fit": args.fit, "scale": args.scale, "epsilon": epsilon,
+        "csv": list(args.csv),
+        "model_column": args.model_column,
+        "id_column": args.id_column,
+        "shift_columns": shift_columns,
+        "baselines": args.baselines,
+        "transform": args.transform,
+        "fit": args.fit,
+        "scale": args.scale,
+        "epsilon": epsilon,
         "highlight": list(args.highlight),
-    }  # fmt: skip
+    }
     block = provenance.build("effective-robustness", params, inputs=inputs)
     write_text(args.out_csv, results.to_csv(index=False, lineterminator="\n"))
-    write_text(sidecar(args.out_csv), dumps_json({"rows": len(results), "columns": list(results.columns), "provenance": block}))
+    write_text(
+        sidecar(args.out_csv),
+        dumps_json({"rows": len(results), "columns": list(results.columns), "provenance": block}),
+    )
     write_json(args.out_json, {**summary(results, lines, coloured), "provenance": block})
     for model in coloured:
         mean = results.loc[results["model"] == model, "effective_robustness_pp"].mean()
@@ -192,7 +263,15 @@ def run(args: argparse.Namespace) -> None:
         figures.setup()
         digest = ", ".join(f"{Path(p).name} sha256 {h[:12]}" for p, h in inputs.items())
         caption = f"vlstress effective-robustness; {len(results['model'].unique())} models, baselines: {args.baselines}; {digest}"
-        fig = robustness_figure.draw(results, lines, args.highlight, id_name=args.id_column, caption=caption)
+        fig = robustness_figure.draw(
+            results, lines, args.highlight, id_name=args.id_column, caption=caption
+        )
         figures.save(fig, args.out_fig, block)
         log.info("wrote %s and its PDF", args.out_fig)
-    log.info("wrote %s and %s (%d models, %d shift(s))", args.out_csv, args.out_json, results["model"].nunique(), len(lines))
+    log.info(
+        "wrote %s and %s (%d models, %d shift(s))",
+        args.out_csv,
+        args.out_json,
+        results["model"].nunique(),
+        len(lines),
+    )

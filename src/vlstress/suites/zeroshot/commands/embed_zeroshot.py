@@ -20,13 +20,32 @@ from vlstress.embedding.flags import add_model_arguments, model_spec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--params", action="append", required=True, type=Path, help="params file(s): which suites are on")
-    parser.add_argument("--sets", required=True, choices=("classifiers", "images"), help="the classifiers of the test sets, or every image set")
-    parser.add_argument("--sets-from", required=True, type=suite_modules, help="modules that add sets (comma list)")
-    parser.add_argument("--templates", default=None, help="prompt templates of the classifiers (default: zeroshot.templates of the params)")
+    parser.add_argument(
+        "--params",
+        action="append",
+        required=True,
+        type=Path,
+        help="params file(s): which suites are on",
+    )
+    parser.add_argument(
+        "--sets",
+        required=True,
+        choices=("classifiers", "images"),
+        help="the classifiers of the test sets, or every image set",
+    )
+    parser.add_argument(
+        "--sets-from", required=True, type=suite_modules, help="modules that add sets (comma list)"
+    )
+    parser.add_argument(
+        "--templates",
+        default=None,
+        help="prompt templates of the classifiers (default: zeroshot.templates of the params)",
+    )
     add_model_arguments(parser)
     add_reuse_argument(parser)
-    parser.add_argument("--out", required=True, type=Path, help="folder to write (replaced as a whole)")
+    parser.add_argument(
+        "--out", required=True, type=Path, help="folder to write (replaced as a whole)"
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -37,11 +56,15 @@ def run(args: argparse.Namespace) -> None:
 
     config = params_module.load(args.params)
     if "zeroshot" not in {name for name, on in (config.get("suites") or {}).items() if on}:
-        raise VlstressError("the params switch the zeroshot suite off: there is no zero-shot set to embed")
+        raise VlstressError(
+            "the params switch the zeroshot suite off: there is no zero-shot set to embed"
+        )
     if args.sets == "classifiers":
         plan = zeroshot_sets.classifiers(config, args.templates)
     else:
         plan = embedding_sets.from_providers(args.sets_from, "zeroshot", config)
     embedding_sets.require_files([item for _, item in plan])
     loaded = embedding_sets.load(model_spec(args), args)
-    embedding_sets.write_folder(plan, loaded, "embed-zeroshot", args.out, reuse_folder(args, args.sets_from))
+    embedding_sets.write_folder(
+        plan, loaded, "embed-zeroshot", args.out, reuse_folder(args, args.sets_from)
+    )

@@ -25,15 +25,45 @@ TASKS = ("zeroshot", "corruption", "typographic")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--testset", required=True, type=Path, help="test-set folder (or manifest) the embeddings were computed on")
-    parser.add_argument("--image-emb", required=True, type=Path, help="from `vlstress embed-testset`")
-    parser.add_argument("--classifier", required=True, type=Path, help="from `vlstress zeroshot-classifier` (same model, same classes)")
+    parser.add_argument(
+        "--testset",
+        required=True,
+        type=Path,
+        help="test-set folder (or manifest) the embeddings were computed on",
+    )
+    parser.add_argument(
+        "--image-emb", required=True, type=Path, help="from `vlstress embed-testset`"
+    )
+    parser.add_argument(
+        "--classifier",
+        required=True,
+        type=Path,
+        help="from `vlstress zeroshot-classifier` (same model, same classes)",
+    )
     parser.add_argument("--task", choices=TASKS, default="zeroshot")
-    parser.add_argument("--corruption", default=None, help="corruption name (task corruption): part of the condition")
-    parser.add_argument("--severity", type=int, default=None, help="keep the images of this severity (task corruption)")
-    parser.add_argument("--clean-record", type=optional_path, default=None, help="record of the clean test set: clean accuracy and drop")
-    parser.add_argument("--ks", type=int_list, default=[1, 5], help="top-k accuracies, comma-separated")
-    parser.add_argument("--out", required=True, type=Path, help="record to write (per-class sidecar: <out>.json)")
+    parser.add_argument(
+        "--corruption",
+        default=None,
+        help="corruption name (task corruption): part of the condition",
+    )
+    parser.add_argument(
+        "--severity",
+        type=int,
+        default=None,
+        help="keep the images of this severity (task corruption)",
+    )
+    parser.add_argument(
+        "--clean-record",
+        type=optional_path,
+        default=None,
+        help="record of the clean test set: clean accuracy and drop",
+    )
+    parser.add_argument(
+        "--ks", type=int_list, default=[1, 5], help="top-k accuracies, comma-separated"
+    )
+    parser.add_argument(
+        "--out", required=True, type=Path, help="record to write (per-class sidecar: <out>.json)"
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -46,9 +76,13 @@ def run(args: argparse.Namespace) -> None:
     if args.task == "corruption":
         if args.corruption is None or args.severity is None:
             raise VlstressError("task corruption needs --corruption and --severity")
-        rows = [i for i, entry in enumerate(testset.images) if entry.get("severity") == args.severity]
+        rows = [
+            i for i, entry in enumerate(testset.images) if entry.get("severity") == args.severity
+        ]
         if not rows:
-            raise VlstressError(f"test set {args.testset} has no images of severity {args.severity}")
+            raise VlstressError(
+                f"test set {args.testset} has no images of severity {args.severity}"
+            )
         condition = {"corruption": args.corruption, "severity": args.severity}
     elif args.task == "typographic":
         condition = {"attack": "typographic"}
@@ -57,19 +91,33 @@ def run(args: argparse.Namespace) -> None:
     written = [entry.get("written") for entry in entries]
     has_written = all(w is not None for w in written)
     if args.task == "typographic" and not has_written:
-        raise VlstressError(f"test set {args.testset} has no written class names: not a typographic set")
+        raise VlstressError(
+            f"test set {args.testset} has no written class names: not a typographic set"
+        )
     scores = embeddings[rows] @ weights.T
-    values, per_class = metrics.classification_metrics(scores, labels, ks=args.ks, written=written if has_written else None)
+    values, per_class = metrics.classification_metrics(
+        scores, labels, ks=args.ks, written=written if has_written else None
+    )
     if args.clean_record is not None:
         clean = read_record(args.clean_record)
         values.update(metrics.shift_metrics(values["top1"], clean.metrics.get("top1")))
-    inputs = [testsets.manifest_path(args.testset), args.image_emb, args.classifier, *([args.clean_record] if args.clean_record else [])]
+    inputs = [
+        testsets.manifest_path(args.testset),
+        args.image_emb,
+        args.classifier,
+        *([args.clean_record] if args.clean_record else []),
+    ]
     write_record(
         args.out,
         Record(
             task=args.task,
             model=record_model(model),
-            dataset={"name": testset.dataset, "kind": testset.kind, "n_images": len(rows), "n_classes": len(testset.classes)},
+            dataset={
+                "name": testset.dataset,
+                "kind": testset.kind,
+                "n_images": len(rows),
+                "n_classes": len(testset.classes),
+            },
             condition=condition,
             metrics=values,
             provenance=provenance.build(
@@ -85,5 +133,10 @@ def run(args: argparse.Namespace) -> None:
     counts = [sum(1 for label in labels if label == c) for c in range(len(testset.classes))]
     write_json(
         sidecar(args.out),
-        {"kind": "per-class-accuracy", "classes": testset.classes, "top1": per_class, "n_images": counts},
+        {
+            "kind": "per-class-accuracy",
+            "classes": testset.classes,
+            "top1": per_class,
+            "n_images": counts,
+        },
     )

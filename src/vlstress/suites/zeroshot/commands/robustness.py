@@ -24,15 +24,35 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--summary", required=True, type=Path, help="long CSV of `vlstress summarize`")
-    parser.add_argument("--in-distribution", required=True, help="test set whose accuracy is the x axis")
-    parser.add_argument("--mce-baseline", type=optional_str, default=None, help="model slug that normalises the corruption error")
+    parser.add_argument(
+        "--summary", required=True, type=Path, help="long CSV of `vlstress summarize`"
+    )
+    parser.add_argument(
+        "--in-distribution", required=True, help="test set whose accuracy is the x axis"
+    )
+    parser.add_argument(
+        "--mce-baseline",
+        type=optional_str,
+        default=None,
+        help="model slug that normalises the corruption error",
+    )
     parser.add_argument("--transform", choices=("logit", "probit", "linear"), default="logit")
     parser.add_argument("--fit", choices=("ols", "huber"), default="ols")
-    parser.add_argument("--out-corruptions", required=True, type=Path, help="CSV: mCA, relative drop, mCE per model")
-    parser.add_argument("--out-effective", required=True, type=Path, help="CSV: ER and RR per (shift, model)")
-    parser.add_argument("--out-json", required=True, type=Path, help="the numbers per model (DVC metrics)")
-    parser.add_argument("--out-fig", required=True, type=Path, help="effective-robustness scatter (PNG + PDF beside it)")
+    parser.add_argument(
+        "--out-corruptions", required=True, type=Path, help="CSV: mCA, relative drop, mCE per model"
+    )
+    parser.add_argument(
+        "--out-effective", required=True, type=Path, help="CSV: ER and RR per (shift, model)"
+    )
+    parser.add_argument(
+        "--out-json", required=True, type=Path, help="the numbers per model (DVC metrics)"
+    )
+    parser.add_argument(
+        "--out-fig",
+        required=True,
+        type=Path,
+        help="effective-robustness scatter (PNG + PDF beside it)",
+    )
 
 
 def shift_table(table, in_distribution: str, corruptions):
@@ -45,12 +65,16 @@ def shift_table(table, in_distribution: str, corruptions):
     zeroshot = top1[top1["task"] == "zeroshot"]
     ident = zeroshot[zeroshot["dataset"] == in_distribution].set_index("model")["value"]
     if ident.empty:
-        raise VlstressError(f"no zero-shot records of the in-distribution test set {in_distribution!r}")
+        raise VlstressError(
+            f"no zero-shot records of the in-distribution test set {in_distribution!r}"
+        )
     rows = []
     for (model, dataset), value in zeroshot.groupby(["model", "dataset"])["value"].mean().items():
         if dataset != in_distribution:
             rows.append((model, dataset, value))
-    for model, value in top1[top1["task"] == "typographic"].groupby("model")["value"].mean().items():
+    for model, value in (
+        top1[top1["task"] == "typographic"].groupby("model")["value"].mean().items()
+    ):
         rows.append((model, "typographic attack", value))
     for model, value in corruptions.set_index("model")["mCA"].items():
         rows.append((model, "corruptions (mean)", value))
@@ -81,7 +105,12 @@ def run(args: argparse.Namespace) -> None:
             "top1": rows["value"],
         }
     )
-    clean = table[(table["task"] == "corruption") & (table["metric"] == "top1_clean")].groupby("model")["value"].first().to_dict()
+    clean = (
+        table[(table["task"] == "corruption") & (table["metric"] == "top1_clean")]
+        .groupby("model")["value"]
+        .first()
+        .to_dict()
+    )
     corruptions = corruption_table(top1, clean, args.mce_baseline if not top1.empty else None)
 
     shifts = shift_table(table, args.in_distribution, corruptions)
@@ -91,7 +120,9 @@ def run(args: argparse.Namespace) -> None:
         note = f"no shifted accuracies: only the in-distribution test set {args.in_distribution!r} was evaluated"
     elif n_models < 2:
         note = f"effective robustness needs a line over at least 2 models; this run has {n_models}"
-    percent = shifts.assign(id_accuracy=shifts["id_accuracy"] / 100, shifted_accuracy=shifts["shifted_accuracy"] / 100)
+    percent = shifts.assign(
+        id_accuracy=shifts["id_accuracy"] / 100, shifted_accuracy=shifts["shifted_accuracy"] / 100
+    )
     lines = {}
     if note is None:
         try:  # e.g. every model at the same in-distribution accuracy: no line through them
@@ -99,26 +130,61 @@ def run(args: argparse.Namespace) -> None:
         except VlstressError as exc:
             note = f"no baseline line over this run's models: {exc}"
     if lines:
-        effective = robustness.effective_robustness(percent, "all", args.transform, args.fit, lines=lines)
+        effective = robustness.effective_robustness(
+            percent, "all", args.transform, args.fit, lines=lines
+        )
     else:
         log.warning("%s: effective robustness left null", note)
-        effective = percent.assign(predicted=None, effective_robustness=None, relative_robustness=percent["shifted_accuracy"] - percent["id_accuracy"])
+        effective = percent.assign(
+            predicted=None,
+            effective_robustness=None,
+            relative_robustness=percent["shifted_accuracy"] - percent["id_accuracy"],
+        )
 
-    params = {"in_distribution": args.in_distribution, "mce_baseline": args.mce_baseline, "transform": args.transform, "fit": args.fit}
-    block = provenance.build("robustness", params, inputs={str(args.summary): sha256_file(args.summary)})
-    write_text(args.out_corruptions, corruptions.to_csv(index=False, lineterminator="\n", float_format="%.4f"))
-    write_text(args.out_effective, effective.to_csv(index=False, lineterminator="\n", float_format="%.6f"))
+    params = {
+        "in_distribution": args.in_distribution,
+        "mce_baseline": args.mce_baseline,
+        "transform": args.transform,
+        "fit": args.fit,
+    }
+    block = provenance.build(
+        "robustness", params, inputs={str(args.summary): sha256_file(args.summary)}
+    )
+    write_text(
+        args.out_corruptions,
+        corruptions.to_csv(index=False, lineterminator="\n", float_format="%.4f"),
+    )
+    write_text(
+        args.out_effective, effective.to_csv(index=False, lineterminator="\n", float_format="%.6f")
+    )
     numbers: dict = {}
     for row in corruptions.itertuples(index=False):
-        numbers.setdefault(row.model, {}).update({k: _number(getattr(row, k)) for k in ("mCA", "relative_drop", "mCE", "relative_mCE")})
+        numbers.setdefault(row.model, {}).update(
+            {k: _number(getattr(row, k)) for k in ("mCA", "relative_drop", "mCE", "relative_mCE")}
+        )
     for row in effective.itertuples(index=False):
-        numbers.setdefault(row.model, {})[f"ER {row.shift}"] = _number(row.effective_robustness, 100)
+        numbers.setdefault(row.model, {})[f"ER {row.shift}"] = _number(
+            row.effective_robustness, 100
+        )
         numbers[row.model][f"RR {row.shift}"] = _number(row.relative_robustness, 100)
-    write_json(args.out_json, {"models": numbers, "lines": {s: line.to_dict() for s, line in lines.items()}, "note": note, "provenance": block})
+    write_json(
+        args.out_json,
+        {
+            "models": numbers,
+            "lines": {s: line.to_dict() for s, line in lines.items()},
+            "note": note,
+            "provenance": block,
+        },
+    )
 
     figures.setup()
     if lines:
-        fig = draw(effective, lines, highlight=sorted(effective["model"].unique()), id_name=args.in_distribution)
+        fig = draw(
+            effective,
+            lines,
+            highlight=sorted(effective["model"].unique()),
+            id_name=args.in_distribution,
+        )
     else:
         fig = figures.placeholder("Effective robustness", note)
     figures.save(fig, args.out_fig, block)

@@ -76,8 +76,12 @@ def main(argv=None) -> int:
     pixels = torch.from_numpy(rng.random((args.images, 3, size, size), dtype=np.float32))
     module = adversarial.pixel_zero_shot(model, weights, mean, std, 100.0, device)
     with torch.no_grad():
-        labels = np.concatenate([module(pixels[i : i + args.batch_size].to(device)).argmax(1).cpu().numpy()
-                                 for i in range(0, args.images, args.batch_size)])  # fmt: skip  # all clean-correct
+        labels = np.concatenate(
+            [
+                module(pixels[i : i + args.batch_size].to(device)).argmax(1).cpu().numpy()
+                for i in range(0, args.images, args.batch_size)
+            ]
+        )  # all clean-correct
     attack = adversarial.AttackSpec(
         name=args.kind, kind=args.kind, eps=(args.eps,), steps=args.steps
     )
@@ -139,14 +143,16 @@ def main(argv=None) -> int:
         ),
     }
     print(
-        f"{'model / device':<30}{spec.weights_label()} {args.arch} / {device} ({torch.get_num_threads()} threads)"
+        f"{'model / device':<30}{spec.weights_label()} {args.arch} / {device} "
+        f"({torch.get_num_threads()} threads)"
     )
     print(f"{'attack':<30}{result['attack']}, {args.images} images, {args.classes} classes")
     print(f"{'clean s / 1000 images':<30}{result['clean_seconds_per_1000']:>10.2f}")
     print(f"{'attack s / 1000 images':<30}{result['attack_seconds_per_1000']:>10.2f}")
     print(f"{'attack cost (clean passes)':<30}{result['attack_cost_in_clean_passes']:>10.1f}")
     print(
-        f"{'robust top-1 / max L-inf':<30}{metrics['robust_top1']:>10.1f} / {metrics['max_linf']:.3f}"
+        f"{'robust top-1 / max L-inf':<30}{metrics['robust_top1']:>10.1f} "
+        f"/ {metrics['max_linf']:.3f}"
     )
     suffix = "" if device == "cpu" else f"-{device.split(':')[0]}"
     out = args.out or ROOT / "benchmarks" / "results" / f"bench_attack{suffix}.json"

@@ -1,4 +1,4 @@
-"""Benchmark: corrupted-set generation (vlstress.images.corruptions.generate) vs a plain serial loop.
+"""Benchmark: corrupted-set generation (vlstress.images.corruptions.generate) vs a serial loop.
 
 Input: seeded synthetic 224x224 "photos" (smooth random fields with edges and texture),
 written as PNG files with a classification manifest in a temporary folder. For every
@@ -170,7 +170,8 @@ def main(argv=None) -> int:
     rows: dict[str, dict] = {}
     line = "{:<19}{:>8}{:>8}{:>8}{:>10}{:>9}{:>11}{:>10}{:>10}"
     print(
-        f"{args.images} synthetic {args.size}x{args.size} images x {len(SEVERITIES)} severities per corruption; {cores} cores, chunks of {chunk}"
+        f"{args.images} synthetic {args.size}x{args.size} images x {len(SEVERITIES)} "
+        f"severities per corruption; {cores} cores, chunks of {chunk}"
     )
     print("rates in corrupted images/s; xN wall includes the pool start-up, xN steady excludes it")
     print(
@@ -245,18 +246,23 @@ def main(argv=None) -> int:
     node_hours = total / (args.node_cores * efficiency) / 3600
     slowest = sorted(core_seconds, key=core_seconds.get, reverse=True)
     print(
-        f"\nparallel efficiency on {cores} cores, steady (mean over the compared corruptions): {efficiency:.2f}"
+        f"\nparallel efficiency on {cores} cores, steady (mean over the compared corruptions): "
+        f"{efficiency:.2f}"
     )
     print(
-        f"ImageNet-C regeneration ({IMAGENET_VAL} images x 15 corruptions x 5 severities at {args.size}px):"
+        f"ImageNet-C regeneration ({IMAGENET_VAL} images x 15 corruptions x 5 severities "
+        f"at {args.size}px):"
     )
     for name in slowest:
         print(
-            f"  {name:<19}{one_core[name]:>8.1f} img/s/core {core_seconds[name] / 3600:>7.2f} core-hours ({core_seconds[name] / total:>5.1%})"
+            f"  {name:<19}{one_core[name]:>8.1f} img/s/core "
+            f"{core_seconds[name] / 3600:>7.2f} core-hours ({core_seconds[name] / total:>5.1%})"
         )
     print(
-        f"  total {total / 3600:.1f} core-hours -> {node_hours:.2f} h on a {args.node_cores}-core node (efficiency {efficiency:.2f}); "
-        f"slowest: {slowest[0]} ({core_seconds[slowest[0]] / total:.0%}), {slowest[1]} ({core_seconds[slowest[1]] / total:.0%})"
+        f"  total {total / 3600:.1f} core-hours -> {node_hours:.2f} h on a "
+        f"{args.node_cores}-core node (efficiency {efficiency:.2f}); "
+        f"slowest: {slowest[0]} ({core_seconds[slowest[0]] / total:.0%}), "
+        f"{slowest[1]} ({core_seconds[slowest[1]] / total:.0%})"
     )
     result = {
         "benchmark": "corruption-generation",

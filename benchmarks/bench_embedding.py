@@ -475,7 +475,8 @@ def main(argv=None) -> int:
     }
 
     print(
-        f"\n{len(paths)} JPEGs {WIDTH}x{HEIGHT}, {spec.weights_label()} {args.arch} on {device}, batch {args.batch_size}, "
+        f"\n{len(paths)} JPEGs {WIDTH}x{HEIGHT}, {spec.weights_label()} {args.arch} on {device}, "
+        f"batch {args.batch_size}, "
         f"{torch.get_num_threads()} torch threads, {available_cores()} cores ({cpu_model()})\n"
     )
     gpu = device.startswith("cuda")
@@ -486,7 +487,8 @@ def main(argv=None) -> int:
     print("|---|---:|---:|---:|---:|:---:|" + ("---:|" if gpu else ""))
     for r in rows:
         print(
-            f"| {r['path']} | {r['seconds']:.2f} | {r['images_per_s']:.1f} | {r['speedup_vs_serial']:.2f}x "
+            f"| {r['path']} | {r['seconds']:.2f} | {r['images_per_s']:.1f} "
+            f"| {r['speedup_vs_serial']:.2f}x "
             f"| {r['max_abs_diff_vs_serial']:.1e} | {'yes' if r['identical_to_serial'] else 'NO'} |"
             + (f" {r['gpu_utilisation_percent']} |" if gpu else "")
         )
@@ -497,15 +499,19 @@ def main(argv=None) -> int:
         )
     print(f"\ndecode-only speed-up with {most} workers: {decode_speedup:.2f}x")
     print(
-        f"text: {len(captions)} captions in {t_text:.2f}s = {result['text']['captions_per_s']:.1f} captions/s"
+        f"text: {len(captions)} captions in {t_text:.2f}s = "
+        f"{result['text']['captions_per_s']:.1f} captions/s"
     )
     if amp:
         print(
-            f"amp ({amp['autocast_dtype']}) vs fp32: max |diff| images {amp['max_abs_diff_image_embeddings']:.1e}, "
-            f"texts {amp['max_abs_diff_text_embeddings']:.1e}, max Recall@K change {amp['max_recall_change_points']} points"
+            f"amp ({amp['autocast_dtype']}) vs fp32: max |diff| images "
+            f"{amp['max_abs_diff_image_embeddings']:.1e}, "
+            f"texts {amp['max_abs_diff_text_embeddings']:.1e}, max Recall@K change "
+            f"{amp['max_recall_change_points']} points"
         )
     print(
-        f"load average before / after: {result['machine']['load_average_before']} / {result['machine']['load_average_after']}"
+        f"load average before / after: {result['machine']['load_average_before']} / "
+        f"{result['machine']['load_average_after']}"
     )
     if result["target_met"] is not None:
         print(f"target (workers=2 >= 1.8x serial): {'met' if result['target_met'] else 'NOT met'}")

@@ -226,7 +226,8 @@ def fast_from_embeddings(emb_path, n_queries, n_gallery, per_query, chunk, threa
 
 
 def warm_up() -> None:
-    """First torch ops in a fresh process pay one-off costs (thread pool, allocator): not ranking time."""
+    """First torch ops in a fresh process pay one-off costs (thread pool, allocator): not ranking
+    time."""
     import torch
 
     from vlstress.retrieval_metrics import ranks_from_scores
@@ -365,7 +366,8 @@ def main(argv=None) -> int:
     }
     line = "{:<34}{:>10}{:>12}{:>12}{:>8}{:>8}{:>8}"
     print(
-        f"similarity matrix {n_q} x {n_g} float32 ({matrix_gb:.2f} GB, never held whole), chunk {args.chunk_size} rows"
+        f"similarity matrix {n_q} x {n_g} float32 ({matrix_gb:.2f} GB, never held whole), "
+        f"chunk {args.chunk_size} rows"
     )
     print(line.format("path", "seconds", "peak MB", "+MB", "R@1", "R@5", "R@10"))
     rows = [
@@ -386,10 +388,13 @@ def main(argv=None) -> int:
     if ref_rows < n_q:
         print(f"reference extrapolated to {n_q} rows: {ref_full_seconds:.1f} s (linear in rows)")
     print(
-        f"reading the matrix: fast {fast['read_seconds']:.2f} s, reference {ref['read_seconds']:.2f} s; argsort alone {ref['sort_seconds']:.2f} s"
+        f"reading the matrix: fast {fast['read_seconds']:.2f} s, "
+        f"reference {ref['read_seconds']:.2f} s; argsort alone {ref['sort_seconds']:.2f} s"
     )
     print(
-        f"speed-up {speedup:.1f}x (excluding reads {result['speedup_excluding_reads']}x); identical ranks {same_ranks}, top-1 {same_top1}; rows with exact ties {ref['rows_with_ties']}"
+        f"speed-up {speedup:.1f}x (excluding reads {result['speedup_excluding_reads']}x); "
+        f"identical ranks {same_ranks}, top-1 {same_top1}; "
+        f"rows with exact ties {ref['rows_with_ties']}"
     )
     print(f"pass (identical, >= 10x): {result['passes']}")
     write_json(args.out, result)

@@ -182,10 +182,12 @@ def main(argv=None) -> int:
     print(f"{'workload':<28}{result['workload']}")
     print(f"{'texts (unique)':<28}{result['n_texts']} ({result['n_unique_texts']})")
     print(
-        f"{'model / device':<28}{spec.weights_label()} {args.arch} / {device}, batch {args.batch_size}"
+        f"{'model / device':<28}{spec.weights_label()} {args.arch} / {device}, "
+        f"batch {args.batch_size}"
     )
     print(
-        f"{'tokens mean / max':<28}{result['tokens_mean']} / {result['tokens_max']} of {result['context_length']}"
+        f"{'tokens mean / max':<28}{result['tokens_mean']} / {result['tokens_max']} "
+        f"of {result['context_length']}"
     )
     print(f"{'':<28}{'seconds':>10}{'texts/s':>10}")
     print(f"{'encode_text (77 ctx)':<28}{t_ref:>10.2f}{result['reference_texts_per_s']:>10.1f}")

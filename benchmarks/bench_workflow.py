@@ -64,11 +64,12 @@ SHARED_STAGES = {
     "summarize",
     "figures",
     "tables",
-}  # fmt: skip  (run once, whatever the number of models)
+}  # run once, whatever the number of models
 
 
 def coco_folder(folder: Path, n: int, seed: int) -> tuple[Path, Path, str]:
-    """The synthetic photos as a COCO-format folder: images/ and captions.json (5 captions per image)."""
+    """The synthetic photos as a COCO-format folder: images/ and captions.json (5 captions per
+    image)."""
     paths, captions, source = synthetic.dataset(folder / "images", n, seed)
     captions_json = folder / "captions.json"
     images = [{"id": i, "file_name": Path(p).name} for i, p in enumerate(paths)]
@@ -115,7 +116,8 @@ def bench_params(
 
 
 def workflow_env() -> dict[str, str]:
-    """The environment of the workflow commands: this interpreter's `vlstress`, `snakemake` first on PATH."""
+    """The environment of the workflow commands: this interpreter's `vlstress`, `snakemake` first
+    on PATH."""
     return {
         **os.environ,
         "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
@@ -240,7 +242,8 @@ def stage_table(run: dict) -> list[dict]:
 EMBED_STAGE = "embed_retrieval"  # every retrieval set of a model, in one job
 # what the embedding job logs for each set it embeds (vlstress.embedding_sets.write)
 SET_LINE = re.compile(
-    r"vlstress\.embedding_sets: \S+ \((?P<kind>[a-z-]+)\): (?P<rows>\d+) rows embedded in (?P<s>[0-9.]+) s"
+    r"vlstress\.embedding_sets: \S+ \((?P<kind>[a-z-]+)\): "
+    r"(?P<rows>\d+) rows embedded in (?P<s>[0-9.]+) s"
 )
 
 
@@ -256,8 +259,9 @@ def set_times(repo: Path) -> list[dict]:
 
 
 def throughput(run: dict, fixed_s: float) -> list[dict]:
-    """Items/s of the model's embedding job: end to end per job (with and without the fixed start-up),
-    and per kind of set from the job's own log (the encoding passes alone, reading and decoding included)."""
+    """Items/s of the model's embedding job: end to end per job (with and without the fixed
+    start-up), and per kind of set from the job's own log (the encoding passes alone, reading and
+    decoding included)."""
     jobs = [job for job in run["jobs"] if job["stage"] == EMBED_STAGE]
     if not jobs:
         return []
@@ -359,7 +363,8 @@ def cost_models(result: dict, counts: str, devices: int, images: str) -> list[di
 
 def markdown(result: dict) -> str:
     lines = [
-        f"## Workflow of one {result['model']} (random-init) on {result['images']} images, {result['cores']} cores, {result['device']}",
+        f"## Workflow of one {result['model']} (random-init) on {result['images']} images, "
+        f"{result['cores']} cores, {result['device']}",
         "",
         f"wall {result['run']['wall_s']} s"
         + (
@@ -384,29 +389,35 @@ def markdown(result: dict) -> str:
         "|---|---:|---:|---:|---:|",
     ]
     lines += [
-        f"| {t['stage']} | {t['items']} {t['unit']} | {t['jobs']} | {t['per_s']} | {t['per_s_without_startup']} |"
+        f"| {t['stage']} | {t['items']} {t['unit']} | {t['jobs']} | {t['per_s']} "
+        f"| {t['per_s_without_startup']} |"
         for t in result["throughput"]
     ]
     if "add_a_seed" in result:
         a = result["add_a_seed"]
         lines += [
             "",
-            f"rerun after `{a['edit']}`: wall {a['wall_s']} s, {a['jobs']} jobs; the embedding job embedded {a['embedded']} set(s), reused {a['reused']}",
+            f"rerun after `{a['edit']}`: wall {a['wall_s']} s, {a['jobs']} jobs; "
+            f"the embedding job embedded {a['embedded']} set(s), reused {a['reused']}",
         ]
     if "baseline" in result:
         b = result["baseline"]
         lines += [
             "",
-            f"baseline (embed.workers 0): wall {b['wall_s']} s; workers {result['workers']}: {result['run']['wall_s']} s "
+            f"baseline (embed.workers 0): wall {b['wall_s']} s; "
+            f"workers {result['workers']}: {result['run']['wall_s']} s "
             f"= {b['wall_s'] / result['run']['wall_s']:.2f}x",
         ]
     lines += [
         "",
-        "| images | models | devices | shared s | per model s | start-up share | one device h | cluster h |",
+        "| images | models | devices | shared s | per model s | start-up share "
+        "| one device h | cluster h |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     lines += [
-        f"| {c['images']} | {c['models']} | {c['devices']} | {c['shared_s']} | {c['per_model_s']} | {c['startup_share_per_model']:.0%} | {c['one_device_h']} | {c['cluster_h']} |"
+        f"| {c['images']} | {c['models']} | {c['devices']} | {c['shared_s']} "
+        f"| {c['per_model_s']} | {c['startup_share_per_model']:.0%} "
+        f"| {c['one_device_h']} | {c['cluster_h']} |"
         for c in result["cost_model"]
     ]
     return "\n".join(lines)

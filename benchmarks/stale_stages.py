@@ -41,7 +41,8 @@ def run(cmd: list[str], root: Path) -> str:
     done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(
-            f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+            f"{' '.join(cmd)} failed ({done.returncode}):\n"
+            f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
         )
     return done.stdout + done.stderr
 
@@ -107,7 +108,8 @@ def main() -> None:
         )
     for edit, lists in found["edits"].items():
         print(
-            f"{edit}\n  dvc status:   {', '.join(lists['dvc']) or '-'}\n  snakemake -n: {', '.join(lists['snakemake']) or '-'}"
+            f"{edit}\n  dvc status:   {', '.join(lists['dvc']) or '-'}\n"
+            f"  snakemake -n: {', '.join(lists['snakemake']) or '-'}"
         )
     print("\nsource files per stage" + (f" ({args.before} -> now)" if args.before else ""))
     for stage, count in found["sources_now"].items():

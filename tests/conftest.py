@@ -1,4 +1,5 @@
-"""Shared fixtures. Real data lives in ../shared/data beside the checkout; tests that need it skip without it."""
+"""Shared fixtures. Real data lives in ../shared/data beside the checkout; tests that need it skip
+without it."""
 
 from __future__ import annotations
 
@@ -52,7 +53,8 @@ TINY_CLIP = {
 
 @pytest.fixture(scope="session")
 def tiny_arch(tmp_path_factory) -> str:
-    """A tiny CLIP registered with open_clip in this process: loading and encoding take milliseconds."""
+    """A tiny CLIP registered with open_clip in this process: loading and encoding take
+    milliseconds."""
     import open_clip
 
     folder = tmp_path_factory.mktemp("model-configs")
@@ -89,7 +91,8 @@ def copy_repo(dest: Path) -> Path:
 
 def committed_copy(dest: Path, edit: Callable[[dict], dict]) -> Path:
     """A copy of the repository with edited params and dvc.yaml rendered for them, no results,
-    committed as a fresh clone would be (the tracked results of the full demo are not this run's)."""
+    committed as a fresh clone would be (the tracked results of the full demo are not this
+    run's)."""
     import yaml
 
     root = copy_repo(dest)
@@ -113,7 +116,8 @@ def committed_copy(dest: Path, edit: Callable[[dict], dict]) -> Path:
 
 
 def zeroshot_off(params: dict) -> dict:
-    """Switch off the zero-shot suite and every suite that requires it (for tests about other suites)."""
+    """Switch off the zero-shot suite and every suite that requires it (for tests about other
+    suites)."""
     from vlstress.pipeline import SUITES
 
     off = {
@@ -126,7 +130,8 @@ def zeroshot_off(params: dict) -> dict:
 
 
 def finetune_off(params: dict) -> dict:
-    """Switch off robust fine-tuning and leave out the models of its checkpoints (tests about other things)."""
+    """Switch off robust fine-tuning and leave out the models of its checkpoints (tests about other
+    things)."""
     params["suites"]["finetune"] = False
     params["models"] = {
         slug: entry
@@ -137,8 +142,9 @@ def finetune_off(params: dict) -> dict:
 
 
 def embed_set(kind: str, source: Path | str, flags: list, out: Path | str) -> Path:
-    """One set embedded alone through the embedding engine, as a model job writes it (`.npy` + sidecar):
-    `images` of a manifest, `captions` of a manifest or caption set, an image `variant` folder."""
+    """One set embedded alone through the embedding engine, as a model job writes it (`.npy` +
+    sidecar): `images` of a manifest, `captions` of a manifest or caption set, an image `variant`
+    folder."""
     import argparse
 
     from vlstress.embedding import sets

@@ -1,4 +1,5 @@
-"""Hand-made metric records, written through `vlstress.record.write_record`, for the summary, figure and table tests."""
+"""Hand-made metric records, written through `vlstress.record.write_record`, for the summary, figure
+and table tests."""
 
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ def record(model: str, task: str, condition: dict, metrics: dict) -> Record:
 
 
 def file_name(rec: Record) -> str:
-    """`retrieval.json`, `text-stress-set=danger.json`, `image-stress-perturbation=mix,lam=0.9,seed=1.json`."""
+    """`retrieval.json`, `text-stress-set=danger.json`,
+    `image-stress-perturbation=mix,lam=0.9,seed=1.json`."""
     if not rec.condition:
         return f"{rec.task}.json"
     return f"{rec.task}-" + ",".join(f"{k}={v}" for k, v in rec.condition.items()) + ".json"
@@ -60,7 +62,8 @@ def t2i_value(model: str, method: str, lam: float, seed: int) -> float:
 def make_records(
     *, retrieval: bool = True, text: bool = True, image: bool = True, lams=(0.9, 0.7), seeds=SEEDS
 ) -> list[Record]:
-    """Retrieval on the original gallery (+ text sets) (+ image variants over lams x seeds), for both models."""
+    """Retrieval on the original gallery (+ text sets) (+ image variants over lams x seeds), for
+    both models."""
     out = []
     for model in MODELS:
         base = 60.0 if model == "rn50-openai" else 40.0
@@ -131,7 +134,8 @@ def write(root: Path, recs: list[Record]) -> list[Path]:
 
 
 def write_records(root: Path, **kwargs) -> list[Path]:
-    """results/metrics-like folder of records; returns the list of their paths (what summarize is given)."""
+    """results/metrics-like folder of records; returns the list of their paths (what summarize is
+    given)."""
     return write(root, make_records(**kwargs))
 
 

@@ -21,7 +21,8 @@ N_CLASSES = 4
 
 @pytest.fixture(scope="module")
 def setup():
-    """A tiny random CLIP whose classifier rows are the embeddings of 4 of the images, so most images are classified right."""
+    """A tiny random CLIP whose classifier rows are the embeddings of 4 of the images, so most
+    images are classified right."""
     import open_clip
     from open_clip.model import CLIPTextCfg, CLIPVisionCfg
 

@@ -1,4 +1,5 @@
-"""Atomic writes survive kill -9: a killed writer's temp file or folder is cleared by the next write."""
+"""Atomic writes survive kill -9: a killed writer's temp file or folder is cleared by the next
+write."""
 
 from __future__ import annotations
 

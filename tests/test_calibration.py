@@ -1,4 +1,5 @@
-"""Calibration metrics and temperature scaling: known answers, agreement with torchmetrics and torch."""
+"""Calibration metrics and temperature scaling: known answers, agreement with torchmetrics and
+torch."""
 
 from __future__ import annotations
 

@@ -38,7 +38,8 @@ def test_cap_sets_what_is_unset_and_keeps_what_the_user_set(monkeypatch):
 
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="the caps are for x86-64 CPUs")
 def test_the_cli_caps_before_torch_loads():
-    """A step's torch runs the AVX2 kernels even where the CPU has AVX-512 (the cap is read at load)."""
+    """A step's torch runs the AVX2 kernels even where the CPU has AVX-512 (the cap is read at
+    load)."""
     env = {name: value for name, value in os.environ.items() if name not in cpu_kernels.CAPS}
     script = (
         "import contextlib, io\n"
@@ -81,9 +82,11 @@ def has_avx512() -> bool:
 
 
 def steps(workdir: Path, prefix: list[str], env: dict[str, str], tag: str) -> dict[str, str]:
-    """Image and caption embeddings of the prepared photos (the retrieval job); sha256 of each .npy."""
+    """Image and caption embeddings of the prepared photos (the retrieval job); sha256 of each
+    .npy."""
     out = workdir / tag
-    # workers 0: qemu-user cannot run DataLoader worker processes (the serial path gives the same bytes)
+    # workers 0: qemu-user cannot run DataLoader worker processes (the serial path gives the same
+    # bytes)
     args = [
         "embed-retrieval",
         "--manifest",

@@ -60,7 +60,8 @@ def test_resize_is_pillows_bit_for_bit(size_in, size_out, resample):
 
 
 def test_the_pass_order_matters_and_is_read_off_pillow():
-    """The passes round in between: the two orders give other bytes, and the probe picks Pillow's."""
+    """The passes round in between: the two orders give other bytes, and the probe picks
+    Pillow's."""
     image = photo(1000, 333, seed=1)
     batch = dp.to_uint8(image).permute(2, 0, 1)[None]
     both = [
@@ -129,7 +130,8 @@ def test_split_refuses_what_it_cannot_reproduce(preprocess):
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_cuda_batches_equal_the_cpu_preprocess(preprocess, tmp_path):
-    """On the GPU: image_batches (workers decode, resize on the GPU) == the CPU preprocess, bit for bit."""
+    """On the GPU: image_batches (workers decode, resize on the GPU) == the CPU preprocess, bit for
+    bit."""
     from vlstress.embedding.image_batches import image_batches
 
     paths = []
@@ -150,7 +152,8 @@ def test_cuda_batches_equal_the_cpu_preprocess(preprocess, tmp_path):
 
 @pytest.mark.parametrize("workers", [0, 2])
 def test_a_batch_of_decoded_images_crosses_as_one_buffer(workers):
-    """collate_flat + unflatten give back every image of the batch, in order; a failure stays a failure."""
+    """collate_flat + unflatten give back every image of the batch, in order; a failure stays a
+    failure."""
     from torch.utils.data import DataLoader
 
     from vlstress.embedding.image_batches import LoadFailure, collate_flat, unflatten

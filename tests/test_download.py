@@ -1,4 +1,5 @@
-"""Resumable, checksummed downloads against a local HTTP server on 127.0.0.1 (never the real network).
+"""Resumable, checksummed downloads against a local HTTP server on 127.0.0.1 (never the real
+network).
 
 The server serves small files the tests make: tiny JPEGs, a tiny Karpathy json
 and tiny RoCOCO jsons. It can cut a transfer short, ignore Range requests and

@@ -1,4 +1,5 @@
-"""Editing image_variants lams/seeds in params.yaml reruns only what it must under DVC (slow: minutes).
+"""Editing image_variants lams/seeds in params.yaml reruns only what it must under DVC (slow:
+minutes).
 
 In a fresh copy of the repository (4 demo photos, one small random-init model, one image
 variant, the text stress-test off), `dvc repro evaluate_image` builds the image branch and
@@ -40,7 +41,8 @@ def sh(*cmd: str, cwd: Path) -> str:
     result = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True)
     if result.returncode != 0:
         raise AssertionError(
-            f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+            f"{' '.join(cmd)} failed ({result.returncode}):\n"
+            f"{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
         )
     return result.stdout + result.stderr
 
@@ -107,7 +109,8 @@ def test_adding_a_lam_embeds_only_the_new_variant(project):
     assert after - before == new | {EMBED}, after - before
     assert not after & UPSTREAM, after
     log = sh("dvc", "repro", "evaluate_image", cwd=project)
-    # the old variant's evaluation reads the model's embeddings folder, which gained a file: it runs again
+    # the old variant's evaluation reads the model's embeddings folder, which gained a file: it runs
+    # again
     assert ran(log) == new | {GATE, EMBED, f"evaluate_image@{MODEL}-mix-0.9-1"}, log
     assert f"{MODEL}: 1 set(s) embedded, 3 reused" in log, log
     assert {name: (embeddings / name).read_bytes() for name in kept} == kept

@@ -60,7 +60,8 @@ def sh(*cmd: str, cwd: Path, env: dict | None = None, timeout: float = 600) -> s
     )
     if result.returncode != 0:
         raise AssertionError(
-            f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+            f"{' '.join(cmd)} failed ({result.returncode}):\n"
+            f"{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
         )
     return result.stdout + result.stderr
 
@@ -122,7 +123,8 @@ def wait_for_port(port: int, process: subprocess.Popen, log: Path, seconds: floa
         except OSError:
             time.sleep(0.1)
     raise RuntimeError(
-        f"sshd did not listen on 127.0.0.1:{port} in {seconds} s:\n{log.read_text() if log.exists() else ''}"
+        f"sshd did not listen on 127.0.0.1:{port} in {seconds} s:\n"
+        f"{log.read_text() if log.exists() else ''}"
     )
 
 

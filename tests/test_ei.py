@@ -61,7 +61,8 @@ def test_known_answer_bag_of_words():
             "word": "runs",
             "ei": expected_abc,
         }
-        # "dog dog cat" = [2, 1]: without a "dog" -> [1, 1] (cos 3/sqrt(10)); without "cat" -> [2, 0] (cos 2/sqrt(5))
+        # "dog dog cat" = [2, 1]: without a "dog" -> [1, 1] (cos 3/sqrt(10));
+        # without "cat" -> [2, 0] (cos 2/sqrt(5))
         assert [w["ei"] for w in records[1]["words"]] == [round(1 - 3 / math.sqrt(10), 6)] * 2 + [
             round(1 - 2 / math.sqrt(5), 6)
         ]

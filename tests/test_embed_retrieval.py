@@ -28,7 +28,8 @@ PROVIDERS = "vlstress.suites.rococo_text.sets,vlstress.suites.rococo_image.sets"
 
 
 def run(*args) -> int:
-    """The command as the workflow runs it: provenance records sys.argv, so it is part of the reuse key."""
+    """The command as the workflow runs it: provenance records sys.argv, so it is part of the reuse
+    key."""
     argv = [str(a) for a in args]
     saved = sys.argv
     sys.argv = ["vlstress", *argv]
@@ -40,8 +41,8 @@ def run(*args) -> int:
 
 @pytest.fixture()
 def inputs(tmp_path: Path, monkeypatch, repo_root) -> dict[str, Path]:
-    """Four small photos with two captions each, one image variant folder and one caption set where the
-    workflow keeps them, and the params that switch both stress suites on."""
+    """Four small photos with two captions each, one image variant folder and one caption set where
+    the workflow keeps them, and the params that switch both stress suites on."""
     monkeypatch.chdir(tmp_path)
     rng = np.random.default_rng(0)
     entries = []
@@ -216,7 +217,8 @@ def test_unchanged_sets_are_reused_byte_for_byte_and_only_they(inputs, tmp_path,
     assert counts(caplog).endswith("0 set(s) embedded, 4 reused")
     assert files_of(out) == first  # what a fresh run writes, sidecars included
 
-    # one image of the variant changes: that set alone is embedded again, and only that image's row changes
+    # one image of the variant changes: that set alone is embedded again, and only that image's row
+    # changes
     before = np.load(out / FILES[2])
     Image.fromarray(np.zeros((384, 384, 3), dtype=np.uint8)).save(
         inputs["variant"] / "images" / "img2.jpg"

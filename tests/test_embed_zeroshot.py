@@ -54,7 +54,8 @@ def write_set(folder: Path, name: str, classes: list[str], seed: int, **extra) -
 
 @pytest.fixture
 def project(tmp_path, monkeypatch) -> Path:
-    """A test set with a corrupted and a typographic copy and an OOD set, and the params that switch them on."""
+    """A test set with a corrupted and a typographic copy and an OOD set, and the params that switch
+    them on."""
     monkeypatch.chdir(tmp_path)
     write_set(tmp_path / "data/testsets/objects", "objects", CLASSES, 0)
     write_set(tmp_path / "data/corruptions/fog/s1", "objects-c-fog", CLASSES, 1, severity=1)
@@ -245,7 +246,8 @@ def test_the_params_name_the_sets_and_the_job_inputs(project):
         "zeroshot_data"
     ].params(params)
     assert LISTS["zeroshot_testsets"].paths(params) == FOLDERS[:1]
-    # calibration reads the folders the jobs write, never a file inside one (no Snakemake rule makes one)
+    # calibration reads the folders the jobs write, never a file inside one (no Snakemake rule makes
+    # one)
     emb = "results/embeddings/{model}"
     assert LISTS["zeroshot_sets"].paths(params) == [
         FOLDERS[0],

@@ -1,4 +1,5 @@
-"""Image decoding in DataLoader workers (--workers) and the precision of model forwards (--precision)."""
+"""Image decoding in DataLoader workers (--workers) and the precision of model forwards
+(--precision)."""
 
 from __future__ import annotations
 
@@ -194,7 +195,8 @@ def test_the_step_records_workers_and_precision(tiny_arch, photos, tmp_path):
 
 
 def test_the_batch_size_follows_the_device():
-    """--cuda-batch-size on CUDA (when given), --batch-size elsewhere; the step records the one that ran."""
+    """--cuda-batch-size on CUDA (when given), --batch-size elsewhere; the step records the one that
+    ran."""
     from argparse import Namespace
 
     from vlstress.embedding.flags import batch_size

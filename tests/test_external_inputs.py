@@ -1,4 +1,5 @@
-"""Files outside the repository that a step reads are inputs of that step in both front ends (slow: a minute or two).
+"""Files outside the repository that a step reads are inputs of that step in both front ends (slow:
+a minute or two).
 
 A coco-dir dataset (images folder + captions json), a local checkpoint and the folder
 of official RoCOCO sets live outside the checkout. After a build, editing any of them
@@ -42,7 +43,8 @@ def sh(*cmd: str, cwd: Path) -> str:
     result = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True)
     if result.returncode != 0:
         raise AssertionError(
-            f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+            f"{' '.join(cmd)} failed ({result.returncode}):\n"
+            f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
         )
     return result.stdout + result.stderr
 

@@ -1,4 +1,5 @@
-"""The trimmed text encoder (default path of encoders.encode_texts) equals open_clip's encode_text."""
+"""The trimmed text encoder (default path of encoders.encode_texts) equals open_clip's
+encode_text."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ CAPTIONS = [
     "a dog",
     "Two cats.",
     "a dog",  # duplicate
-    "A dirt path with a young person on a motor bike rests to the foreground of a verdant area with a bridge "
-    "and a background of cloud-wreathed mountains. ",
+    "A dirt path with a young person on a motor bike rests to the foreground of a verdant area "
+    "with a bridge and a background of cloud-wreathed mountains. ",
     "word " * 90,  # longer than the 77-token context: truncated, eot at the last position
     "",
     "Girl blowing out the candle on an ice-cream ",
@@ -103,12 +104,14 @@ def test_fallback_when_trimming_is_not_exact(tokenizer, caplog, kwargs, reason):
         out = encode_texts_raw(
             model, tokenizer, CAPTIONS[:4], batch_size=2, device="cpu", progress=False
         )
-    # the fallback is the plain path: the same computation as trim=False with the same batches, so bit-equal
+    # the fallback is the plain path: the same computation as trim=False with the same batches, so
+    # bit-equal
     plain = encode_texts_raw(
         model, tokenizer, CAPTIONS[:4], batch_size=2, device="cpu", trim=False, progress=False
     )
     np.testing.assert_array_equal(out, plain)
-    # against one batch of 4 (another batching): equal up to float rounding, not bit for bit (CPU-dependent kernels)
+    # against one batch of 4 (another batching): equal up to float rounding, not bit for bit
+    # (CPU-dependent kernels)
     ref = reference(model, tokenizer, CAPTIONS[:4])
     assert out.shape == ref.shape and out.dtype == np.float32
     unit = lambda a: a / np.linalg.norm(a, axis=1, keepdims=True)  # noqa: E731

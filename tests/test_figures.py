@@ -1,4 +1,5 @@
-"""`vlstress figures`: the four paper figures, PNG + PDF with provenance, deterministic, degrading clearly."""
+"""`vlstress figures`: the four paper figures, PNG + PDF with provenance, deterministic, degrading
+clearly."""
 
 from __future__ import annotations
 
@@ -206,7 +207,8 @@ def _data_axes(fig):
     ids=["only-text-stress", "only-image-stress"],
 )
 def test_a_stress_suite_alone_draws_only_its_panels(tmp_path, kinds, panels, sweep):
-    """No retrieval records and one stress task: every figure from what exists, no empty panel, notes say why."""
+    """No retrieval records and one stress task: every figure from what exists, no empty panel,
+    notes say why."""
     summary = summary_of(tmp_path, **kinds)
     result = run_cli(
         "figures", "--summary", str(summary), *MODULE, "--out-dir", str(tmp_path / "figs")
@@ -284,10 +286,12 @@ def test_unknown_figure_is_a_clear_error(full_summary, tmp_path):
 
 @pytest.mark.skipif(shutil.which("snakemake") is None, reason="snakemake not installed")
 def test_snakemake_report_collects_figures_and_tables(tmp_path):
-    """`snakemake --report` in a copy of the repo, on hand-made records run through the rules' commands."""
+    """`snakemake --report` in a copy of the repo, on hand-made records run through the rules'
+    commands."""
     root = copy_repo(tmp_path / "repo")
-    # suites whose steps draw report items upstream of the summary (reliability diagrams, ROC curves,
-    # training logs) would need those files too: this test builds only the summary's figures and tables
+    # suites whose steps draw report items upstream of the summary (reliability diagrams, ROC
+    # curves, training logs) would need those files too: this test builds only the summary's figures
+    # and tables
     params = yaml.safe_load((root / "params.yaml").read_text())
     params["suites"].update(calibration=False, ood=False)
     params["models"] = {

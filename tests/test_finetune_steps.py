@@ -1,6 +1,6 @@
-"""The fine-tuning steps as a user runs them: the test set kept out of training, the comparison table,
-and `vlstress finetune` itself (a tiny CLIP registered through VLSTRESS_MODEL_CONFIGS): a kill -9
-resumed to the uninterrupted weights, and data-parallel processes under torchrun."""
+"""The fine-tuning steps as a user runs them: the test set kept out of training, the comparison
+table, and `vlstress finetune` itself (a tiny CLIP registered through VLSTRESS_MODEL_CONFIGS): a
+kill -9 resumed to the uninterrupted weights, and data-parallel processes under torchrun."""
 
 from __future__ import annotations
 
@@ -238,7 +238,8 @@ def vlstress(*args: str, cwd: Path, env: dict, check: bool = True) -> subprocess
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory, cli_env) -> Path:
-    """Training manifest (12 photos, 2 captions each), its caption set (one word replaced), a test manifest, a tiny model card."""
+    """Training manifest (12 photos, 2 captions each), its caption set (one word replaced), a test
+    manifest, a tiny model card."""
     root = tmp_path_factory.mktemp("finetune")
     train, variants = [], []
     for i, (name, colour) in enumerate(list(COLOURS.items()) * 3):
@@ -381,7 +382,8 @@ def test_data_parallel_processes_under_torchrun(inputs, cli_env):
 
 
 def test_karpathy_train_is_fetched_grouped_and_split_from_the_test_photos(tmp_path, monkeypatch):
-    """BLIP's train list (one entry per caption) and the photos from a 127.0.0.1 server; a test photo is then split off."""
+    """BLIP's train list (one entry per caption) and the photos from a 127.0.0.1 server; a test
+    photo is then split off."""
     import functools
     import http.server
     import threading

@@ -1,5 +1,6 @@
 """The fine-tuning loop on a tiny CLIP: the loss falls, SC and VC widen the margins they target
-(more than training without them), and a run stopped and resumed ends at the uninterrupted weights."""
+(more than training without them), and a run stopped and resumed ends at the uninterrupted
+weights."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""`vlstress calibrate` and `vlstress ood-detect` on hand-made embeddings and classifiers (no model runs).
+"""`vlstress calibrate` and `vlstress ood-detect` on hand-made embeddings and classifiers (no model
+runs).
 
 Known geometry: images sit on (or between) their class weights, so accuracy, the fitted
 temperature's effect and the OOD scores are predictable; bad inputs name the problem
@@ -80,7 +81,8 @@ def call(capsys, *argv: str) -> tuple[int, str]:
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
-    """objects (ID, 4 classes, 40 images: 3 of 4 near their class) and a shifted copy with more noise."""
+    """objects (ID, 4 classes, 40 images: 3 of 4 near their class) and a shifted copy with more
+    noise."""
     monkeypatch.chdir(tmp_path)
     rng = np.random.default_rng(0)
     classes = ["a", "b", "c", "d"]

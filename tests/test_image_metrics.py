@@ -16,7 +16,8 @@ from vlstress.retrieval_metrics import stress_recalls
 
 
 def t2i_image_stress(image_emb, variant_emb, text_emb, caption_image, **kwargs):
-    """The image stress-test: captions query originals + mixed images; ground truth = own original."""
+    """The image stress-test: captions query originals + mixed images; ground truth = own
+    original."""
     return stress_recalls(
         text_emb, image_emb, [[int(i)] for i in caption_image], variant_emb, prefix="t2i", **kwargs
     )
@@ -116,7 +117,8 @@ def test_ties_between_an_original_and_a_mixed_image():
         "t2i_false_R@1": 0.0,
         "t2i_drop_rate": 0.0,
     }
-    # pessimistic: both miss; caption 0's top-1 is mix0 (false), caption 1's is img0 (an original: a miss, not false)
+    # pessimistic: both miss; caption 0's top-1 is mix0 (false), caption 1's is img0 (an original: a
+    # miss, not false)
     assert pessimistic == {
         "t2i_R@1": 0.0,
         "t2i_R@1_original": 50.0,

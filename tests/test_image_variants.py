@@ -327,7 +327,8 @@ def test_clean_mode_lam_one_reproduces_the_original_embeddings(dataset, tmp_path
     embed_set(
         "variant", out, [*model_flags(tiny_arch), "--device", "cpu", "--batch-size", "2"], emb
     )
-    # lam = 1 gives the very input tensors of `ref`, in the same batches of 2: the same computation, so bit-equal
+    # lam = 1 gives the very input tensors of `ref`, in the same batches of 2: the same computation,
+    # so bit-equal
     assert np.array_equal(np.load(emb), np.load(ref))
     meta = json.loads((tmp_path / "clean.npy.json").read_text())
     ref_meta = json.loads((ref.parent / "images.npy.json").read_text())
@@ -380,7 +381,7 @@ def test_clean_mode_mixes_the_preprocessed_tensors(dataset, tmp_path, tiny_arch)
 
 
 def test_faithful_variant_embedding_uses_the_reference_model(dataset, tmp_path, tiny_arch):
-    ref = embed_originals(dataset, tmp_path, tiny_arch)
+    embed_originals(dataset, tmp_path, tiny_arch)
     out = tmp_path / "faithful"
     assert (
         run(
@@ -597,7 +598,8 @@ def test_flip_through_image_variants_embedding_and_evaluation(demo_photos, tmp_p
     for i, entry in enumerate(manifest["images"]):
         assert entry["partner"] is None and entry["partner_index"] is None and entry["box"] is None
         assert entry["caption"] == source[i]["caption"]
-        # the mirror of the original: the official-style file of the left-right flipped image, byte for byte
+        # the mirror of the original: the official-style file of the left-right flipped image, byte
+        # for byte
         assert Path(entry["path"]).read_bytes() == official_style_flipped_jpeg(
             source[i]["path"], tmp_path / f"ref{i}.jpg"
         )
@@ -696,9 +698,12 @@ def test_flip_clean_mode_flips_the_preprocessed_tensor(demo_photos, tmp_path):
     )
     manifest = load_manifest(out / "manifest.json")
     plan = variants.plan_from_manifest(manifest)
-    preprocess = lambda image: torch.from_numpy(
-        np.asarray(image.resize((16, 16)), dtype=np.float32)
-    ).permute(2, 0, 1)  # noqa: E731
+
+    def preprocess(image):
+        return torch.from_numpy(np.asarray(image.resize((16, 16)), dtype=np.float32)).permute(
+            2, 0, 1
+        )
+
     mixer = variants.CleanMixer([e["source_path"] for e in manifest["images"]], plan, preprocess)
     for i, entry in enumerate(manifest["images"]):
         assert torch.equal(mixer(i), preprocess(load_rgb(entry["source_path"])).flip(-1))

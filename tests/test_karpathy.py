@@ -33,7 +33,8 @@ def test_pinned_checksums_are_those_of_the_released_files(shared_data):
 
 
 def test_coco_mini_karpathy_offline(tmp_path, shared_data, monkeypatch):
-    """The offline recipe of docs/download.md: 22 real photos, their Karpathy captions, the official RoCOCO files."""
+    """The offline recipe of docs/download.md: 22 real photos, their Karpathy captions, the official
+    RoCOCO files."""
     rococo = shared_data / "rococo"
     raw = tmp_path / "raw"
     argv = ["download", "--dataset", "coco-mini-karpathy", "--kind", "karpathy", "--out", str(raw)]

@@ -74,7 +74,8 @@ def test_image_text_recalls_with_uneven_caption_counts():
     out = metrics.image_text_recalls(images, texts, owner, ks=(1, 5))
     # i2t: image 0 best own caption 0.9 (rank 0); image 1 best own caption 1.0 (rank 0)
     assert out["i2t_R@1"] == 100.0
-    # t2i: caption 1 ([.2,.8]) prefers image 1 but belongs to 0; caption 3 ([.8,.2]) prefers image 0 but belongs to 1
+    # t2i: caption 1 ([.2,.8]) prefers image 1 but belongs to 0; caption 3 ([.8,.2]) prefers image 0
+    # but belongs to 1
     assert out["t2i_R@1"] == pytest.approx(60.0)
     assert out["t2i_R@5"] == 100.0
 
@@ -167,7 +168,8 @@ def test_ranks_from_scores_on_a_chunk_with_padding():
     assert ranks_.tolist() == [0, 0] and top1.tolist() == [0, 2]
     ranks_, top1 = metrics.ranks_from_scores(scores, gt, "pessimistic")
     assert ranks_.tolist() == [1, 0] and top1.tolist() == [1, 2]
-    # padding (-1) never marks gallery item 0 as ground truth: item 0 is a tied non-gt item in both rows
+    # padding (-1) never marks gallery item 0 as ground truth: item 0 is a tied non-gt item in both
+    # rows
     gt = metrics.pad_ground_truth([[1], [2, 1]])
     ranks_, top1 = metrics.ranks_from_scores(
         torch.tensor([[0.5, 0.5, 0.1], [0.9, 0.9, 0.9]]), gt, "pessimistic"
@@ -263,8 +265,8 @@ def test_stress_recalls_rejects_bad_inputs():
 
 
 def test_tie_policies_bound_any_argsort_order():
-    """Quantised embeddings (many exact ties): the official argsort rank, under any order among ties,
-    lies between the optimistic and the pessimistic rank, and both ends are reached."""
+    """Quantised embeddings (many exact ties): the official argsort rank, under any order among
+    ties, lies between the optimistic and the pessimistic rank, and both ends are reached."""
     rng = np.random.default_rng(3)
     q = np.round(rng.normal(size=(40, 4))).astype(np.float32)
     g = np.round(rng.normal(size=(60, 4))).astype(np.float32)
@@ -338,7 +340,8 @@ def test_evaluate_command_record_and_ties(tmp_path):
     assert opt["dataset"] == {"name": "toy", "n_images": 2, "n_captions": 3}
     assert opt["provenance"]["params"] == {"ks": [1, 2], "chunk_size": 1024, "ties": "optimistic"}
     assert pes["provenance"]["params"]["ties"] == "pessimistic"
-    # i2t: image b scores b1 and a2 equally -> hit / miss. t2i: a2 and b1 score images a and b equally -> hits / misses.
+    # i2t: image b scores b1 and a2 equally -> hit / miss. t2i: a2 and b1 score images a and b
+    # equally -> hits / misses.
     assert opt["metrics"] == {
         "i2t_R@1": 100.0,
         "i2t_R@2": 100.0,

@@ -1,4 +1,5 @@
-"""Offline NLP resources: WordNet install (idempotent, sources in order), clear errors, word classes."""
+"""Offline NLP resources: WordNet install (idempotent, sources in order), clear errors, word
+classes."""
 
 from __future__ import annotations
 

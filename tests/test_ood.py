@@ -1,4 +1,5 @@
-"""OOD scores and detection metrics: known answers, a hand-written AUROC, agreement with scikit-learn."""
+"""OOD scores and detection metrics: known answers, a hand-written AUROC, agreement with
+scikit-learn."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from vlstress.suites.ood import scores as ood
 
 
 def pairwise_auroc(pos: np.ndarray, neg: np.ndarray) -> float:
-    """P(score of an ID image > score of an OOD image), ties counted half (the Mann-Whitney statistic)."""
+    """P(score of an ID image > score of an OOD image), ties counted half (the Mann-Whitney
+    statistic)."""
     wins = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
     return 100.0 * wins / (len(pos) * len(neg))
 

@@ -38,7 +38,8 @@ def demo_params() -> dict:
 
 
 def with_suites(params: dict, **suites: bool) -> dict:
-    """The params with only these suites on (without finetune, the models of its checkpoints are left out too)."""
+    """The params with only these suites on (without finetune, the models of its checkpoints are
+    left out too)."""
     out = {**params, "suites": suites}
     return out if suites.get("finetune") else finetune_off({**out, "suites": dict(suites)})
 
@@ -47,7 +48,8 @@ def sh(*cmd: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
     result = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True)
     if check and result.returncode != 0:
         raise AssertionError(
-            f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+            f"{' '.join(cmd)} failed ({result.returncode}):\n"
+            f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
         )
     return result
 
@@ -111,7 +113,8 @@ def test_code_deps_follow_imports_lazy_imports_registries_and_data_files():
     download = {
         p.as_posix().split("src/vlstress/")[1] for p in dependencies("vlstress.commands.download")
     }
-    # kinds are named as strings in caption_data.kinds.KINDS; their data files are read through importlib.resources
+    # kinds are named as strings in caption_data.kinds.KINDS; their data files are read through
+    # importlib.resources
     assert {
         "caption_data/karpathy.py",
         "caption_data/demo.py",
@@ -344,7 +347,8 @@ def dvc_commands(root: Path) -> dict[str, list[str]]:
     code = (
         "import json, sys\nfrom dvc.repo import Repo\n"
         "with Repo(sys.argv[1]) as repo:\n"
-        "    json.dump([[s.addressing.split('@')[0], ' '.join(s.cmd.split())] for s in repo.index.stages if s.cmd], sys.stdout)\n"
+        "    json.dump([[s.addressing.split('@')[0], ' '.join(s.cmd.split())] "
+        "for s in repo.index.stages if s.cmd], sys.stdout)\n"
     )
     import json
 
@@ -360,13 +364,14 @@ def test_both_front_ends_run_the_same_commands(project):
     assert set(smk) == set(dvc_cmds) == {s.name for s in active_stages(demo_params())}
     for name in smk:
         assert sorted(smk[name]) == sorted(dvc_cmds[name]), name
-    # retrieval: 42 steps of two models (one embedding job per model) + their two model cards + the scorer card + the gate;
-    # zero-shot: test set, 2 x (classifiers job, image-sets job, record), 4 corrupted sets x (1 + 2 evaluations),
-    # typographic 1 + 2 evaluations, robustness; 2 models x 2 attacks, 2 calibrations, OOD: the set + 2 detections
-    # (its images are in the image-sets job); fine-tuning: training data (download, prepare, split, captions), base
-    # card, one variant, the comparison table; the report: one figure stage per suite with figures (7, the retrieval
-    # one replacing the old single figures stage) and one table stage per suite with tables (4, the retrieval one
-    # replacing the old tables stage)
+    # retrieval: 42 steps of two models (one embedding job per model) + their two model cards + the
+    # scorer card + the gate; zero-shot: test set, 2 x (classifiers job, image-sets job, record), 4
+    # corrupted sets x (1 + 2 evaluations), typographic 1 + 2 evaluations, robustness; 2 models x 2
+    # attacks, 2 calibrations, OOD: the set + 2 detections (its images are in the image-sets job);
+    # fine-tuning: training data (download, prepare, split, captions), base card, one variant, the
+    # comparison table; the report: one figure stage per suite with figures (7, the retrieval one
+    # replacing the old single figures stage) and one table stage per suite with tables (4, the
+    # retrieval one replacing the old tables stage)
     assert (
         sum(map(len, smk.values()))
         == 46 + 1 + 2 * 3 + 4 * 3 + 3 + 1 + 2 * 2 + 2 + 1 + 2 + 4 + 1 + 1 + 1 + 6 + 3

@@ -1,4 +1,5 @@
-"""The metric record (`vlstress.record`): round trip, strict JSON, schema violations named clearly."""
+"""The metric record (`vlstress.record`): round trip, strict JSON, schema violations named
+clearly."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Effective and relative robustness: known answers, the published-table acceptance check, errors, the figure."""
+"""Effective and relative robustness: known answers, the published-table acceptance check, errors,
+the figure."""
 
 from __future__ import annotations
 
@@ -282,7 +283,8 @@ def test_published_table_is_shipped_as_documented():
 
 
 def test_published_logit_fit_matches_a_hand_computation(tmp_path):
-    """Acceptance: on >= 50 published models the subcommand reproduces numpy.polyfit on logit accuracies to 1e-6."""
+    """Acceptance: on >= 50 published models the subcommand reproduces numpy.polyfit on logit
+    accuracies to 1e-6."""
     rows = published_rows()
     results, summary = run_command(
         tmp_path, "--csv", "published", "--transform", "logit", "--fit", "ols"

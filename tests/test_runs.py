@@ -38,7 +38,8 @@ def sh(*cmd: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
     result = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True)
     if check and result.returncode != 0:
         raise AssertionError(
-            f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+            f"{' '.join(cmd)} failed ({result.returncode}):\n"
+            f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
         )
     return result
 
@@ -146,7 +147,8 @@ CHECKED = (
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory) -> Path:
-    """An uninterrupted Snakemake run of the same params: what every killed-then-rerun project must equal."""
+    """An uninterrupted Snakemake run of the same params: what every killed-then-rerun project must
+    equal."""
     root = copy_repo(tmp_path_factory.mktemp("reference") / "repo")
     params_path = root / "params.yaml"
     params = yaml.safe_load(params_path.read_text())
@@ -174,7 +176,8 @@ def same_as_reference(project: Path, reference: Path) -> None:
 
 
 def step_processes(project: Path, name: str) -> list:
-    """The Python processes running `vlstress <name>` in `project` (never another checkout's: tests may run side by side)."""
+    """The Python processes running `vlstress <name>` in `project` (never another checkout's: tests
+    may run side by side)."""
     import psutil
 
     found = []

@@ -171,7 +171,8 @@ class Cluster:
             dead = [d.args[0] for d in self.daemons if d.poll() is not None]
             if dead or time.monotonic() > deadline:
                 raise AssertionError(
-                    f"SLURM test cluster: {what} not ready ({', '.join(dead) or 'timeout'})\n{self.logs()}"
+                    f"SLURM test cluster: {what} not ready ({', '.join(dead) or 'timeout'})\n"
+                    f"{self.logs()}"
                 )
             time.sleep(0.2)
 

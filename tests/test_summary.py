@@ -1,4 +1,5 @@
-"""`vlstress summarize`: per-seed rows, mean/std/n_seeds over replicate seeds, DVC metrics, determinism, errors."""
+"""`vlstress summarize`: per-seed rows, mean/std/n_seeds over replicate seeds, DVC metrics,
+determinism, errors."""
 
 from __future__ import annotations
 
@@ -124,7 +125,8 @@ def test_known_values_are_unchanged(full):
 def test_order_and_labels(full):
     _, _, out = full
     agg = pd.read_csv(out / "summary_agg.csv")
-    # smaller model first; retrieval, text sets (registry order), image variants (registry order, then λ)
+    # smaller model first; retrieval, text sets (registry order), image variants (registry order,
+    # then λ)
     assert list(dict.fromkeys(agg["model"])) == ["rn50-openai", "vit-b-32-random"]
     cases = list(
         dict.fromkeys(
@@ -210,7 +212,8 @@ def test_outputs_are_deterministic(full, tmp_path):
 
 
 def test_only_the_listed_records_no_stale_results(tmp_path):
-    """A record lying in the same folder but not listed (a model removed from params) does not show up."""
+    """A record lying in the same folder but not listed (a model removed from params) does not show
+    up."""
     paths = write_records(tmp_path / "metrics", text=False, image=False)
     stale = record("rn50-openai", "retrieval", {}, {"i2t_R@1": 1.0})
     stale = type(stale)(
@@ -389,7 +392,8 @@ def test_records_without_model_size_still_summarize(tmp_path):
 
 
 def test_unknown_perturbation_and_task_just_work(tmp_path):
-    """A new perturbation ("flip") and an unregistered task need no registry entry: shown as they are, sorted after."""
+    """A new perturbation ("flip") and an unregistered task need no registry entry: shown as they
+    are, sorted after."""
     recs = make_records(text=False, lams=(0.9,), seeds=(1,))
     flip = record(
         "rn50-openai",

@@ -115,7 +115,8 @@ def test_only_retrieval_keeps_both_original_columns(tmp_path):
     ids=["only-text-stress", "only-image-stress"],
 )
 def test_a_stress_suite_alone_has_only_its_group(tmp_path, kinds, kept, left_out):
-    """No retrieval records: no empty Original column; the other direction's group is left out; notes say so."""
+    """No retrieval records: no empty Original column; the other direction's group is left out;
+    notes say so."""
     table = table_of(tmp_path, **kinds)
     frame, notes = tables.paper_table(table)
     assert list(dict.fromkeys(frame.columns.get_level_values(0))) == ["", kept]

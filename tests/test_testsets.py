@@ -308,7 +308,8 @@ def md5(path: Path) -> str:
 
 
 def serve_cifar(monkeypatch, http_folder, hundred: bool) -> np.ndarray:
-    """A tiny archive in CIFAR's python format, served locally; the torchvision class pointed at it."""
+    """A tiny archive in CIFAR's python format, served locally; the torchvision class pointed at
+    it."""
     from torchvision.datasets import CIFAR10, CIFAR100
 
     cls = CIFAR100 if hundred else CIFAR10

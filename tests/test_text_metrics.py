@@ -14,7 +14,8 @@ from vlstress.suites.rococo_text.caption_sets import split_variant_entries
 
 
 def i2t_text_stress(image_emb, original_emb, original_image, altered_emb, **kwargs):
-    """The text stress-test: images query originals + altered captions; ground truth = own originals."""
+    """The text stress-test: images query originals + altered captions; ground truth = own
+    originals."""
     gt = rows_by_owner(original_image, len(image_emb))
     return stress_recalls(image_emb, original_emb, gt, altered_emb, prefix="i2t", **kwargs)
 
@@ -117,7 +118,8 @@ def test_six_captions_chunked():
 
 
 def test_known_answer_with_ties_pessimistic():
-    """The scores of test_known_answer_with_ties: img1's tie with an altered caption is now a miss and false."""
+    """The scores of test_known_answer_with_ties: img1's tie with an altered caption is now a miss
+    and false."""
     scores = [
         [0.9, 0.5, 0.3, 0.2, 0.95, 0.1, 0.1, 0.1],
         [0.1, 0.2, 0.8, 0.7, 0.1, 0.1, 0.8, 0.3],
@@ -157,7 +159,8 @@ def write_emb(path: Path, array: np.ndarray, inputs: dict | None = None, model=M
 
 @pytest.fixture
 def toy(tmp_path):
-    """3 images (the second with 6 captions); a caption set over all of them; scores with a known answer."""
+    """3 images (the second with 6 captions); a caption set over all of them; scores with a known
+    answer."""
     caps = {
         "a.jpg": ["a dog runs.", "a brown dog"],
         "b.jpg": [f"cat {i}" for i in range(6)],
@@ -171,7 +174,8 @@ def toy(tmp_path):
     altered = {k: [c.replace(c.split()[-1], "X") for c in v] for k, v in caps.items()}
     variant = [{"image": k, "caption": caps[k] + altered[k]} for k in caps]
     (tmp_path / "set.json").write_text(json.dumps(variant))
-    # 10 originals (a:0-1, b:2-7, c:8-9); variant rows: a 0-3 (altered 2,3), b 4-15 (10-15), c 16-19 (18,19)
+    # 10 originals (a:0-1, b:2-7, c:8-9);
+    # variant rows: a 0-3 (altered 2,3), b 4-15 (10-15), c 16-19 (18,19)
     dim = 3 + 10 + 10
     images = np.zeros((3, dim), np.float32)
     images[:, :3] = np.eye(3)
@@ -252,7 +256,8 @@ def test_command_record(toy):
 
 
 def test_command_ties_pessimistic(toy):
-    """c's altered caption ties c's best original: a hit by default, a miss (and false) when pessimistic."""
+    """c's altered caption ties c's best original: a hit by default, a miss (and false) when
+    pessimistic."""
     assert evaluate(toy, "--ties", "pessimistic") == 0
     record = json.loads((toy / "out.json").read_text())
     assert record["provenance"]["params"]["ties"] == "pessimistic"
@@ -277,7 +282,8 @@ def test_command_subset(toy):
     assert subset["evaluated_on_subset"] is True and subset["n_manifest_images"] == 3
     assert (
         subset["note"]
-        == "caption set covers 2 of 3 manifest images; all metrics (including R@1_original) use those images only"
+        == "caption set covers 2 of 3 manifest images; all metrics (including R@1_original) "
+        "use those images only"
     )
     assert record["metrics"]["i2t_R@1"] == 50.0 and record["metrics"]["i2t_false_R@1"] == 50.0
 
@@ -333,7 +339,8 @@ def test_command_six_originals_five_altered(toy):
 
 @pytest.mark.parametrize("set_name", ["same_concept", "danger"])
 def test_official_rococo_sets_are_accepted(shared_data, tmp_path, set_name):
-    """The official files (incl. their 6 + 5 images) pass the checks against a Karpathy-test manifest."""
+    """The official files (incl. their 6 + 5 images) pass the checks against a Karpathy-test
+    manifest."""
     test = json.loads((shared_data / "rococo" / "coco_karpathy_test.json").read_text())
     six = [e for e in test if len(e["caption"]) == 6][:2]
     chosen = six + test[:3]
@@ -352,9 +359,11 @@ def test_official_rococo_sets_are_accepted(shared_data, tmp_path, set_name):
     from vlstress.io import sha256_file
 
     rng = np.random.default_rng(0)
-    unit = lambda n: (lambda a: a / np.linalg.norm(a, axis=1, keepdims=True))(
-        rng.normal(size=(n, 8))
-    )  # noqa: E731
+
+    def unit(n):
+        a = rng.normal(size=(n, 8))
+        return a / np.linalg.norm(a, axis=1, keepdims=True)
+
     n_orig = sum(len(e["caption"]) for e in chosen)
     n_set = sum(len(e["caption"]) for e in official)
     assert n_set == 2 * n_orig - len(six)  # 6 + 5 for each 6-caption image

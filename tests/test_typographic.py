@@ -1,5 +1,6 @@
 """Typographic attacks: a wrong class name per image, seeded styles, pixels changed inside the
-text box only, byte-identical reruns, all-or-nothing errors and the `vlstress typographic` command."""
+text box only, byte-identical reruns, all-or-nothing errors and the `vlstress typographic`
+command."""
 
 from __future__ import annotations
 
@@ -97,8 +98,10 @@ def test_long_names_shrink_to_fit():
     assert style.text == classes[1] and right <= 160 and bottom <= 100
     # shrunk to the largest size that fits: one pixel more would not
     measure = ImageDraw.Draw(Image.new("RGB", (1, 1)))
-    l, _, r, _ = typographic.text_box(measure, style.text, style.font_size + 1, style.stroke_width)
-    assert r - l > 160
+    box_left, _, r, _ = typographic.text_box(
+        measure, style.text, style.font_size + 1, style.stroke_width
+    )
+    assert r - box_left > 160
     with pytest.raises(VlstressError, match="does not fit"):
         typographic.draw_style((32, 32), 0, ["a", "automobile"], np.random.default_rng(0))
 

@@ -1,4 +1,5 @@
-"""The four caption sets: position choice, replacement kinds, number, format, determinism, official source."""
+"""The four caption sets: position choice, replacement kinds, number, format, determinism, official
+source."""
 
 from __future__ import annotations
 
@@ -385,7 +386,8 @@ def test_cli_subprocess_runs(tmp_path, nltk_data):
 
 
 def test_coco_mini_karpathy_images_against_official(shared_data, wc, concepts):
-    """The 22 coco-mini images of the Karpathy test split: generated sets beside the official ones."""
+    """The 22 coco-mini images of the Karpathy test split: generated sets beside the official
+    ones."""
     from vlstress.suites.rococo_text import stats
 
     captions = json.loads(

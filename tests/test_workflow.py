@@ -43,15 +43,16 @@ def sh(*cmd: str, cwd: Path, check: bool = True) -> str:
     result = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True)
     if check and result.returncode != 0:
         raise AssertionError(
-            f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+            f"{' '.join(cmd)} failed ({result.returncode}):\n"
+            f"{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
         )
     return result.stdout + result.stderr
 
 
 def shrink(params: dict, zeroshot: bool = True) -> dict:
     """The demo, smaller: 4 photos, one small random-init model, two text sets, two image variants;
-    zero-shot on 7 images, one corruption at one severity, the typographic attack, one FGSM on 4 images,
-    calibration, OOD detection against 7 images."""
+    zero-shot on 7 images, one corruption at one severity, the typographic attack, one FGSM on 4
+    images, calibration, OOD detection against 7 images."""
     params["dataset"]["max_images"] = 4
     params["models"] = {"vit-s-32-random": {"arch": "ViT-S-32", "pretrained": None}}
     finetune_off(params)  # tests/test_workflow_finetune.py runs it
@@ -100,7 +101,8 @@ def ran_stages(log: str) -> set[str]:
 
 
 def fresh_project(dest: Path, zeroshot: bool = True) -> Path:
-    """A copy of the repository with the small params, no results, committed as a fresh clone would be."""
+    """A copy of the repository with the small params, no results, committed as a fresh clone would
+    be."""
     return committed_copy(dest, lambda params: shrink(params, zeroshot))
 
 
@@ -119,7 +121,8 @@ def test_snakemake_run_leaves_nothing_for_dvc(project):
 
 
 def test_dvc_alone_builds_the_same_bytes_and_leaves_nothing_for_snakemake(project, tmp_path):
-    """Front ends are interchangeable on one machine: same params, same artifacts, nothing left for the other."""
+    """Front ends are interchangeable on one machine: same params, same artifacts, nothing left for
+    the other."""
     clone = tmp_path / "clone"
     sh("git", "clone", "-q", str(project), str(clone), cwd=tmp_path)
     sh("dvc", "repro", cwd=clone)
@@ -153,7 +156,8 @@ def test_every_record_is_strict_json_of_the_typed_format(project):
         for p in (project / "results/metrics").rglob("*.json")
         if not p.name.endswith(".json.json")
     )
-    # original, two text sets, two image variants, zero-shot, corruption, typographic; FGSM, calibration, OOD (record lists)
+    # original, two text sets, two image variants, zero-shot, corruption, typographic; FGSM,
+    # calibration, OOD (record lists)
     assert len(files) == 1 + 2 + 2 + 3 + 3
     tasks = set()
     for path in files:
@@ -175,7 +179,8 @@ def test_every_record_is_strict_json_of_the_typed_format(project):
 
 
 def test_holistic_records_pass_their_sanity_checks(project):
-    """Robust accuracy never above clean and every perturbation within eps; calibration and OOD values in range."""
+    """Robust accuracy never above clean and every perturbation within eps; calibration and OOD
+    values in range."""
     from vlstress.record import read_records
 
     metrics = project / "results/metrics/vit-s-32-random"
@@ -273,8 +278,9 @@ def test_param_edit_reruns_only_dependent_stages(project):
 
 
 def test_an_added_corruption_severity_embeds_one_set_and_reruns_no_classifier_or_attack(project):
-    """One job per model embeds every zero-shot image set: the new severity is the only set it embeds.
-    The classifiers are another job's folder, so neither they nor the attacks that read them rerun."""
+    """One job per model embeds every zero-shot image set: the new severity is the only set it
+    embeds. The classifiers are another job's folder, so neither they nor the attacks that read them
+    rerun."""
     model = "vit-s-32-random"
     kept = {
         name: (project / name).read_bytes()

@@ -1,4 +1,5 @@
-"""Workflow-level bad input: invalid params and unknown model slugs fail before any work, naming the item."""
+"""Workflow-level bad input: invalid params and unknown model slugs fail before any work, naming the
+item."""
 
 from __future__ import annotations
 

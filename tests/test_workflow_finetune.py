@@ -1,5 +1,5 @@
-"""Robust fine-tuning in the workflow (slow: a few minutes): Snakemake fine-tunes a small model on the
-demo's training photos, the fine-tuned checkpoint becomes a model that every suite of the run
+"""Robust fine-tuning in the workflow (slow: a few minutes): Snakemake fine-tunes a small model on
+the demo's training photos, the fine-tuned checkpoint becomes a model that every suite of the run
 evaluates beside its base, the comparison table holds both, and DVC then has nothing to do."""
 
 from __future__ import annotations

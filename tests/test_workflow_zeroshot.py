@@ -31,11 +31,14 @@ MODELS = {
 }
 CORRUPTIONS = ["gaussian_noise", "fog"]
 SEVERITIES = [1, 5]
-PER_CLASS = 2  # crops per class: every class of the real photos, few images (the step runs 2 models x 6 image sets)
+# crops per class: every class of the real photos, few images
+# (the step runs 2 models x 6 image sets)
+PER_CLASS = 2
 
 
 def expected_crops(shared_data: Path) -> dict[str, int]:
-    """Crops per supercategory as the test set should keep them: boxes >= 32 px, no crowd, PER_CLASS per category."""
+    """Crops per supercategory as the test set should keep them: boxes >= 32 px, no crowd, PER_CLASS
+    per category."""
     data = json.loads((shared_data / "coco-mini/annotations/instances_val2017.json").read_text())
     supers = {c["id"]: c["supercategory"] for c in data["categories"]}
     per_category: dict[int, int] = {}

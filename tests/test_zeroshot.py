@@ -1,4 +1,5 @@
-"""Zero-shot classification: templates, the classifier, metrics (known answers, scikit-learn agreement), the record."""
+"""Zero-shot classification: templates, the classifier, metrics (known answers, scikit-learn
+agreement), the record."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Flag types and flag groups shared by subcommands and dataset kinds. DVC and Snakemake render YAML null as `None`."""
+"""Flag types and flag groups shared by subcommands and dataset kinds. DVC and Snakemake render YAML
+null as `None`."""
 
 from __future__ import annotations
 

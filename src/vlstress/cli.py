@@ -29,7 +29,8 @@ ENGINE_COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "testset": (
         "vlstress.commands.testset",
-        "the labelled manifest of a classification test set (ImageNet family, CIFAR, COCO objects, folders)",
+        "the labelled manifest of a classification test set (ImageNet family, CIFAR, COCO "
+        "objects, folders)",
     ),
     "summarize": ("vlstress.commands.summarize", "merge metric JSONs into one table"),
     "figures": (
@@ -43,7 +44,8 @@ ENGINE_COMMANDS: dict[str, tuple[str, str]] = {
     "models": ("vlstress.commands.models", "list open_clip architectures and pretrained tags"),
     "pipeline": (
         "vlstress.commands.pipeline",
-        "render dvc.yaml from the stage declarations (render), check it is current (check), list stages",
+        "render dvc.yaml from the stage declarations (render), check it is current (check), list "
+        "stages",
     ),
 }
 
@@ -56,7 +58,8 @@ def commands() -> dict[str, tuple[str, str]]:
 
 
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
-    """Only the selected subcommand's module is imported: a step starts without loading the others."""
+    """Only the selected subcommand's module is imported: a step starts without loading the
+    others."""
     parser = argparse.ArgumentParser(prog="vlstress", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

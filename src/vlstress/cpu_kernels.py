@@ -20,10 +20,12 @@ import os
 import platform
 
 CAPS: dict[str, str] = {
-    "ATEN_CPU_CAPABILITY": "avx2",  # torch's own vectorised kernels (softmax, layer norm, GELU, reductions)
+    # torch's own vectorised kernels (softmax, layer norm, GELU, reductions)
+    "ATEN_CPU_CAPABILITY": "avx2",
     "MKL_CBWR": "AVX2",  # MKL's conditional numerical reproducibility: torch's float32 GEMM
     "DNNL_MAX_CPU_ISA": "AVX2",  # oneDNN: torch's convolutions (patch embedding, ResNets)
-    "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",  # numpy >= 2.4's AVX-512 dispatch targets
+    # numpy >= 2.4's AVX-512 dispatch targets
+    "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
     "OPENBLAS_CORETYPE": "Haswell",  # numpy's and scipy's OpenBLAS: the AVX2 kernels
     "OPENCV_CPU_DISABLE": "AVX512-SKX",  # OpenCV's AVX-512 dispatch (corruptions)
 }
@@ -33,7 +35,8 @@ X86_64 = {"x86_64", "amd64"}  # elsewhere (ARM) these names mean nothing
 
 
 def cap() -> dict[str, str]:
-    """On x86-64, set every cap the environment does not set already; return the values in effect."""
+    """On x86-64, set every cap the environment does not set already; return the values in
+    effect."""
     if platform.machine().lower() in X86_64:
         for name, value in CAPS.items():
             os.environ.setdefault(name, value)

@@ -1,4 +1,5 @@
-"""Resumable, checksummed, atomic file fetching (stdlib urllib: http, https, file:// and plain paths).
+"""Resumable, checksummed, atomic file fetching (stdlib urllib: http, https, file:// and plain
+paths).
 
     fetch(url, dest, sha256=..., cache_dir=...)
 
@@ -88,7 +89,8 @@ def verify(
     size: int | None = None,
     check: Callable[[Path], None] | None = None,
 ) -> None:
-    """Raise DownloadError naming `url` unless `path` has the expected size, sha256 and passes `check`."""
+    """Raise DownloadError naming `url` unless `path` has the expected size, sha256 and passes
+    `check`."""
     actual_size = path.stat().st_size
     if size is not None and actual_size != size:
         raise DownloadError(f"size mismatch for {url}: expected {size} bytes, got {actual_size}")
@@ -214,7 +216,8 @@ def _transfer(url: str, part: Path, *, timeout: float, progress: bool, desc: str
             if not match or int(match.group(1)) != offset:
                 part.unlink()
                 raise _Retryable(
-                    f"unexpected Content-Range {response.headers.get('Content-Range')!r}; starting over"
+                    f"unexpected Content-Range {response.headers.get('Content-Range')!r}; "
+                    "starting over"
                 )
             total = int(match.group(2)) if match.group(2) != "*" else None
             mode = "ab"

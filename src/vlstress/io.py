@@ -39,7 +39,8 @@ def process_alive(pid: int) -> bool:
 
 
 def clear_stale_temps(path: Path) -> None:
-    """Remove the temp siblings of `path` (`.<name>.<pid>.*.tmp`) that a writer killed with -9 left behind.
+    """Remove the temp siblings of `path` (`.<name>.<pid>.*.tmp`) that a writer killed with -9 left
+    behind.
 
     A killed process runs no cleanup; its half-written temp file or folder would otherwise stay
     forever beside the output (and inside folders other steps hash, e.g. data/testsets/).
@@ -117,7 +118,8 @@ def _reject_constant(name: str) -> None:
 
 
 def read_json(path: str | os.PathLike, what: str = "JSON file", strict: bool = False) -> Any:
-    """Read JSON with an error that names the file and the problem; `strict` also refuses NaN and Infinity."""
+    """Read JSON with an error that names the file and the problem; `strict` also refuses NaN and
+    Infinity."""
     from vlstress.errors import VlstressError
 
     path = Path(path)

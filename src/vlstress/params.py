@@ -5,6 +5,7 @@ know every suite."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,8 @@ from vlstress.errors import VlstressError
 
 
 def merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
-    """Recursive update (mappings merge, everything else is replaced): Snakemake's rule for --configfile."""
+    """Recursive update (mappings merge, everything else is replaced): Snakemake's rule for
+    --configfile."""
     out = copy.deepcopy(base)
     for key, value in update.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
@@ -24,7 +26,7 @@ def merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def load(paths: list[str | Path]) -> dict[str, Any]:
+def load(paths: Sequence[str | Path]) -> dict[str, Any]:
     """The params of one or more files, later files overriding earlier ones."""
     params: dict[str, Any] = {}
     for path in paths:

@@ -45,7 +45,8 @@ def schema() -> dict[str, Any]:
 
 
 def merge_into_file(target: str | Path, update_file: str | Path) -> None:
-    """Merge a params file into `target` in place, as `merge` does, keeping target's comments and order."""
+    """Merge a params file into `target` in place, as `merge` does, keeping target's comments and
+    order."""
     from ruamel.yaml import YAML
 
     from vlstress.io import atomic_path

@@ -46,7 +46,8 @@ def build(
     inputs: dict[str, Any] | None = None,
     packages: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """`packages`: versions to record beyond PACKAGES (a step's own libraries, e.g. torchattacks)."""
+    """`packages`: versions to record beyond PACKAGES (a step's own libraries, e.g.
+    torchattacks)."""
     block: dict[str, Any] = {
         "step": step,
         "params": params,

@@ -113,7 +113,8 @@ def validate(data: Any, source: str) -> None:
         )
     if "schema" not in data and "evaluation" in data:
         raise VlstressError(
-            f"metric record {source}: no 'schema' field, an old flat record (evaluation/stress/variant fields); "
+            f"metric record {source}: no 'schema' field, an old flat record "
+            "(evaluation/stress/variant fields); "
             f"expected {SCHEMA!r}: re-run its evaluation step"
         )
     if "schema" in data and data["schema"] != SCHEMA:
@@ -126,7 +127,8 @@ def validate(data: Any, source: str) -> None:
         for name, value in metrics.items():
             if isinstance(value, float) and not math.isfinite(value):
                 raise VlstressError(
-                    f"metric record {source}: metric {name!r} is {value!r}; write null for an undefined metric"
+                    f"metric record {source}: metric {name!r} is {value!r}; write null for an "
+                    "undefined metric"
                 )
     errors = sorted(
         _validator().iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.message)
@@ -181,7 +183,8 @@ def read_record(path: str | os.PathLike) -> Record:
 
 
 def write_records(path: str | os.PathLike, records: list[Record]) -> None:
-    """Validate every record and write them atomically as one JSON array; nothing is written on error."""
+    """Validate every record and write them atomically as one JSON array; nothing is written on
+    error."""
     if not records:
         raise VlstressError(f"metric records {path}: nothing to write")
     texts = [dumps(record, f"{path}[{i}]").rstrip("\n") for i, record in enumerate(records)]
@@ -190,7 +193,8 @@ def write_records(path: str | os.PathLike, records: list[Record]) -> None:
 
 
 def read_records(path: str | os.PathLike) -> list[Record]:
-    """The records of a file: one record object, or a JSON array of them (errors name the file and position)."""
+    """The records of a file: one record object, or a JSON array of them (errors name the file and
+    position)."""
     data = read_json(path, "metric record", strict=True)
     if not isinstance(data, list):
         return [from_dict(data, str(path))]
@@ -200,7 +204,8 @@ def read_records(path: str | os.PathLike) -> list[Record]:
 
 
 def weights_short(model: dict[str, Any], fallback: str = "") -> str:
-    """`random-init` for seeded random weights (always visible), else the tag or checkpoint file name."""
+    """`random-init` for seeded random weights (always visible), else the tag or checkpoint file
+    name."""
     if not model:
         return fallback
     kind = model.get("weights") or ("random-init" if model.get("pretrained") is None else "hub")

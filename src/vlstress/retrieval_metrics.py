@@ -62,16 +62,18 @@ def pad_ground_truth(gt: Sequence[Sequence[int]]) -> torch.Tensor:
     return padded
 
 
-def rows_by_owner(owner: Sequence[int], n_owners: int) -> list[list[int]]:
+def rows_by_owner(owner: Sequence[int] | np.ndarray, n_owners: int) -> list[list[int]]:
     """Ground truth from an owner column: for each owner 0..n_owners-1, its rows (ascending).
 
     E.g. the captions of each image from `caption_image`; an owner without rows gets [].
     """
-    owner = np.asarray(owner, dtype=np.int64)
-    if owner.size and (owner.min() < 0 or owner.max() >= n_owners):
-        raise ValueError(f"owners must lie in 0..{n_owners - 1}, got {owner.min()}..{owner.max()}")
-    order = np.argsort(owner, kind="stable")
-    bounds = np.searchsorted(owner[order], np.arange(n_owners + 1))
+    owners = np.asarray(owner, dtype=np.int64)
+    if owners.size and (owners.min() < 0 or owners.max() >= n_owners):
+        raise ValueError(
+            f"owners must lie in 0..{n_owners - 1}, got {owners.min()}..{owners.max()}"
+        )
+    order = np.argsort(owners, kind="stable")
+    bounds = np.searchsorted(owners[order], np.arange(n_owners + 1))
     return [order[bounds[i] : bounds[i + 1]].tolist() for i in range(n_owners)]
 
 
@@ -86,7 +88,8 @@ def ranks_from_scores(
     best_gt_index = torch.gather(gt, 1, best_pos[:, None]).squeeze(1)
     top_score, top_index = scores.max(dim=1)  # first maximum -> lowest index among ties
     if ties == "optimistic":
-        # count as uint8 -> int32 (exact up to 2**31 items): ~2x faster on CPU than summing bool into int64
+        # count as uint8 -> int32 (exact up to 2**31 items): ~2x faster on CPU than summing bool
+        # into int64
         ranks = (scores > best_gt[:, None]).view(torch.uint8).sum(dim=1, dtype=torch.int32).long()
         top1 = torch.where(top_score > best_gt, top_index, best_gt_index)
         return ranks, top1
@@ -146,7 +149,8 @@ def false_recall_at_1(top1: np.ndarray, is_distractor: np.ndarray) -> float:
 
 
 def drop_rate(r1_original: float, r1_stressed: float) -> float | None:
-    """Relative fall of R@1 in percent: 100 * (orig - stressed) / orig; None when orig is 0 (undefined)."""
+    """Relative fall of R@1 in percent: 100 * (orig - stressed) / orig; None when orig is 0
+    (undefined)."""
     if r1_original == 0:
         return None
     return float(100.0 * (r1_original - r1_stressed) / r1_original)
@@ -162,11 +166,11 @@ def image_text_recalls(
     ties: str = "optimistic",
 ) -> dict[str, float]:
     """Image-to-text and text-to-image Recall@K on the original captions."""
-    caption_image = np.asarray(caption_image)
-    captions_of = rows_by_owner(caption_image, len(image_emb))
+    caption_owner = np.asarray(caption_image)
+    captions_of = rows_by_owner(caption_owner, len(image_emb))
     i2t = retrieval_ranks(image_emb, text_emb, captions_of, chunk_size=chunk_size, ties=ties)
     t2i = retrieval_ranks(
-        text_emb, image_emb, [[int(i)] for i in caption_image], chunk_size=chunk_size, ties=ties
+        text_emb, image_emb, [[int(i)] for i in caption_owner], chunk_size=chunk_size, ties=ties
     )
     out = {f"i2t_{k}": v for k, v in recall_at_k(i2t.ranks, ks).items()}
     out.update({f"t2i_{k}": v for k, v in recall_at_k(t2i.ranks, ks).items()})
@@ -221,7 +225,8 @@ def stress_recalls(
     distractors = np.asarray(distractors)
     if originals.ndim != 2 or distractors.ndim != 2 or distractors.shape[1] != originals.shape[1]:
         raise ValueError(
-            f"distractor embeddings {distractors.shape} do not match the originals {originals.shape}"
+            f"distractor embeddings {distractors.shape} do not match the originals "
+            f"{originals.shape}"
         )
     if len(gt) != len(queries):
         raise ValueError(f"{len(queries)} queries but {len(gt)} ground-truth lists")

@@ -40,7 +40,8 @@ def read_coco_captions(path: Path) -> dict[str, Any]:
             or not isinstance(ann.get("caption"), str)
         ):
             raise VlstressError(
-                f"COCO captions json {path}: annotations[{pos}] lacks 'image_id' or a 'caption' string"
+                f"COCO captions json {path}: annotations[{pos}] lacks 'image_id' or a 'caption' "
+                "string"
             )
     return data
 
@@ -53,7 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def materialize(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     if not args.images or not args.captions:
         raise VlstressError(
-            "dataset kind coco-dir needs --images and --captions (dataset.images / dataset.captions)"
+            "dataset kind coco-dir needs --images and --captions (dataset.images / "
+            "dataset.captions)"
         )
     images_dir, captions_path = Path(args.images), Path(args.captions)
     if not images_dir.is_dir():

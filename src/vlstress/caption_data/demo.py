@@ -51,7 +51,9 @@ def materialize(args: argparse.Namespace, out: Path, resource: str = CAPTIONS) -
     entries = list(demo_captions(resource).items())
     if args.max_images:
         entries = entries[: args.max_images]
-    images, annotations, files = [], [], {}
+    images: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
+    files: dict[str, str] = {}
     for image_id, (name, spec) in enumerate(entries, start=1):
         file_name = f"{name}.png"
         path = out / "images" / file_name
@@ -70,7 +72,7 @@ def materialize(args: argparse.Namespace, out: Path, resource: str = CAPTIONS) -
         "files": files,
         "source": {
             "package": "scikit-image",
-            "version": skimage.__version__,
+            "version": skimage.__version__,  # type: ignore[attr-defined]  # missing from its stub
             "captions": f"vlstress/{resource}",
         },
     }

@@ -3,7 +3,8 @@ Karpathy test list and the four official RoCOCO text stress-test sets.
 
     <out>/images/COCO_val2014_<12 digits>.jpg   the photos (each one decoded once)
     <out>/captions.json                         the Karpathy test list, official format:
-                                                [{"image": "val2014/COCO_val2014_<id>.jpg", "caption": [...]}, ...]
+                                                [{"image": "val2014/COCO_val2014_<id>.jpg",
+                                                  "caption": [...]}, ...]
     <out>/rococo/<set>.json                     same_concept, diff_concept, rand_voca, danger
                                                 (official format, restricted to the kept images)
     <out>/download.json                         sources, sha256 of every file, provenance
@@ -88,19 +89,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--coco-url",
         type=optional_str,
         default=None,
-        help=f"karpathy: base URL, file:// URL or folder of the val2014 images (None = {defaults['coco_images']['url']})",
+        help=(
+            "karpathy: base URL, file:// URL or folder of the val2014 images (None = "
+            f"{defaults['coco_images']['url']})"
+        ),
     )
     parser.add_argument(
         "--karpathy-url",
         type=optional_str,
         default=None,
-        help=f"karpathy: URL or path of coco_karpathy_test.json (None = {defaults['karpathy_test']['url']})",
+        help=(
+            "karpathy: URL or path of coco_karpathy_test.json (None = "
+            f"{defaults['karpathy_test']['url']})"
+        ),
     )
     parser.add_argument(
         "--rococo-url",
         type=optional_str,
         default=None,
-        help=f"karpathy: base URL or folder of the RoCOCO json files (None = {defaults['rococo']['url']})",
+        help=(
+            "karpathy: base URL or folder of the RoCOCO json files (None = "
+            f"{defaults['rococo']['url']})"
+        ),
     )
     parser.add_argument(
         "--cache-dir",
@@ -135,6 +145,13 @@ def read_list(path: Path, what: str) -> list[dict[str, Any]]:
     return validate_entries(data, what)
 
 
+def coco_id(image: str) -> int:
+    """The COCO id of a Karpathy image name that `select` has checked already."""
+    match = KARPATHY_IMAGE.match(image)
+    assert match is not None, image
+    return int(match.group(1))
+
+
 def select(
     entries: list[dict[str, Any]], ids: list[int] | None, max_images: int | None, source: str
 ) -> list[dict[str, Any]]:
@@ -144,17 +161,19 @@ def select(
         match = KARPATHY_IMAGE.match(entry["image"])
         if not match:
             raise VlstressError(
-                f"{source}: entry {pos} image {entry['image']!r} is not val2014/COCO_val2014_<12 digits>.jpg"
+                f"{source}: entry {pos} image {entry['image']!r} is not "
+                "val2014/COCO_val2014_<12 digits>.jpg"
             )
         by_id[int(match.group(1))] = entry
     if ids is not None:
         unknown = [i for i in ids if i not in by_id]
         if unknown:
             raise VlstressError(
-                f"--image-ids: not in the Karpathy test split ({source}): {', '.join(map(str, unknown))}"
+                f"--image-ids: not in the Karpathy test split ({source}): "
+                f"{', '.join(map(str, unknown))}"
             )
         wanted = set(ids)
-        entries = [e for e in entries if int(KARPATHY_IMAGE.match(e["image"]).group(1)) in wanted]
+        entries = [e for e in entries if coco_id(e["image"]) in wanted]
     if max_images:
         entries = entries[:max_images]
     return entries
@@ -209,9 +228,9 @@ def gather_images(
                 for future in pending:
                     future.cancel()
                 errors = [
-                    f.exception()
+                    exc
                     for f in futures
-                    if f.done() and not f.cancelled() and f.exception()
+                    if f.done() and not f.cancelled() and (exc := f.exception())
                 ]
                 if errors:
                     raise errors[0]
@@ -257,7 +276,8 @@ def materialize(args: argparse.Namespace, out: Path) -> dict[str, Any]:
             missing = [img for img in kept_images if img not in by_image]
             if missing:
                 raise VlstressError(
-                    f"RoCOCO {name} json {url} lacks {len(missing)} kept image(s), e.g. {missing[0]}"
+                    f"RoCOCO {name} json {url} lacks {len(missing)} kept image(s), e.g. "
+                    f"{missing[0]}"
                 )
             target.write_text(
                 json.dumps([by_image[img] for img in kept_images]), encoding="utf-8"
@@ -269,7 +289,7 @@ def materialize(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     coco_base = args.coco_url or src["coco_images"]["url"]
     local_dir = Path(args.images) if getattr(args, "images", None) else None
     image_dir = out / "images"
-    ids = [int(KARPATHY_IMAGE.match(img).group(1)) for img in kept_images]
+    ids = [coco_id(img) for img in kept_images]
     wanted = [
         (image_file(i), download.join_url(coco_base, image_file(i)), local_names(i)) for i in ids
     ]

@@ -1,9 +1,12 @@
-"""Training data for robust fine-tuning: the Karpathy train split (COCO train2014 + the "restval" part
-of val2014, about 113k photos with 5 captions each), as ALBEF and BLIP train on it.
+"""Training data for robust fine-tuning: the Karpathy train split (COCO train2014 + the "restval"
+part of val2014, about 113k photos with 5 captions each), as ALBEF and BLIP train on it.
 
     <out>/images/COCO_<train2014|val2014>_<12 digits>.jpg   the photos (each one decoded once)
-    <out>/captions.json                                     [{"image": "train2014/COCO_train2014_<id>.jpg", "caption": [...]}, ...]
-    <out>/download.json                                     sources, sha256 of every file, provenance
+    <out>/captions.json                                     [{"image":
+                                                              "train2014/COCO_train2014_<id>.jpg",
+                                                              "caption": [...]}, ...]
+    <out>/download.json                                     sources, sha256 of every file,
+                                                            provenance
 
 The list is BLIP's `coco_karpathy_train.json` (one entry per caption; grouped here per photo, in
 the order of first appearance). Its sha256 cannot be pinned from this project's offline
@@ -40,7 +43,8 @@ IMAGE = re.compile(r"^(train2014|val2014)/COCO_(?:train2014|val2014)_(\d{12})\.j
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The karpathy kind's flags (--karpathy-url, --coco-url, --images, --image-ids, ...) serve this kind too."""
+    """The karpathy kind's flags (--karpathy-url, --coco-url, --images, --image-ids, ...) serve this
+    kind too."""
 
 
 def group(entries: list[dict[str, Any]], source: str) -> list[dict[str, Any]]:
@@ -49,7 +53,8 @@ def group(entries: list[dict[str, Any]], source: str) -> list[dict[str, Any]]:
     for pos, entry in enumerate(entries):
         if not IMAGE.match(entry["image"]):
             raise VlstressError(
-                f"{source}: entry {pos} image {entry['image']!r} is not train2014/ or val2014/COCO_..._<12 digits>.jpg"
+                f"{source}: entry {pos} image {entry['image']!r} is not train2014/ or "
+                "val2014/COCO_..._<12 digits>.jpg"
             )
         captions = (
             [entry["caption"]] if isinstance(entry["caption"], str) else list(entry["caption"])
@@ -58,6 +63,13 @@ def group(entries: list[dict[str, Any]], source: str) -> list[dict[str, Any]]:
             "caption"
         ].extend(captions)
     return list(photos.values())
+
+
+def _coco_id(image: str) -> int:
+    """The COCO id of an image name that `group` has checked already."""
+    match = IMAGE.match(image)
+    assert match is not None, image
+    return int(match.group(2))
 
 
 def materialize(args: argparse.Namespace, out: Path) -> dict[str, Any]:
@@ -69,26 +81,27 @@ def materialize(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     ids = parse_image_ids(args.image_ids)
     if ids is not None:
         wanted = set(ids)
-        photos = [p for p in photos if int(IMAGE.match(p["image"]).group(2)) in wanted]
-        found = {int(IMAGE.match(p["image"]).group(2)) for p in photos}
+        photos = [p for p in photos if _coco_id(p["image"]) in wanted]
+        found = {_coco_id(p["image"]) for p in photos}
         if found != wanted:
             raise VlstressError(
-                f"--image-ids: not in the Karpathy train split ({url}): {', '.join(map(str, sorted(wanted - found)))}"
+                f"--image-ids: not in the Karpathy train split ({url}): "
+                f"{', '.join(map(str, sorted(wanted - found)))}"
             )
     if args.max_images:
         photos = photos[: args.max_images]
     base = args.coco_url or COCO_ROOT
     local_dir = Path(args.images) if getattr(args, "images", None) else None
-    wanted = [
+    to_fetch = [
         (
             Path(p["image"]).name,
             download.join_url(base, p["image"]),
-            [Path(p["image"]).name, f"{int(IMAGE.match(p['image']).group(2)):012d}.jpg"],
+            [Path(p["image"]).name, f"{_coco_id(p['image']):012d}.jpg"],
         )
         for p in photos
     ]
     image_dir = out / "images"
-    fetched = gather_images(wanted, local_dir, image_dir, opts, args.workers, "COCO train images")
+    fetched = gather_images(to_fetch, local_dir, image_dir, opts, args.workers, "COCO train images")
     files = {
         f"images/{Path(p['image']).name}": sha256_file(image_dir / Path(p["image"]).name)
         for p in photos

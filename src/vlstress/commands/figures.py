@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> None:
     unknown = [n for n in names if n not in available]
     if unknown:
         raise VlstressError(
-            f"unknown figure(s) {', '.join(unknown)} in {args.module}; known: {', '.join(available)}"
+            f"unknown figure(s) {', '.join(unknown)} in {args.module}; known: "
+            f"{', '.join(available)}"
         )
     inputs = {str(args.summary): sha256_file(args.summary)}
     figures.setup()

@@ -16,5 +16,6 @@ def run(args: argparse.Namespace) -> None:
     for arch in archs:
         tags = open_clip.list_pretrained_tags_by_model(arch)
         print(
-            f"{arch}: {', '.join(tags) if tags else '(no pretrained tags; use null or a checkpoint)'}"
+            f"{arch}: "
+            f"{', '.join(tags) if tags else '(no pretrained tags; use null or a checkpoint)'}"
         )

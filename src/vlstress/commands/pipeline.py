@@ -61,7 +61,8 @@ def run(args: argparse.Namespace) -> None:
     if args.action == "stages":
         for stage in active_stages(params):
             print(
-                f"{stage.name:22s} {'x'.join(stage.axes) or '-':22s} {stage.suite or 'always':14s} {stage.subcommand:20s} {stage.doc}"
+                f"{stage.name:22s} {'x'.join(stage.axes) or '-':22s} "
+                f"{stage.suite or 'always':14s} {stage.subcommand:20s} {stage.doc}"
             )
         return
     text = dvc.render(params)

@@ -18,7 +18,7 @@ def add_reuse_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def reuse_folder(args: argparse.Namespace, providers: list[str] = ()):
+def reuse_folder(args: argparse.Namespace, providers: list[str] | tuple[str, ...] = ()):
     """The --reuse-dir folder keyed on the digest of the embedding code and of the modules that
     build the sets (None: embed every set)."""
     if args.reuse_dir is None:

@@ -9,10 +9,12 @@ cannot show up. A listed record that does not exist is an error.
 
 Outputs:
 - `--out-csv`   long table, one row per (record, metric): the per-seed rows;
-- `--out-agg`   mean, std and n_seeds over replicate seeds of every (model, task, condition, metric);
+- `--out-agg`   mean, std and n_seeds over replicate seeds of every (model, task, condition,
+                metric);
 - `--out-md`    the aggregated table for humans (mean ± std);
 - `--out-json`  nested model -> task -> condition -> metric (mean; `<metric>_std`, `n_seeds`) for
-                `dvc metrics show` (numbers or null only, strict JSON; provenance in the sidecar `<out-json>.json`);
+                `dvc metrics show` (numbers or null only, strict JSON; provenance in the sidecar
+                `<out-json>.json`);
 - `--out-plot`  R@1 / false R@1 / drop rate per (model, direction, condition) for `dvc plots show`.
 A task without records is simply absent from every output (nothing is invented).
 """
@@ -44,7 +46,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--params",
         action="append",
         type=Path,
-        help="params file (repeatable, merged left to right): summarize the records these params produce",
+        help=(
+            "params file (repeatable, merged left to right): summarize the records these params "
+            "produce"
+        ),
     )
     parser.add_argument(
         "--out-csv",

@@ -70,7 +70,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--keep",
         type=optional_str,
         default=None,
-        help="keep only these classes: comma-separated class names, ids or superclasses (None = all)",
+        help=(
+            "keep only these classes: comma-separated class names, ids or superclasses (None = all)"
+        ),
     )
     parser.add_argument(
         "--drop",

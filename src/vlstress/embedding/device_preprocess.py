@@ -23,6 +23,7 @@ CPU path whole (`split` says why). Tests check every step against Pillow and tor
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
@@ -53,7 +54,10 @@ def _bilinear(x: float) -> float:
     return 0.0
 
 
-FILTERS = {Image.Resampling.BICUBIC: (_bicubic, 2.0), Image.Resampling.BILINEAR: (_bilinear, 1.0)}
+FILTERS: dict[int, tuple[Callable[[float], float], float]] = {
+    Image.Resampling.BICUBIC: (_bicubic, 2.0),
+    Image.Resampling.BILINEAR: (_bilinear, 1.0),
+}
 
 
 @lru_cache(maxsize=256)
@@ -89,10 +93,10 @@ def _pass(pixels: torch.Tensor, coefficients: torch.Tensor) -> torch.Tensor:
 
 
 def pass_order(in_size: tuple[int, int], out_size: tuple[int, int], resample: int) -> bool | None:
-    """Whether the installed Pillow runs the vertical pass first for this resize (None: neither order
-    gives Pillow's bytes). The passes round in between, so the order matters, and Pillow's choice
-    changed between versions (13.0: vertical first when the height shrinks by more than twice what
-    the width does); so it is read off Pillow itself, on a random image of this shape."""
+    """Whether the installed Pillow runs the vertical pass first for this resize (None: neither
+    order gives Pillow's bytes). The passes round in between, so the order matters, and Pillow's
+    choice changed between versions (13.0: vertical first when the height shrinks by more than twice
+    what the width does); so it is read off Pillow itself, on a random image of this shape."""
     return _pass_order(tuple(in_size), tuple(out_size), int(resample))
 
 
@@ -120,11 +124,18 @@ def pil_resize(
     height, width = size
     pixels = images.to(torch.float64)
     in_h, in_w = images.shape[-2:]
-    coeffs = lambda n_in, n_out: torch.from_numpy(pil_coefficients(n_in, n_out, resample)).to(
-        images.device, torch.float64
-    )  # noqa: E731
-    horizontal = lambda x: _pass(x, coeffs(in_w, width))  # noqa: E731
-    vertical = lambda x: _pass(x.transpose(-1, -2), coeffs(in_h, height)).transpose(-1, -2)  # noqa: E731
+
+    def coeffs(n_in: int, n_out: int) -> torch.Tensor:
+        return torch.from_numpy(pil_coefficients(n_in, n_out, resample)).to(
+            images.device, torch.float64
+        )
+
+    def horizontal(x: torch.Tensor) -> torch.Tensor:
+        return _pass(x, coeffs(in_w, width))
+
+    def vertical(x: torch.Tensor) -> torch.Tensor:
+        return _pass(x.transpose(-1, -2), coeffs(in_h, height)).transpose(-1, -2)
+
     passes = [
         (vertical, in_h != height),
         (horizontal, in_w != width),
@@ -138,7 +149,8 @@ def pil_resize(
 
 
 class DevicePreprocess:
-    """The GPU half of a split open_clip preprocess: uint8 images in, the model's input batch out."""
+    """The GPU half of a split open_clip preprocess: uint8 images in, the model's input batch
+    out."""
 
     def __init__(self, resize, crop, normalize):
         from torchvision.transforms import InterpolationMode
@@ -164,7 +176,7 @@ class DevicePreprocess:
 
     def __call__(self, images: list[torch.Tensor]) -> torch.Tensor:
         """uint8 (H, W, C) images, all on one device -> float32 (N, C, crop_h, crop_w), in order."""
-        out = [None] * len(images)
+        out: dict[int, torch.Tensor] = {}
         groups: dict[tuple, list[int]] = {}
         for i, image in enumerate(images):
             groups.setdefault(tuple(image.shape), []).append(i)
@@ -177,8 +189,8 @@ class DevicePreprocess:
                 order = pass_order((height, width), resized, self.resample)
                 if order is None:  # not seen with any Pillow so far; exact all the same, on the CPU
                     log.warning(
-                        "Pillow %s resizes %dx%d -> %dx%d in a way not reproduced on the GPU: resizing those "
-                        "images on the CPU",
+                        "Pillow %s resizes %dx%d -> %dx%d in a way not reproduced on the GPU: "
+                        "resizing those images on the CPU",
                         PIL.__version__,
                         width,
                         height,
@@ -203,11 +215,12 @@ class DevicePreprocess:
             )  # ToTensor, as a true division
             for j, i in enumerate(members):
                 out[i] = pixels[j]
-        return self.normalize(torch.stack(out))
+        return self.normalize(torch.stack([out[i] for i in range(len(images))]))
 
 
 def to_uint8(image: Image.Image) -> torch.Tensor:
-    """The CPU half: the decoded image as a uint8 (H, W, 3) tensor (MaybeConvertMode's RGB first)."""
+    """The CPU half: the decoded image as a uint8 (H, W, 3) tensor (MaybeConvertMode's RGB
+    first)."""
     return torch.from_numpy(
         np.array(image.convert("RGB") if image.mode != "RGB" else image, dtype=np.uint8)
     )
@@ -243,6 +256,7 @@ def split(preprocess) -> tuple[DevicePreprocess | None, str]:
     if resize.max_size is not None or crop.size[0] > smallest[0] or crop.size[1] > smallest[1]:
         return (
             None,
-            f"center crop {tuple(crop.size)} may exceed the resize {size} (max_size {resize.max_size}): torchvision would pad",
+            f"center crop {tuple(crop.size)} may exceed the resize {size} (max_size "
+            f"{resize.max_size}): torchvision would pad",
         )
     return DevicePreprocess(resize, crop, steps[4]), ""

@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -14,6 +15,9 @@ from PIL import Image, UnidentifiedImageError
 from tqdm.auto import tqdm
 
 from vlstress.errors import VlstressError
+
+if TYPE_CHECKING:
+    from open_clip.transformer import Transformer
 
 log = logging.getLogger(__name__)
 
@@ -99,10 +103,10 @@ class TrimmableTextTower:
 
     token_embedding: torch.nn.Module
     positional_embedding: torch.Tensor
-    transformer: torch.nn.Module
+    transformer: Transformer
     attn_mask: torch.Tensor
     ln_final: torch.nn.Module
-    text_projection: torch.nn.Module | torch.Tensor | None
+    text_projection: torch.nn.Linear | torch.Tensor | None
     pool_type: str
     eos_id: int | None
 
@@ -167,6 +171,8 @@ def pooled_positions(
     if pool_type == "argmax":
         return tokens.argmax(dim=-1)
     if pool_type == "eos":
+        if eos_id is None:
+            raise ValueError("eos pooling without an eos id")
         return (tokens == eos_id).int().argmax(dim=-1)
     if pool_type == "first":
         return torch.zeros(tokens.shape[0], dtype=torch.long, device=tokens.device)
@@ -174,7 +180,8 @@ def pooled_positions(
 
 
 def encode_text_trimmed(tower: TrimmableTextTower, tokens: torch.Tensor) -> torch.Tensor:
-    """encode_text (unnormalised) on tokens whose trailing columns were cut off after the pooled position."""
+    """encode_text (unnormalised) on tokens whose trailing columns were cut off after the pooled
+    position."""
     from open_clip.transformer import text_global_pool
 
     length = tokens.shape[1]
@@ -276,7 +283,8 @@ def encode_texts(
     precision: str = "fp32",
     progress: bool = True,
 ) -> np.ndarray:
-    """L2-normalised caption embeddings (float32), rows in input order; trimmed fast path by default."""
+    """L2-normalised caption embeddings (float32), rows in input order; trimmed fast path by
+    default."""
     raw = encode_texts_raw(
         model,
         tokenizer,

@@ -16,14 +16,16 @@ from vlstress.io import read_json, sha256_file, sidecar
 
 
 def load_embeddings(path: Path, expected_rows: int, what: str) -> tuple[np.ndarray, dict]:
-    """(array, sidecar metadata) of an embedding file with `expected_rows` rows; `what` names it in errors."""
+    """(array, sidecar metadata) of an embedding file with `expected_rows` rows; `what` names it in
+    errors."""
     path = Path(path)
     if not path.is_file():
         raise VlstressError(f"{what} embeddings not found: {path}")
     array = np.load(path, allow_pickle=False)
     if array.ndim != 2 or array.shape[0] != expected_rows:
         raise VlstressError(
-            f"{what} embeddings {path}: shape {array.shape}, expected {expected_rows} rows; re-run the embed step"
+            f"{what} embeddings {path}: shape {array.shape}, expected {expected_rows} rows; "
+            "re-run the embed step"
         )
     return array, read_json(sidecar(path), f"{what} embeddings sidecar")
 
@@ -41,7 +43,8 @@ def model_block(path: Path, meta: dict) -> dict[str, Any]:
 def same_model(
     reference_path: Path, reference_meta: dict, *others: tuple[Path, dict]
 ) -> dict[str, Any]:
-    """The reference's model block, after checking that every (path, meta) of `others` has the same one."""
+    """The reference's model block, after checking that every (path, meta) of `others` has the same
+    one."""
     model = model_block(reference_path, reference_meta)
     for path, meta in others:
         if model_block(path, meta) != model:
@@ -55,12 +58,14 @@ def record_model(model: dict[str, Any]) -> dict[str, str]:
         return {"slug": model["slug"], "arch": model["arch"], "weights": model["weights_label"]}
     except KeyError as exc:
         raise VlstressError(
-            f"model {model.get('slug', '?')!r}: the embeddings' sidecar lacks {exc}; re-run the embed step"
+            f"model {model.get('slug', '?')!r}: the embeddings' sidecar lacks {exc}; re-run the "
+            "embed step"
         ) from None
 
 
 def check_embedded_from(path: Path, meta: dict, source: Path, what: str, step: str) -> None:
-    """Error unless the embeddings at `path` were computed from the file `source` (checksum in their sidecar).
+    """Error unless the embeddings at `path` were computed from the file `source` (checksum in their
+    sidecar).
 
     Sidecars that record no inputs pass (nothing to compare).
     """

@@ -17,7 +17,8 @@ from vlstress.embedding.precision import PRECISIONS
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """Flags that name one model: a model card (what the workflow passes), or the registry entry itself."""
+    """Flags that name one model: a model card (what the workflow passes), or the registry entry
+    itself."""
     group = parser.add_argument_group(
         "model (a card from `vlstress model-card`, or --model and --arch)"
     )
@@ -33,7 +34,10 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         "--pretrained",
         type=optional_str,
         default=None,
-        help="open_clip hub tag (e.g. openai), a local checkpoint path, or None for seeded random init",
+        help=(
+            "open_clip hub tag (e.g. openai), a local checkpoint path, or None for seeded random "
+            "init"
+        ),
     )
     group.add_argument("--seed", type=seed_int, default=0, help="seed of the random init")
     group.add_argument(
@@ -50,21 +54,29 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         "--cuda-batch-size",
         type=optional_int,
         default=None,
-        help="items per forward on CUDA (None = --batch-size): a GPU wants far larger batches than a CPU",
+        help=(
+            "items per forward on CUDA (None = --batch-size): a GPU wants far larger batches "
+            "than a CPU"
+        ),
     )
     group.add_argument(
         "--threads",
         type=optional_int,
         default=None,
-        help="torch CPU threads (fixed so that results do not depend on who runs the step; None = torch's default)",
+        help=(
+            "torch CPU threads (fixed so that results do not depend on who runs the step; None = "
+            "torch's default)"
+        ),
     )
     group.add_argument(
         "--workers",
         type=optional_count,
         default=None,
-        help="image decoding processes (0 = in the step's own process; None = the job's cores beside the "
-        "model's --threads, on CUDA all of them, at most 8); "
-        "embeddings do not depend on it",
+        help=(
+            "image decoding processes (0 = in the step's own process; None = the job's cores "
+            "beside the model's --threads, on CUDA all of them, at most 8); "
+            "embeddings do not depend on it"
+        ),
     )
     group.add_argument(
         "--precision",
@@ -95,7 +107,8 @@ def model_spec(args: argparse.Namespace):
 
 
 def batch_size(args: argparse.Namespace, device: str) -> int:
-    """The batch size of a model step on the resolved `device` (--cuda-batch-size on CUDA, if given)."""
+    """The batch size of a model step on the resolved `device` (--cuda-batch-size on CUDA, if
+    given)."""
     from vlstress.errors import VlstressError
 
     if device.startswith("cuda") and args.cuda_batch_size is not None:
@@ -117,8 +130,8 @@ def model_params(args: argparse.Namespace, spec) -> dict:
         "device": args.device,
         "cache_dir": spec.cache_dir,
         "threads": torch.get_num_threads(),  # what ran, after --threads
-        # as asked (None = image_batches.default_workers): the bytes written do not depend on it, and the
-        # resolved count would make the sidecars of identical runs differ between hosts
+        # as asked (None = image_batches.default_workers): the bytes written do not depend on it,
+        # and the resolved count would make the sidecars of identical runs differ between hosts
         "workers": args.workers,
         **describe(args.precision, resolve_device(args.device)),
     }

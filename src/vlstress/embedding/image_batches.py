@@ -1,4 +1,5 @@
-"""Decoded, preprocessed image batches for the image encoder: in this process or in worker processes.
+"""Decoded, preprocessed image batches for the image encoder: in this process or in worker
+processes.
 
 workers=0 decodes and preprocesses in this process, one image after the other (the serial
 baseline); workers=N runs the same per-image work in N torch DataLoader worker processes
@@ -21,6 +22,7 @@ import math
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch.utils.data import DataLoader, Dataset, default_collate, get_worker_info
@@ -44,7 +46,8 @@ def available_cores() -> int:
 
 
 def default_workers(device: str) -> int:
-    """Workers when --workers is None: the job's cores the model does not use, at most MAX_DEFAULT_WORKERS.
+    """Workers when --workers is None: the job's cores the model does not use, at most
+    MAX_DEFAULT_WORKERS.
 
     On CUDA the step's own process mostly waits for the GPU: every core decodes. On CPU the
     forward already runs on torch's threads; workers beside them on the same cores only
@@ -98,7 +101,8 @@ def collate(items: list):
 
 
 def collate_flat(items: list):
-    """(one flat uint8 tensor of the batch's decoded images, their shapes), or the first LoadFailure.
+    """(one flat uint8 tensor of the batch's decoded images, their shapes), or the first
+    LoadFailure.
 
     The images differ in size, so they cannot be stacked; one buffer instead of one tensor per
     image crosses from the worker in one shared-memory segment and is pinned and copied to the
@@ -140,7 +144,7 @@ def image_batches(
     n_workers = resolve_workers(workers, math.ceil(len(items) / batch_size), device)
     cuda = device.startswith("cuda")
     on_device = split_on_device(preprocess) if cuda else None
-    options = {}
+    options: dict[str, Any] = {}
     if n_workers:
         options = {
             "worker_init_fn": one_torch_thread,

@@ -78,7 +78,8 @@ _ADDED_CONFIGS: set[str] = set()
 
 
 def add_model_configs() -> None:
-    """Register the open_clip model configs of the folders in VLSTRESS_MODEL_CONFIGS (once per folder)."""
+    """Register the open_clip model configs of the folders in VLSTRESS_MODEL_CONFIGS (once per
+    folder)."""
     import open_clip
 
     for folder in filter(None, os.environ.get(MODEL_CONFIGS_ENV, "").split(os.pathsep)):
@@ -106,19 +107,21 @@ def check_spec(spec: ModelSpec) -> None:
             "run `vlstress models` for the full list"
         )
     kind = spec.weights_kind
-    if kind == "checkpoint" and not Path(spec.pretrained).is_file():
+    if kind == "checkpoint" and spec.pretrained is not None and not Path(spec.pretrained).is_file():
         raise VlstressError(f"model {spec.slug!r}: checkpoint file not found: {spec.pretrained}")
     if kind == "hub":
         tags = open_clip.list_pretrained_tags_by_model(spec.arch)
         if spec.pretrained not in tags:
             raise VlstressError(
-                f"model {spec.slug!r}: {spec.pretrained!r} is not a known pretrained tag for {spec.arch} "
-                f"(known: {', '.join(tags) or 'none'}); use a tag, a checkpoint path, or null for random init"
+                f"model {spec.slug!r}: {spec.pretrained!r} is not a known pretrained tag for "
+                f"{spec.arch} (known: {', '.join(tags) or 'none'}); use a tag, a checkpoint path, "
+                "or null for random init"
             )
 
 
 def describe(spec: ModelSpec, model=None) -> dict[str, Any]:
-    """The provenance block of a model: what exactly produced the numbers (and its size, if loaded)."""
+    """The provenance block of a model: what exactly produced the numbers (and its size, if
+    loaded)."""
     info: dict[str, Any] = {
         "slug": spec.slug,
         "arch": spec.arch,
@@ -127,7 +130,7 @@ def describe(spec: ModelSpec, model=None) -> dict[str, Any]:
         "weights_label": spec.weights_label(),
         "seed": spec.seed,
     }
-    if spec.weights_kind == "checkpoint":
+    if spec.weights_kind == "checkpoint" and spec.pretrained is not None:
         info["checkpoint_sha256"] = sha256_file(spec.pretrained)
     if model is not None:
         info["n_params"] = int(sum(p.numel() for p in model.parameters()))
@@ -155,7 +158,10 @@ def load(spec: ModelSpec, device: str, threads: int | None = None):
         raise
     except Exception as exc:  # network, corrupt checkpoint, incompatible state dict
         where = {
-            "hub": f"pretrained tag {spec.pretrained!r} (hub unreachable or weights not cached in {spec.cache_dir})",
+            "hub": (
+                f"pretrained tag {spec.pretrained!r} (hub unreachable or weights not cached in "
+                f"{spec.cache_dir})"
+            ),
             "checkpoint": f"checkpoint {spec.pretrained}",
             "random-init": "random init",
         }[spec.weights_kind]
@@ -169,13 +175,15 @@ def load(spec: ModelSpec, device: str, threads: int | None = None):
 
 
 def card(spec: ModelSpec) -> dict[str, Any]:
-    """A model card: the registry entry checked (architecture, tag or checkpoint) and pinned (checkpoint sha256)."""
+    """A model card: the registry entry checked (architecture, tag or checkpoint) and pinned
+    (checkpoint sha256)."""
     check_spec(spec)
     return {"kind": "model-card", "model": {**describe(spec), "cache_dir": spec.cache_dir}}
 
 
 def spec_from_card(path: Path) -> ModelSpec:
-    """The model of a card written by `vlstress model-card`; a checkpoint edited since is an error."""
+    """The model of a card written by `vlstress model-card`; a checkpoint edited since is an
+    error."""
     data = read_json(path, "model card")
     try:
         model = data["model"]
@@ -191,9 +199,15 @@ def spec_from_card(path: Path) -> ModelSpec:
             f"model card {path} lacks {exc}; re-run `vlstress model-card`"
         ) from None
     pinned = model.get("checkpoint_sha256")
-    if pinned and Path(spec.pretrained).is_file() and sha256_file(spec.pretrained) != pinned:
+    if (
+        pinned
+        and spec.pretrained is not None
+        and Path(spec.pretrained).is_file()
+        and sha256_file(spec.pretrained) != pinned
+    ):
         raise VlstressError(
-            f"model {spec.slug!r}: checkpoint {spec.pretrained} changed since its card {path} was written; "
-            "re-run `vlstress model-card` (the workflow does so when the checkpoint is tracked)"
+            f"model {spec.slug!r}: checkpoint {spec.pretrained} changed since its card {path} was "
+            "written; re-run `vlstress model-card` (the workflow does so when the checkpoint is "
+            "tracked)"
         )
     return spec

@@ -27,7 +27,8 @@ def check(precision: str, device: str) -> None:
 
 
 def autocast_dtype(device: str) -> str:
-    """The autocast dtype of amp on a CUDA device: bfloat16 where the GPU has it natively, else float16."""
+    """The autocast dtype of amp on a CUDA device: bfloat16 where the GPU has it natively, else
+    float16."""
     import torch
 
     with torch.cuda.device(device):

@@ -84,7 +84,8 @@ class Reuse:
 
 @dataclass
 class EmbeddingSet:
-    """One set to embed: the file recorded in provenance, every file its bytes depend on, its sidecar fields."""
+    """One set to embed: the file recorded in provenance, every file its bytes depend on, its
+    sidecar fields."""
 
     name: str  # shown in progress bars and logs
     source: Path  # the manifest / caption file named in provenance `inputs`
@@ -95,12 +96,14 @@ class EmbeddingSet:
     extra_params: dict[str, Any] = field(
         default_factory=dict
     )  # provenance params beyond the run flags
-    # sidecar fields read from the loaded model (a classifier's logit scale): decided by the model, which the key holds
+    # sidecar fields read from the loaded model (a classifier's logit scale): decided by the model,
+    # which the key holds
     model_fields: Callable[[Loaded], dict[str, Any]] | None = None
 
 
 def load(spec: models.ModelSpec, args) -> Loaded:
-    """Load the model of `spec` once, with the run options of the model flags (`embedding.flags.add_model_arguments`)."""
+    """Load the model of `spec` once, with the run options of the model flags
+    (`embedding.flags.add_model_arguments`)."""
     from vlstress.embedding.flags import batch_size, model_params
 
     device = models.resolve_device(args.device)
@@ -122,9 +125,9 @@ def load(spec: models.ModelSpec, args) -> Loaded:
 
 
 def hardware(device: str) -> dict[str, Any]:
-    """On CUDA, the GPU and the library versions its kernels come from: a reuse folder on a shared file
-    system must not hand one GPU type's results to another. On the CPU the kernel caps in provenance
-    already pin the bits (vlstress.cpu_kernels)."""
+    """On CUDA, the GPU and the library versions its kernels come from: a reuse folder on a shared
+    file system must not hand one GPU type's results to another. On the CPU the kernel caps in
+    provenance already pin the bits (vlstress.cpu_kernels)."""
     if not device.startswith("cuda"):
         return {}
     import torch
@@ -166,7 +169,8 @@ def original_images(manifest_path: Path) -> EmbeddingSet:
 
 
 def captions(path: Path, name: str | None = None) -> EmbeddingSet:
-    """The captions of a manifest or of a caption set in the official RoCOCO list format, in file order."""
+    """The captions of a manifest or of a caption set in the official RoCOCO list format, in file
+    order."""
     table = caption_table(load_caption_entries(path))
 
     def embed(run: Loaded) -> np.ndarray:
@@ -188,8 +192,8 @@ def captions(path: Path, name: str | None = None) -> EmbeddingSet:
 
 def testset_images(folder: Path, name: str | None = None) -> EmbeddingSet:
     """The images of a classification test set (`vlstress testset`, or a corrupted, typographic or
-    OOD copy of one), in manifest order. `name` (logs and progress bars) defaults to the set's dataset
-    name, which the severities of one corruption share."""
+    OOD copy of one), in manifest order. `name` (logs and progress bars) defaults to the set's
+    dataset name, which the severities of one corruption share."""
     from vlstress.testsets import manifest as testsets
 
     testset = testsets.load(folder)
@@ -217,8 +221,9 @@ def testset_images(folder: Path, name: str | None = None) -> EmbeddingSet:
 def from_providers(
     modules: list[str], group: str, config: dict[str, Any]
 ) -> list[tuple[str, EmbeddingSet]]:
-    """The sets each module adds to `group`: `module.<group>(config)` -> [(file inside the folder, set)].
-    The modules are named by the workflow (a stage's `{providers.GROUP}`), never by this engine."""
+    """The sets each module adds to `group`: `module.<group>(config)` -> [(file inside the folder,
+    set)]. The modules are named by the workflow (a stage's `{providers.GROUP}`), never by this
+    engine."""
     import importlib
 
     found = [
@@ -236,12 +241,14 @@ def from_providers(
 
 
 def require_files(items: list[EmbeddingSet]) -> None:
-    """Fail before any model work when a set reads a file that is not there, naming the set and the file."""
+    """Fail before any model work when a set reads a file that is not there, naming the set and the
+    file."""
     for item in items:
         missing = [p for p in item.files if not os.path.isfile(p)]
         if missing:
             raise VlstressError(
-                f"set {item.name} ({item.source}): {len(missing)} input file(s) missing, e.g. {missing[0]}"
+                f"set {item.name} ({item.source}): {len(missing)} input file(s) missing, e.g. "
+                f"{missing[0]}"
             )
 
 
@@ -257,8 +264,8 @@ def image_options(run: Loaded) -> dict[str, Any]:
 def write(
     item: EmbeddingSet, run: Loaded, step: str, out: Path, reuse: Reuse | None = None
 ) -> bool:
-    """Embed `item` into `out` (+ sidecar `<out>.json`); with a reuse folder, copy an earlier identical
-    result instead when there is one. True when the set was reused."""
+    """Embed `item` into `out` (+ sidecar `<out>.json`); with a reuse folder, copy an earlier
+    identical result instead when there is one. True when the set was reused."""
     block = provenance.build(
         step,
         {**run.params, **item.extra_params},
@@ -297,7 +304,7 @@ def write(
             "provenance": block,
         },
     )
-    if key is not None:
+    if reuse is not None and key is not None:
         _store(reuse.folder, key, out)
     return False
 
@@ -367,7 +374,8 @@ def _fetch(reuse: Path, key: str, out: Path) -> bool:
 
 
 def _store(reuse: Path, key: str, out: Path) -> None:
-    """Keep `out` (+ sidecar) under `key`; a folder that cannot be written costs reuse, not the run."""
+    """Keep `out` (+ sidecar) under `key`; a folder that cannot be written costs reuse, not the
+    run."""
     entry = _entry(reuse, key)
     try:
         _place(out, entry)
@@ -381,7 +389,8 @@ def _store(reuse: Path, key: str, out: Path) -> None:
 
 def _place(source: Path, dest: Path) -> None:
     """`dest` becomes a hard link to `source` (a copy across file systems), by rename: never a write
-    into an existing file, nor a chmod of one (a link shares the file with the entry or the output)."""
+    into an existing file, nor a chmod of one (a link shares the file with the entry or the
+    output)."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:

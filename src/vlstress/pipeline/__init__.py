@@ -78,7 +78,8 @@ def _keep(output: Output, on: set[str]) -> bool:
 
 
 def active_stages(params: dict[str, Any]) -> list[Stage]:
-    """Stages of the always-on part and of every suite that is on; outputs of suites that are off dropped."""
+    """Stages of the always-on part and of every suite that is on; outputs of suites that are off
+    dropped."""
     on = suites_on(params)
     active = []
     for stage in STAGES:
@@ -101,7 +102,8 @@ def axis_values(params: dict[str, Any], axis: str) -> list[str]:
 
 
 def axis_item(params: dict[str, Any], axis: str, key: str) -> Any:
-    """The params entry of one value of a mapping or named axis (a model, an attack); an unknown one is named."""
+    """The params entry of one value of a mapping or named axis (a model, an attack); an unknown one
+    is named."""
     spec = AXES[axis]
     value = lookup(params, spec.param)
     if spec.named:
@@ -127,7 +129,8 @@ def item_field(stage: Stage, name: str) -> tuple[str, str]:
     if len(stage.axes) == 1 and (AXES[stage.axes[0]].keys or AXES[stage.axes[0]].named):
         return stage.axes[0], name
     raise ValueError(
-        f"stage {stage.name}: {{item.{name}}} needs one axis over a mapping, or {{item.AXIS.FIELD}} of a named axis"
+        f"stage {stage.name}: {{item.{name}}} needs one axis over a mapping, or "
+        f"{{item.AXIS.FIELD}} of a named axis"
     )
 
 
@@ -185,7 +188,8 @@ def record_paths(params: dict[str, Any]) -> list[Path]:
 
 
 def record_params(params: dict[str, Any]) -> list[str]:
-    """The params that decide which records exist: suites and the axes of the record stages that are on."""
+    """The params that decide which records exist: suites and the axes of the record stages that are
+    on."""
     axes = [
         a
         for stage in active_stages(params)
@@ -268,13 +272,15 @@ def figure_names(stage: Stage) -> str:
     return ",".join(name[: -len("_png")] for name in stage.outputs if name.endswith("_png"))
 
 
-# What the gate stage writes when the params pass (constant: the steps after it rerun for their own inputs only).
+# What the gate stage writes when the params pass (constant: the steps after it rerun for their own
+# inputs only).
 GATE_STAMP = "vlstress: params valid and dvc.yaml current (`vlstress pipeline check`)\n"
 
 
 def derived(stage: Stage, name: str) -> str | None:
     """A placeholder computed from the stage and the registry (same text in both front ends):
-    `{figures}` (the figures the stage draws), `{providers.GROUP}` (the modules that add to a group)."""
+    `{figures}` (the figures the stage draws), `{providers.GROUP}` (the modules that add to a
+    group)."""
     if name == "figures":
         return figure_names(stage)
     prefix, _, group = name.partition(".")

@@ -61,7 +61,8 @@ class CheckoutLock:
 
 
 def claim(root: Path = Path(".")) -> CheckoutLock | None:
-    """Take the checkout for a Snakemake run; refuse with a clear message if DVC (or another run) has it."""
+    """Take the checkout for a Snakemake run; refuse with a clear message if DVC (or another run)
+    has it."""
     if not (root / ".dvc").is_dir():
         return None  # not a DVC project: nothing to share the checkout with
     import zc.lockfile
@@ -78,8 +79,8 @@ def claim(root: Path = Path(".")) -> CheckoutLock | None:
         lock = zc.lockfile.LockFile(str(lock_path))
     except zc.lockfile.LockError:
         raise VlstressError(
-            f"this checkout is in use: {_holder(lock_path)} holds {DVC_LOCK} (a `dvc repro` or another "
-            "Snakemake run); wait for it to finish (nothing was touched)"
+            f"this checkout is in use: {_holder(lock_path)} holds {DVC_LOCK} (a `dvc repro` or "
+            "another Snakemake run); wait for it to finish (nothing was touched)"
         ) from None
     # no other run is alive: locks a killed Snakemake left behind are stale
     shutil.rmtree(root / SNAKEMAKE_LOCKS, ignore_errors=True)

@@ -146,7 +146,9 @@ def stage_entry(stage: Stage, params: dict[str, Any]) -> dict[str, Any]:
 def render(params: dict[str, Any]) -> str:
     """The text of dvc.yaml for these params (only `suites:` decides its shape)."""
     stages = active_stages(params)
-    document = {"stages": {stage.name: stage_entry(stage, params) for stage in stages}}
+    document: dict[str, Any] = {
+        "stages": {stage.name: stage_entry(stage, params) for stage in stages}
+    }
     names = {stage.name for stage in stages}
     extra = [plot for plot in EXTRA_PLOTS if plot["stage"] in names]
     if extra:
@@ -157,7 +159,8 @@ def render(params: dict[str, Any]) -> str:
 
 
 def addresses(params: dict[str, Any]) -> list[tuple[str, list[str]]]:
-    """(DVC stage address, its output paths) of every stage instance: `name`, `name@key`, `name@v1-v2-...`."""
+    """(DVC stage address, its output paths) of every stage instance: `name`, `name@key`,
+    `name@v1-v2-...`."""
     found = []
     for stage in active_stages(params):
         for combo in itertools.product(*(axis_values(params, axis) for axis in stage.axes)):
@@ -172,8 +175,8 @@ def addresses(params: dict[str, Any]) -> list[tuple[str, list[str]]]:
 
 
 def _dvc_key(params: dict[str, Any], stage: Stage, axis: str, value: str) -> str:
-    """How DVC names one axis value in a generated stage: list entries that are mappings by their index
-    (`attack0` in a matrix, `0` in a foreach), everything else by its value."""
+    """How DVC names one axis value in a generated stage: list entries that are mappings by their
+    index (`attack0` in a matrix, `0` in a foreach), everything else by its value."""
     if not AXES[axis].named:
         return value
     index = axis_values(params, axis).index(value)

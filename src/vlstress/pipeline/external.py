@@ -33,10 +33,12 @@ def local_path(value: Any) -> str | None:
 def values(
     config: dict[str, Any], name: str, axis_param: str | None = None, key: str | None = None
 ) -> list[Any]:
-    """The params values an external name refers to: `a.b`, or `item.f` of one axis item (or of all items)."""
+    """The params values an external name refers to: `a.b`, or `item.f` of one axis item (or of all
+    items)."""
     if not name.startswith("item."):
         return [lookup(config, name)]
     field = name[len("item.") :]
+    assert axis_param is not None, f"external {name!r} of a stage without an axis"
     mapping = lookup(config, axis_param)
     items = [mapping[key]] if key is not None else [mapping[k] for k in sorted(mapping)]
     return [item.get(field) for item in items]
@@ -49,8 +51,8 @@ def paths(
     key: str | None = None,
     produced: frozenset[str] = frozenset(),
 ) -> list[str]:
-    """The local paths the named params hold; a path the workflow itself produces (`produced`: e.g. a
-    fine-tuned checkpoint named as a model's weights) is listed even before it exists, so the step
+    """The local paths the named params hold; a path the workflow itself produces (`produced`: e.g.
+    a fine-tuned checkpoint named as a model's weights) is listed even before it exists, so the step
     waits for the step that makes it."""
     found = [
         local_path(v)

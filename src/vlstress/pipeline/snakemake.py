@@ -80,13 +80,15 @@ def param_files(workflow, config: dict[str, Any]) -> list[str]:
     if params_module.load(files) != config:
         raise VlstressError(
             "config differs from the params files "
-            f"({', '.join(files)}): put overrides in a file and pass it with --configfile, not --config"
+            f"({', '.join(files)}): put overrides in a file and pass it with --configfile, not "
+            "--config"
         )
     return files
 
 
 def _relative(path: str) -> str:
-    """Snakemake makes --configfile paths absolute; inside the project, keep them relative (same command anywhere)."""
+    """Snakemake makes --configfile paths absolute; inside the project, keep them relative (same
+    command anywhere)."""
     relative = os.path.relpath(path)
     return path if relative.startswith("..") else relative
 
@@ -145,7 +147,8 @@ def _command_param(template: str, items: dict[str, Callable]) -> Callable:
 
 
 def _signature_param(template: str, items: dict[str, Callable]) -> Callable:
-    """What decides the job's command, short of its paths: the template (params values in it) and the item fields."""
+    """What decides the job's command, short of its paths: the template (params values in it) and
+    the item fields."""
 
     def signature(wildcards) -> str:
         return (
@@ -164,7 +167,7 @@ def _external_inputs(stage: Stage, config: dict[str, Any]) -> Callable:
 
     def found(wildcards) -> list[str]:
         key = wildcards[axis] if axis and AXES[axis].keys else None
-        if key is not None:
+        if axis and key is not None:
             axis_item(config, axis, key)
         return external.paths(config, stage.external, axis_param, key, produced=produced)
 
@@ -253,7 +256,8 @@ def sync_dvc_yaml(files: list[str], path: str = "dvc.yaml") -> None:
 
 
 def claim_checkout(workflow):
-    """The main process of a real run takes the checkout (vlstress.pipeline.checkout); dry runs and jobs don't."""
+    """The main process of a real run takes the checkout (vlstress.pipeline.checkout); dry runs and
+    jobs don't."""
     from vlstress.pipeline.checkout import claim
 
     if not workflow.is_main_process or workflow.dryrun:

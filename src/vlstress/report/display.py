@@ -1,4 +1,5 @@
-"""How the report shows a record task: the `Task` each suite declares for the tasks its records carry."""
+"""How the report shows a record task: the `Task` each suite declares for the tasks its records
+carry."""
 
 from __future__ import annotations
 

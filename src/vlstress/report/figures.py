@@ -1,7 +1,7 @@
 """What every suite's figures share: the paper style, reproducible saving (PNG + PDF, provenance in
 the metadata), notes, placeholders that say why there is nothing to draw (never invented data), and
-row selections of the long summary table. A suite's figure module (`FIGURES`: name -> function(table)
--> (figure, notes)) is drawn by `vlstress figures --module`."""
+row selections of the long summary table. A suite's figure module (`FIGURES`: name ->
+function(table) -> (figure, notes)) is drawn by `vlstress figures --module`."""
 
 from __future__ import annotations
 

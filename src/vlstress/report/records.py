@@ -109,7 +109,7 @@ def record_rows(rec: record_format.Record) -> list[dict[str, Any]]:
 
 def read_records(paths: Iterable[Path]) -> list[tuple[Path, record_format.Record]]:
     """Read and validate every record; a missing file says which step writes it."""
-    out = []
+    out: list[tuple[Path, record_format.Record]] = []
     for path in paths:
         path = Path(path)
         if not path.is_file():
@@ -155,8 +155,9 @@ def _check_replicates(found: list[tuple[Path, record_format.Record]]) -> None:
         )
         if key in seen:
             raise VlstressError(
-                f"metric records of model {key[0]!r} repeat task {rec.task!r}, condition {key[3]!r} with the same "
-                f"{record_format.REPLICATE_KEY} ({rec.replicate}): {seen[key]} and {path}"
+                f"metric records of model {key[0]!r} repeat task {rec.task!r}, condition "
+                f"{key[3]!r} with the same {record_format.REPLICATE_KEY} ({rec.replicate}): "
+                f"{seen[key]} and {path}"
             )
         seen[key] = path
     datasets = sorted({rec.dataset["name"] for _, rec in found})
@@ -206,7 +207,8 @@ def _seed_rank(seed: pd.Series) -> tuple[pd.Series, pd.Series]:
 
 
 def order(table: pd.DataFrame) -> pd.DataFrame:
-    """Deterministic order: models by size then label; tasks (registry order); conditions; seed; metric."""
+    """Deterministic order: models by size then label; tasks (registry order); conditions; seed;
+    metric."""
     if table.empty:
         return table.reset_index(drop=True)
     keyed = table.assign(
@@ -233,7 +235,8 @@ def _seed_list(seeds: pd.Series) -> str:
 
 
 def aggregate(table: pd.DataFrame) -> pd.DataFrame:
-    """Mean, sample std (ddof=1; empty for one seed) and n_seeds of every (model, task, condition, metric)."""
+    """Mean, sample std (ddof=1; empty for one seed) and n_seeds of every (model, task, condition,
+    metric)."""
     grouped = table.groupby(GROUP_COLUMNS, dropna=False, sort=False)
     agg = grouped["value"].agg(mean="mean", std="std").reset_index()
     agg["n_seeds"] = grouped.size().to_numpy()
@@ -262,7 +265,8 @@ def rows(table: pd.DataFrame, task: str, metric: str | None = None) -> pd.DataFr
 
 
 def condition_values(table: pd.DataFrame, key: str) -> pd.Series:
-    """One condition key as numbers (NaN where a record's condition lacks it or it is not a number)."""
+    """One condition key as numbers (NaN where a record's condition lacks it or it is not a
+    number)."""
 
     def value(text: str) -> float:
         item = json.loads(text).get(key)
@@ -276,7 +280,8 @@ def condition_values(table: pd.DataFrame, key: str) -> pd.Series:
 
 
 def max_replicates(table: pd.DataFrame) -> int:
-    """The largest number of rows of one (model, task, condition, metric): > 1 where there are seeds."""
+    """The largest number of rows of one (model, task, condition, metric): > 1 where there are
+    seeds."""
     if table.empty:
         return 0
     return int(table.groupby([*CASE_COLUMNS, "metric"])["value"].size().max())
@@ -292,6 +297,7 @@ def read_summary(path: Path) -> pd.DataFrame:
     missing = [c for c in RECORD_COLUMNS if c not in table.columns]
     if missing:
         raise VlstressError(
-            f"summary table {path} lacks column(s) {', '.join(missing)}; re-run `vlstress summarize`"
+            f"summary table {path} lacks column(s) {', '.join(missing)}; re-run "
+            "`vlstress summarize`"
         )
     return table

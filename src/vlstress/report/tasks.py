@@ -7,8 +7,8 @@ figures/tables that need display info leave it out). A new condition value (a ne
 perturbation such as "flip", a new text set) needs no entry at all: unknown values
 are shown as they are and sort after the known ones.
 
-Conditions: a record's `condition` without its replicate key (`vlstress.record.REPLICATE_KEY`, "seed")
-is shown three ways:
+Conditions: a record's `condition` without its replicate key (`vlstress.record.REPLICATE_KEY`,
+"seed") is shown three ways:
 - `condition_key`: canonical, stable text, e.g. `original`, `set=same_concept`,
   `perturbation=mix,lam=0.9` (text-valued keys first, then numbers, each by key name);
 - `condition_label`: readable, e.g. `original`, `same-concept`, `mix λ=0.9`;
@@ -83,7 +83,8 @@ def _text(value: Any) -> str:
 
 
 def condition_key(condition: Mapping[str, Any]) -> str:
-    """Canonical text of a condition without its replicate: `original`, `perturbation=mix,lam=0.9`."""
+    """Canonical text of a condition without its replicate: `original`,
+    `perturbation=mix,lam=0.9`."""
     items = _items(condition)
     if not items:
         return ORIGINAL
@@ -118,7 +119,8 @@ def condition_label(task: str, condition: Mapping[str, Any]) -> str:
 
 
 def condition_sort_key(task: str, condition: Mapping[str, Any]) -> list[tuple]:
-    """Display order: `original` first, known names in registry order, unknown names after, numbers ascending."""
+    """Display order: `original` first, known names in registry order, unknown names after, numbers
+    ascending."""
     info = TASKS.get(task)
     known = list(info.names) if info else []
     key = []

@@ -107,7 +107,8 @@ def check_images(root: Path, entries: Iterable[dict[str, Any]]) -> None:
 
 def unknown_error(what: str, base: Path, unknown: list[str], expected: str) -> VlstressError:
     more = (
-        f" (and {len(unknown) - 1} more: {', '.join(unknown[1:4])}{', ...' if len(unknown) > 4 else ''})"
+        f" (and {len(unknown) - 1} more: "
+        f"{', '.join(unknown[1:4])}{', ...' if len(unknown) > 4 else ''})"
         if len(unknown) > 1
         else ""
     )
@@ -117,7 +118,8 @@ def unknown_error(what: str, base: Path, unknown: list[str], expected: str) -> V
 def classes_without_images(
     class_ids: list[str], entries: list[dict[str, Any]], what: str
 ) -> list[str]:
-    """Class ids no image was found for (a subset of a fixed class list is allowed, and recorded)."""
+    """Class ids no image was found for (a subset of a fixed class list is allowed, and
+    recorded)."""
     present = {entry["label"] for entry in entries}
     missing = [cid for label, cid in enumerate(class_ids) if label not in present]
     if missing:

@@ -268,7 +268,9 @@ def build_objectnet(name: str, options: Options) -> ClassificationSet:
     own = [all_folders[folder].lower() for folder in class_ids]
     source = {
         "layout": f"{'images/' if base != root else ''}<folder>/*",
-        "protocol": "113 ObjectNet classes overlapping ImageNet-1k (CLIP_benchmark); other folders skipped",
+        "protocol": (
+            "113 ObjectNet classes overlapping ImageNet-1k (CLIP_benchmark); other folders skipped"
+        ),
         "imagenet_indices": [mapped[folder] for folder in class_ids],
         "skipped_folders": len(skipped),
         "skipped_images": n_skipped,

@@ -117,7 +117,8 @@ KINDS: dict[str, Kind] = {
 
 
 def build(kind: str, name: str, options: Options) -> ClassificationSet:
-    """The manifest of test set `name` of `kind` (images written under options.out when the kind materialises)."""
+    """The manifest of test set `name` of `kind` (images written under options.out when the kind
+    materialises)."""
     if kind not in KINDS:
         raise VlstressError(f"unknown test-set kind {kind!r}: use one of {', '.join(KINDS)}")
     entry = KINDS[kind]

@@ -45,7 +45,8 @@ def read(name: str) -> str:
     data = _raw(name)
     if hashlib.sha256(data).hexdigest() != entry["sha256"]:
         raise VlstressError(
-            f"label map {FOLDER}/{name} does not match its sha256 in SOURCES.json: reinstall vlstress"
+            f"label map {FOLDER}/{name} does not match its sha256 in SOURCES.json: reinstall "
+            "vlstress"
         )
     return data.decode("utf-8")
 
@@ -127,7 +128,8 @@ def objectnet_to_imagenet() -> dict[str, list[int]]:
         for text in texts.split("; "):
             if len(by_text.get(text, [])) != 1:
                 raise VlstressError(
-                    f"label map objectnet_to_imagenet_1k.json: {text!r} is not exactly one ImageNet class"
+                    f"label map objectnet_to_imagenet_1k.json: {text!r} is not exactly one "
+                    "ImageNet class"
                 )
             indices.append(by_text[text][0])
         result[folder_of[label]] = sorted(indices)

@@ -2,8 +2,10 @@
 
     {"schema": "vlstress.classification/1",
      "dataset": "imagenet-r", "kind": "imagenet-r",
-     "classes": ["goldfish", ...],          # class names, index = label (the zero-shot prompts use them)
-     "class_ids": ["n01443537", ...],       # the source's id of each class (wnid, folder name, category id)
+     "classes": ["goldfish", ...],          # class names, index = label (the zero-shot prompts
+                                            # use them)
+     "class_ids": ["n01443537", ...],       # the source's id of each class (wnid, folder name,
+                                            # category id)
      "superclasses": null | ["fish", ...],  # optional coarser name of each class
      "root": "data/classification/x",       # folder the image paths are relative to
      "images": [{"path": "n01443537/a.jpg", "label": 0}, ...],
@@ -19,6 +21,7 @@ those 200 (zero-shot weights of a class do not depend on the other classes).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,7 +89,8 @@ def check(data: ClassificationSet, source: str) -> ClassificationSet:
                 not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < n
             ):
                 raise VlstressError(
-                    f"{source}: image {entry['path']}: {key} {value!r} is not a class index (0..{n - 1})"
+                    f"{source}: image {entry['path']}: {key} {value!r} is not a class index "
+                    f"(0..{n - 1})"
                 )
     return data
 
@@ -111,9 +115,10 @@ def load(path: str | Path) -> ClassificationSet:
     raw = read_json(path, "classification manifest")
     if not isinstance(raw, dict) or raw.get("schema") != SCHEMA:
         raise VlstressError(
-            f"classification manifest {path}: expected schema {SCHEMA!r}; build it with `vlstress testset`"
+            f"classification manifest {path}: expected schema {SCHEMA!r}; build it with "
+            "`vlstress testset`"
         )
-    fields = {
+    fields: dict[str, Any] = {
         key: raw.get(key)
         for key in ("dataset", "kind", "classes", "class_ids", "root", "images", "superclasses")
     }
@@ -133,15 +138,15 @@ def _names(text: str | None) -> list[str] | None:
 def select_classes(
     data: ClassificationSet, keep: str | None, drop: str | None
 ) -> ClassificationSet:
-    """The set restricted to some classes: `keep` and `drop` are comma-separated class names, class ids
-    or superclasses (a superclass selects all its classes). Labels are renumbered in the original
-    class order; images of dropped classes leave the manifest. A name that matches nothing is an
-    error (a typo would otherwise select nothing or everything).
+    """The set restricted to some classes: `keep` and `drop` are comma-separated class names, class
+    ids or superclasses (a superclass selects all its classes). Labels are renumbered in the
+    original class order; images of dropped classes leave the manifest. A name that matches nothing
+    is an error (a typo would otherwise select nothing or everything).
     """
     keep_names, drop_names = _names(keep), _names(drop)
     if keep_names is None and drop_names is None:
         return data
-    supers = data.superclasses or [None] * len(data.classes)
+    supers: Sequence[str | None] = data.superclasses or [None] * len(data.classes)
 
     def matches(names: list[str], what: str) -> set[int]:
         found: set[int] = set()
@@ -154,7 +159,8 @@ def select_classes(
             if not hits:
                 known = sorted(set(data.classes) | {s for s in supers if s})
                 raise VlstressError(
-                    f"test set {data.dataset}: {what} {name!r} is no class, class id or superclass; known: {', '.join(known[:30])}"
+                    f"test set {data.dataset}: {what} {name!r} is no class, class id or "
+                    f"superclass; known: {', '.join(known[:30])}"
                 )
             found |= hits
         return found

@@ -155,7 +155,8 @@ def _coco_instances(path: Path) -> tuple[dict[int, dict], dict[int, str], list[d
         isinstance(data.get(key), list) for key in ("images", "annotations", "categories")
     ):
         raise VlstressError(
-            f"COCO instances json {path}: expected an object with 'images', 'annotations' and 'categories' lists"
+            f"COCO instances json {path}: expected an object with 'images', 'annotations' and "
+            "'categories' lists"
         )
     categories, images = {}, {}
     for pos, cat in enumerate(data["categories"]):
@@ -191,7 +192,8 @@ def _coco_instances(path: Path) -> tuple[dict[int, dict], dict[int, str], list[d
             )
         if ann.get("category_id") not in categories or ann.get("image_id") not in images:
             raise VlstressError(
-                f"COCO instances json {path}: annotation {ann['id']} names an unknown category or image"
+                f"COCO instances json {path}: annotation {ann['id']} names an unknown category or "
+                "image"
             )
     return categories, images, data["annotations"]
 
@@ -240,14 +242,15 @@ def build_coco_objects(name: str, options: Options) -> ClassificationSet:
     entries = keep_first(entries, options.max_per_class, key="annotation_id")
     if not entries:
         raise VlstressError(
-            f"coco-objects {options.annotations}: no box of at least {options.min_size}x{options.min_size} pixels"
+            f"coco-objects {options.annotations}: no box of at least "
+            f"{options.min_size}x{options.min_size} pixels"
         )
     folder = image_folder(options)
     for image_id in sorted({e["image_id"] for e in entries}):
         path = root / images[image_id]
         check_image(path)
-        with Image.open(path) as img:
-            img = img.convert("RGB")
+        with Image.open(path) as opened:
+            img = opened.convert("RGB")
             for entry in (e for e in entries if e["image_id"] == image_id):
                 save_png(_crop(img, entry["bbox"]), folder / entry["path"])
     if by_super:
@@ -300,7 +303,8 @@ def build_demo_objects(name: str, options: Options) -> ClassificationSet:
     classes = sorted(set(labels.values()))
     if set(labels) != set(photos) or len(classes) != len(labels):
         raise VlstressError(
-            "data/demo_labels.json must give each demo photo (demo_captions.json) its own class label"
+            "data/demo_labels.json must give each demo photo (demo_captions.json) its own class "
+            "label"
         )
     photo_of = {label: photo for photo, label in labels.items()}
     planned = [
@@ -319,7 +323,7 @@ def build_demo_objects(name: str, options: Options) -> ClassificationSet:
             save_png(views[entry["view"]], folder / entry["path"])
     source = {
         "package": "scikit-image",
-        "version": skimage.__version__,
+        "version": skimage.__version__,  # type: ignore[attr-defined]  # missing from its stub
         "labels": "vlstress/data/demo_labels.json",
         "views": list(DEMO_VIEWS),
         "max_side": DEMO_SIDE,

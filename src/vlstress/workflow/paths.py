@@ -10,7 +10,8 @@ SUMMARY_AGG = "results/summary_agg.csv"
 CARD = "results/models/{model}.json"
 CARD_FLAGS = "--seed {p.seed} --cache-dir {p.embed.cache_dir}"
 RUN_FLAGS = (
-    "--device {p.embed.device} --batch-size {p.embed.batch_size} --cuda-batch-size {p.embed.cuda_batch_size}"
+    "--device {p.embed.device} --batch-size {p.embed.batch_size}"
+    " --cuda-batch-size {p.embed.cuda_batch_size}"
     " --threads {p.embed.threads} --workers {p.embed.workers} --precision {p.embed.precision}"
 )
 REUSE_FLAG = "--reuse-dir {p.embed.cache_dir}/embeddings"
@@ -33,9 +34,11 @@ TESTSET = "data/testsets/{testset}"
 CLASSIFIER = "{testset}.npy"
 TESTSET_EMB = "testsets/{testset}.npy"
 TESTSET_FLAGS = (
-    " --kind {item.kind} --root {item.root} --annotations {item.annotations} --classnames {item.classnames}"
+    " --kind {item.kind} --root {item.root} --annotations {item.annotations}"
+    " --classnames {item.classnames}"
     " --max-per-class {item.max_per_class} --min-size {item.min_size} --label {item.label}"
-    ' --corruption {item.corruption} --keep "{item.keep}" --drop "{item.drop}"'  # quoted: class names may hold spaces
+    # quoted: class names may hold spaces
+    ' --corruption {item.corruption} --keep "{item.keep}" --drop "{item.drop}"'
 )
 TESTSET_EXTERNAL = ("item.root", "item.annotations", "item.classnames")
 ZEROSHOT_RECORD = "results/metrics/{model}/zeroshot-{testset}.json"

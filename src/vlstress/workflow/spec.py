@@ -29,7 +29,8 @@ PLACEHOLDER = re.compile(r"\{(?:(in|out|p|item)\.)?([A-Za-z_][A-Za-z0-9_.]*)\}")
 
 @dataclass(frozen=True)
 class Axis:
-    """A dimension a stage is repeated over: the keys of a params mapping or the items of a params list."""
+    """A dimension a stage is repeated over: the keys of a params mapping or the items of a params
+    list."""
 
     name: str
     param: str  # dotted params path, e.g. "models" or "image_variants.lams"
@@ -50,9 +51,8 @@ class Output:
     record: bool = False  # a metric record the summary reads
     metric: bool = False  # DVC `metrics:`
     plot: dict[str, Any] | None = None  # DVC `plots:` options ({} = defaults)
-    caption: str | None = (
-        None  # Snakemake report caption: report/<caption>.rst of the suite (engine: workflow/report)
-    )
+    # Snakemake report caption: report/<caption>.rst of the suite (engine: workflow/report)
+    caption: str | None = None
     category: str | None = None  # Snakemake report category
     suites: tuple[str, ...] = ()  # present only when one of these suites is on (empty: always)
 
@@ -105,7 +105,8 @@ def lookup(params: dict[str, Any], dotted: str) -> Any:
 
 
 def render_value(value: Any) -> str:
-    """A params value as DVC's `${...}` interpolation prints it in a command (None, true/false, numbers)."""
+    """A params value as DVC's `${...}` interpolation prints it in a command (None, true/false,
+    numbers)."""
     if value is None:
         return "None"
     if isinstance(value, bool):
@@ -115,7 +116,8 @@ def render_value(value: Any) -> str:
 
 @dataclass(frozen=True)
 class PathList:
-    """A list of paths a stage reads as a whole: a Snakemake input list; for DVC, folders plus the params that shape it.
+    """A list of paths a stage reads as a whole: a Snakemake input list; for DVC, folders plus the
+    params that shape it.
 
     Paths and folders are templates: `{model}` and other axes of the reading stage are left in
     (Snakemake fills them as wildcards, DVC as `${...}`). Suites that declare a list of the same

@@ -26,7 +26,8 @@ def small(path: str, **kw) -> Output:
 
 
 def download_stage(name: str, block: str, raw: str, suite: str | None, doc: str) -> Stage:
-    """`vlstress download` of a dataset block of params (`dataset`, or fine-tuning's `finetune.train`)."""
+    """`vlstress download` of a dataset block of params (`dataset`, or fine-tuning's
+    `finetune.train`)."""
     flags = " ".join(
         f"--{flag.replace('_', '-')} {{p.{block}.{flag}}}"
         for flag in (
@@ -55,7 +56,8 @@ def download_stage(name: str, block: str, raw: str, suite: str | None, doc: str)
 
 
 def testset_stage(name: str, axis: str, folder: str, suite: str, doc: str) -> Stage:
-    """`vlstress testset` over the entries of a mapping of test-set entries (zero-shot test sets, OOD sets)."""
+    """`vlstress testset` over the entries of a mapping of test-set entries (zero-shot test sets,
+    OOD sets)."""
     return Stage(
         name,
         "vlstress testset --name {%s}" % axis + TESTSET_FLAGS + " --out {out.testset}",
@@ -71,12 +73,13 @@ def testset_stage(name: str, axis: str, folder: str, suite: str, doc: str) -> St
 def figures_stage(
     suite: str, module: str, names: dict[str, tuple[str, ...]], category: str
 ) -> Stage:
-    """`vlstress figures` of one suite's figure module: each name -> the suites of which one must be on
-    for it to be drawn (empty: whenever this suite is on). Its own stage, so editing one suite's
+    """`vlstress figures` of one suite's figure module: each name -> the suites of which one must be
+    on for it to be drawn (empty: whenever this suite is on). Its own stage, so editing one suite's
     figures redraws only them."""
     return Stage(
         f"{suite}_figures",
-        f"vlstress figures --summary {{in.summary}} --module {module} --out-dir {FIGURES} --only {{figures}}",
+        f"vlstress figures --summary {{in.summary}} --module {module} --out-dir {FIGURES}"
+        " --only {figures}",
         inputs={"summary": SUMMARY},
         outputs={
             **{
@@ -167,7 +170,8 @@ SUMMARIZE = Stage(
     doc="every record the current params produce (an explicit list) -> summary tables",
 )
 
-# More views of the summary's plot data (`dvc plots show`), declared beside the stage that writes it.
+# More views of the summary's plot data (`dvc plots show`), declared beside the stage that writes
+# it.
 EXTRA_PLOTS = (
     {
         "stage": "summarize",

@@ -216,7 +216,8 @@ def check_spec(spec: AttackSpec) -> None:
         )
     if not spec.eps or any(not np.isfinite(e) or e < 0 for e in spec.eps):
         raise VlstressError(
-            f"{where}: eps must be a non-empty list of numbers >= 0 (1/255 units), got {list(spec.eps)}"
+            f"{where}: eps must be a non-empty list of numbers >= 0 (1/255 units), got "
+            f"{list(spec.eps)}"
         )
     if spec.steps is not None and spec.steps < 1:
         raise VlstressError(f"{where}: steps must be >= 1, got {spec.steps}")
@@ -234,7 +235,8 @@ def check_spec(spec: AttackSpec) -> None:
         unknown = sorted(set(spec.extra) - accepted)
         if unknown:
             raise VlstressError(
-                f"{where}: unknown extra option(s) {', '.join(unknown)} for {spec.kind}; accepted: {', '.join(sorted(accepted - RESERVED))}"
+                f"{where}: unknown extra option(s) {', '.join(unknown)} for {spec.kind}; "
+                f"accepted: {', '.join(sorted(accepted - RESERVED))}"
             )
 
 
@@ -255,7 +257,8 @@ def _accepted_options(spec: AttackSpec) -> set[str]:
 
 
 def parse_extra(text: str | None) -> dict[str, Any]:
-    """`decay=1.0,nb_sample=32` -> {"decay": 1.0, "nb_sample": 32} (ints, floats, true/false, else text)."""
+    """`decay=1.0,nb_sample=32` -> {"decay": 1.0, "nb_sample": 32} (ints, floats, true/false, else
+    text)."""
     if text is None or not str(text).strip() or str(text).strip().lower() in {"none", "null"}:
         return {}
     out: dict[str, Any] = {}
@@ -286,14 +289,16 @@ def _option_value(text: str) -> Any:
 
 
 def pixel_pipeline(preprocess) -> tuple[Callable, tuple[float, ...], tuple[float, ...]]:
-    """Split open_clip's eval transform into (PIL -> [0, 1] pixels at the model's input size, mean, std)."""
+    """Split open_clip's eval transform into (PIL -> [0, 1] pixels at the model's input size, mean,
+    std)."""
     from torchvision import transforms as T
 
     steps = list(getattr(preprocess, "transforms", []))
     norms = [t for t in steps if isinstance(t, T.Normalize)]
     if len(norms) != 1 or steps[-1] is not norms[0]:
         raise VlstressError(
-            "the model's preprocessing does not end with one Normalize: cannot attack in pixel space"
+            "the model's preprocessing does not end with one Normalize: cannot attack in pixel "
+            "space"
         )
     return (
         T.Compose(steps[:-1]),
@@ -311,7 +316,8 @@ def pixel_zero_shot(
     device: str,
     precision: str = "fp32",
 ):
-    """The torch module attacked: [0, 1] pixels -> zero-shot logits (the image tower under `precision`, logits in fp32)."""
+    """The torch module attacked: [0, 1] pixels -> zero-shot logits (the image tower under
+    `precision`, logits in fp32)."""
     import torch
 
     from vlstress.embedding.precision import autocast
@@ -378,7 +384,8 @@ def run_attack(
     batch_size: int,
     progress: bool = True,
 ) -> tuple[np.ndarray, list[EpsResult]]:
-    """(clean correct per image, one EpsResult per eps of the spec) for `pixels` (N x 3 x H x W in [0, 1])."""
+    """(clean correct per image, one EpsResult per eps of the spec) for `pixels` (N x 3 x H x W in
+    [0, 1])."""
     import torch
     from tqdm.auto import tqdm
 
@@ -450,7 +457,8 @@ def run_attack(
 
 
 def attack_metrics(clean: np.ndarray, result: EpsResult) -> dict[str, float | None]:
-    """Percent metrics of one eps: clean and robust top-1, drop, attack success rate, perturbation norms (1/255)."""
+    """Percent metrics of one eps: clean and robust top-1, drop, attack success rate, perturbation
+    norms (1/255)."""
     clean = np.asarray(clean, dtype=bool)
     robust = np.asarray(result.correct, dtype=bool)
     n_clean = int(clean.sum())
@@ -468,7 +476,8 @@ def attack_metrics(clean: np.ndarray, result: EpsResult) -> dict[str, float | No
 
 
 def subset(n_total: int, n_images: int | None, seed: int) -> np.ndarray:
-    """Sorted rows of a seeded sample of `n_images` images (all when None or larger than the set)."""
+    """Sorted rows of a seeded sample of `n_images` images (all when None or larger than the
+    set)."""
     if n_images is None or n_images >= n_total:
         return np.arange(n_total)
     return np.sort(np.random.default_rng(seed).choice(n_total, size=n_images, replace=False))

@@ -55,7 +55,10 @@ def adversarial_eps(table: pd.DataFrame) -> FigureResult:
         f"Zero-shot accuracy under adversarial attacks ({', '.join(sorted(set(rows['dataset'])))})"
     )
     notes = [
-        f"{'/'.join(map(str, n_images))} attacked images per model; eps 0 = clean accuracy of the same images"
+        (
+            f"{'/'.join(map(str, n_images))} attacked images per model; eps 0 = clean accuracy of "
+            "the same images"
+        )
     ]
     fig.tight_layout()
     _add_notes(fig, notes)

@@ -17,8 +17,10 @@ adversarial:
   additionalProperties: false
   properties:
     testset: {type: string, description: "a key of zeroshot.testsets"}
-    n_images: {type: [integer, "null"], minimum: 1, description: "attack a seeded sample of N images (null = all)"}
-    seed: {type: integer, minimum: 0, description: "seed of the sample and of the attacks' randomness"}
+    n_images: {type: [integer, "null"], minimum: 1,
+               description: "attack a seeded sample of N images (null = all)"}
+    seed: {type: integer, minimum: 0,
+           description: "seed of the sample and of the attacks' randomness"}
     attacks:
       type: array
       minItems: 1
@@ -27,7 +29,8 @@ adversarial:
         required: [name, kind, norm, eps, steps, alpha, restarts, extra]
         additionalProperties: false
         properties:
-          name: {type: string, pattern: "^[a-z0-9][a-z0-9_]*$", description: "names the records (condition attack)"}
+          name: {type: string, pattern: "^[a-z0-9][a-z0-9_]*$",
+                 description: "names the records (condition attack)"}
           kind: {type: string, description: "vlstress.suites.adversarial.attacks.KINDS (checked)"}
           norm: {enum: [linf, l2]}
           eps:
@@ -35,16 +38,20 @@ adversarial:
             pattern: "^[0-9]+(\\.[0-9]+)?(,[0-9]+(\\.[0-9]+)?)*$"
             minimum: 0
             description: "budgets in 1/255 units of the norm, comma-separated (e.g. \"1,2,4\")"
-          steps: {type: [integer, "null"], minimum: 1, description: "iterations (square: queries); null = the kind's default"}
-          alpha: {type: [number, "null"], exclusiveMinimum: 0, description: "step size in 1/255 units; null = 2.5 * eps / steps"}
+          steps: {type: [integer, "null"], minimum: 1,
+                  description: "iterations (square: queries); null = the kind's default"}
+          alpha: {type: [number, "null"], exclusiveMinimum: 0,
+                  description: "step size in 1/255 units; null = 2.5 * eps / steps"}
           restarts: {type: integer, minimum: 1, description: "random restarts (pgd, spsa, square)"}
-          extra: {type: [string, "null"], description: "more torchattacks arguments, key=value,key=value"}
+          extra: {type: [string, "null"],
+                  description: "more torchattacks arguments, key=value,key=value"}
 """
 )
 
 
 def attack_spec(entry: dict[str, Any]):
-    """An `adversarial.attacks` entry of params as the AttackSpec `vlstress attack` builds from its flags."""
+    """An `adversarial.attacks` entry of params as the AttackSpec `vlstress attack` builds from its
+    flags."""
     from vlstress.suites.adversarial.attacks import AttackSpec, parse_extra
 
     eps = tuple(float(part) for part in str(entry["eps"]).split(","))

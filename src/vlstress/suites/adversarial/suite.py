@@ -8,7 +8,10 @@ from vlstress.workflow.stages import figures_stage, small, tables_stage
 
 SUITE = Suite(
     "adversarial",
-    "zero-shot classification under adversarial attacks in pixel space (torchattacks): robust accuracy against eps",
+    (
+        "zero-shot classification under adversarial attacks in pixel space (torchattacks): robust "
+        "accuracy against eps"
+    ),
     needs=("adversarial",),
     requires=("zeroshot",),
     axes=(Axis("attack", "adversarial.attacks", r"[a-z0-9][a-z0-9_]*", named="name"),),
@@ -19,9 +22,10 @@ SUITE = Suite(
             + of(CLASSIFIER, "p.adversarial.testset")
             + " --model-card {in.card} "
             + RUN_FLAGS
-            + " --attack {attack} --kind {item.attack.kind} --norm {item.attack.norm} --eps {item.attack.eps}"
-            " --steps {item.attack.steps} --alpha {item.attack.alpha} --restarts {item.attack.restarts}"
-            " --extra {item.attack.extra} --n-images {p.adversarial.n_images} --attack-seed {p.adversarial.seed}"
+            + " --attack {attack} --kind {item.attack.kind} --norm {item.attack.norm}"
+            " --eps {item.attack.eps} --steps {item.attack.steps} --alpha {item.attack.alpha}"
+            " --restarts {item.attack.restarts} --extra {item.attack.extra}"
+            " --n-images {p.adversarial.n_images} --attack-seed {p.adversarial.seed}"
             " --out {out.records}",
             inputs={
                 "testset": "data/testsets/{p.adversarial.testset}",
@@ -35,7 +39,10 @@ SUITE = Suite(
             axes=("model", "attack"),
             suite="adversarial",
             gpu=True,
-            doc="one attack at every eps of its list on a seeded sample of the test set (one record per eps)",
+            doc=(
+                "one attack at every eps of its list on a seeded sample of the test set (one "
+                "record per eps)"
+            ),
         ),
         figures_stage(
             "adversarial", "vlstress.suites.adversarial.figures", {"adversarial_eps": ()}, "Figures"

@@ -1,5 +1,5 @@
-"""The adversarial suite's table: rows = models; columns = clean top-1, then robust top-1 of every (attack, eps).
-Cells are means over replicates; `–` where a value is undefined.
+"""The adversarial suite's table: rows = models; columns = clean top-1, then robust top-1 of every
+(attack, eps). Cells are means over replicates; `–` where a value is undefined.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Calibration of the zero-shot softmax: ECE, NLL, Brier score, reliability bins, temperature scaling.
+"""Calibration of the zero-shot softmax: ECE, NLL, Brier score, reliability bins, temperature
+scaling.
 
 The zero-shot logits of a model are `logit_scale * cos(image, class weight)`, the scale being
 the model's own learned `logit_scale.exp()` (100 for trained CLIP models, 1/0.07 at init).
@@ -64,7 +65,8 @@ def brier(logits: np.ndarray, labels: np.ndarray) -> float:
 
 
 def ece(logits: np.ndarray, labels: np.ndarray, n_bins: int = N_BINS) -> float:
-    """Expected calibration error (equal-width bins, l1) by torchmetrics, as a fraction in [0, 1]."""
+    """Expected calibration error (equal-width bins, l1) by torchmetrics, as a fraction in
+    [0, 1]."""
     import torch
     from torchmetrics.functional.classification import multiclass_calibration_error
 
@@ -112,7 +114,8 @@ def reliability_bins(
     """Equal-width bins of the top-1 confidence, binned as torchmetrics bins them.
 
     torchmetrics takes float32 confidences and puts each in bin i with edges[i] <= c < edges[i + 1]
-    (`torch.bucketize(c, edges, right=True) - 1`); a confidence of exactly 1 lands in the last bin here.
+    (`torch.bucketize(c, edges, right=True) - 1`); a confidence of exactly 1 lands in the last bin
+    here.
     """
     logits, labels = _check(logits, labels)
     probs = softmax(logits)
@@ -120,7 +123,8 @@ def reliability_bins(
 
 
 def bins_of(confidence: np.ndarray, correct: np.ndarray, n_bins: int = N_BINS) -> ReliabilityBins:
-    """Reliability bins of top-1 confidences and correctness (pooled over sets with different classes, too)."""
+    """Reliability bins of top-1 confidences and correctness (pooled over sets with different
+    classes, too)."""
     confidence = np.asarray(confidence, dtype=np.float64).astype(np.float32).astype(np.float64)
     correct = np.asarray(correct, dtype=np.float64)
     edges = np.linspace(0.0, 1.0, n_bins + 1, dtype=np.float32).astype(np.float64)
@@ -133,7 +137,8 @@ def bins_of(confidence: np.ndarray, correct: np.ndarray, n_bins: int = N_BINS) -
 
 
 def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
-    """The T > 0 minimising NLL(logits / T) (bounded 1-D search over log T; the NLL is convex in 1/T)."""
+    """The T > 0 minimising NLL(logits / T) (bounded 1-D search over log T; the NLL is convex in
+    1/T)."""
     from scipy.optimize import minimize_scalar
 
     logits, labels = _check(logits, labels)
@@ -147,7 +152,8 @@ def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
 
 
 def at_bound(temperature: float) -> bool:
-    """Whether a fitted temperature sits on the search bound (no interior optimum: e.g. every fit image wrong)."""
+    """Whether a fitted temperature sits on the search bound (no interior optimum: e.g. every fit
+    image wrong)."""
     return bool(
         abs(np.log(temperature) - LOG_T_MIN) < 1e-3 or abs(np.log(temperature) - LOG_T_MAX) < 1e-3
     )
@@ -156,7 +162,8 @@ def at_bound(temperature: float) -> bool:
 def calibration_metrics(
     logits: np.ndarray, labels: np.ndarray, temperature: float, n_bins: int = N_BINS
 ) -> dict[str, float]:
-    """Top-1, mean confidence, ECE (%), NLL and Brier, raw and after dividing the logits by `temperature` (`_ts`)."""
+    """Top-1, mean confidence, ECE (%), NLL and Brier, raw and after dividing the logits by
+    `temperature` (`_ts`)."""
     logits, labels = _check(logits, labels)
     out: dict[str, float] = {"top1": 100.0 * float(np.mean(logits.argmax(axis=1) == labels))}
     for suffix, scaled in (("", logits), ("_ts", logits / temperature)):
@@ -172,7 +179,8 @@ def held_out_split(n: int, fit_fraction: float, seed: int) -> tuple[np.ndarray, 
     """(fit rows, evaluation rows): a seeded random split of range(n), both sorted and non-empty."""
     if n < 2:
         raise VlstressError(
-            f"temperature scaling needs at least 2 in-distribution images (a fit and an evaluation split), got {n}"
+            "temperature scaling needs at least 2 in-distribution images (a fit and an "
+            f"evaluation split), got {n}"
         )
     if not 0.0 < fit_fraction < 1.0:
         raise VlstressError(f"calibration fit fraction must be in (0, 1), got {fit_fraction}")

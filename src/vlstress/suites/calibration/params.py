@@ -16,10 +16,13 @@ calibration:
   required: [in_distribution, fit_fraction, seed, bins]
   additionalProperties: false
   properties:
-    in_distribution: {type: string, description: "a key of zeroshot.testsets: the temperature is fitted on a split of it"}
+    in_distribution: {type: string,
+                      description: "a key of zeroshot.testsets: the temperature is fitted on a split
+                                    of it"}
     fit_fraction: {type: number, exclusiveMinimum: 0, exclusiveMaximum: 1}
     seed: {type: integer, minimum: 0}
-    bins: {type: integer, minimum: 1, description: "equal-width confidence bins of the ECE (15 as usual)"}
+    bins: {type: integer, minimum: 1,
+           description: "equal-width confidence bins of the ECE (15 as usual)"}
 """
 )
 

@@ -52,7 +52,8 @@ def reliability_figure(
         _reliability_panel(ax, before, after, title, ece_before, ece_after)
     axes[0][0].set_ylabel("accuracy in bin")
     fig.suptitle(
-        f"Reliability of {model_label}: raw logits vs T = {temperature:.3g} fitted on held-out ID images"
+        f"Reliability of {model_label}: raw logits vs T = {temperature:.3g} fitted on held-out "
+        "ID images"
     )
     fig.tight_layout()
     return fig

@@ -1,4 +1,5 @@
-"""Calibration of the zero-shot softmax (ECE, NLL, Brier) and temperature scaling carried to shifted sets."""
+"""Calibration of the zero-shot softmax (ECE, NLL, Brier) and temperature scaling carried to shifted
+sets."""
 
 from vlstress.report.display import Task
 from vlstress.workflow.spec import Output, Stage, Suite
@@ -6,16 +7,20 @@ from vlstress.workflow.stages import figures_stage, small, tables_stage
 
 SUITE = Suite(
     "calibration",
-    "calibration of the zero-shot softmax (ECE, NLL, Brier) and temperature scaling carried to shifted sets",
+    (
+        "calibration of the zero-shot softmax (ECE, NLL, Brier) and temperature scaling carried to "
+        "shifted sets"
+    ),
     needs=("calibration",),
     requires=("zeroshot",),
     stages=(
         Stage(
             "calibrate",
-            "vlstress calibrate {params_files} --model {model} --evaluations-from {providers.evaluations}"
+            "vlstress calibrate {params_files} --model {model}"
+            " --evaluations-from {providers.evaluations}"
             " --in-distribution {p.calibration.in_distribution}"
-            " --fit-fraction {p.calibration.fit_fraction} --seed {p.calibration.seed} --bins {p.calibration.bins}"
-            " --out {out.records} --out-fig {out.png}",
+            " --fit-fraction {p.calibration.fit_fraction} --seed {p.calibration.seed}"
+            " --bins {p.calibration.bins} --out {out.records} --out-fig {out.png}",
             input_lists={"sets": "zeroshot_sets"},
             outputs={
                 "records": small("results/metrics/{model}/calibration.json", record=True),
@@ -30,7 +35,10 @@ SUITE = Suite(
             },
             axes=("model",),
             suite="calibration",
-            doc="temperature fitted on a held-out split of the in-distribution set, applied unchanged to every shifted set",
+            doc=(
+                "temperature fitted on a held-out split of the in-distribution set, applied "
+                "unchanged to every shifted set"
+            ),
         ),
         figures_stage(
             "calibration", "vlstress.suites.calibration.figures", {"calibration_ece": ()}, "Figures"
@@ -47,7 +55,10 @@ SUITE = Suite(
     commands={
         "calibrate": (
             "vlstress.suites.calibration.commands.calibrate",
-            "calibration of a model's zero-shot softmax (ECE, NLL, Brier; temperature scaling) on every set",
+            (
+                "calibration of a model's zero-shot softmax (ECE, NLL, Brier; temperature scaling) "
+                "on every set"
+            ),
         ),
     },
     params="vlstress.suites.calibration.params",

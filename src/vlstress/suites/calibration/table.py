@@ -1,5 +1,5 @@
-"""The calibration suite's table: rows = (model, set); columns = top-1, ECE, NLL, Brier raw and temperature-scaled, T.
-Cells are means over replicates; `–` where a value is undefined.
+"""The calibration suite's table: rows = (model, set); columns = top-1, ECE, NLL, Brier raw and
+temperature-scaled, T. Cells are means over replicates; `–` where a value is undefined.
 """
 
 from __future__ import annotations
@@ -12,7 +12,10 @@ from vlstress.report import records
 from vlstress.report.frames import cell as _cell
 from vlstress.report.frames import render_frames
 
-CAPTION = "Calibration of the zero-shot softmax: ECE (%), NLL, Brier, raw and with the temperature T fitted on held-out ID images"
+CAPTION = (
+    "Calibration of the zero-shot softmax: ECE (%), NLL, Brier, raw and with the temperature T "
+    "fitted on held-out ID images"
+)
 CALIBRATION_COLUMNS = {
     "top1": "Top-1",
     "ece": "ECE",

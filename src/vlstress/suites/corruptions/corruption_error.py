@@ -4,7 +4,8 @@ For model f, corruption c, severities s (error E = 100 − top-1):
 - mean corruption accuracy (mCA): mean top-1 over every (c, s);
 - relative drop: (clean top-1 − mCA) / clean top-1;
 - CE_c = Σ_s E(f, c, s) / Σ_s E(base, c, s); mCE = mean over c of CE_c (× 100);
-- relative CE_c = Σ_s (E(f, c, s) − E(f, clean)) / Σ_s (E(base, c, s) − E(base, clean)); relative mCE likewise.
+- relative CE_c = Σ_s (E(f, c, s) − E(f, clean)) / Σ_s (E(base, c, s) − E(base, clean)); relative
+  mCE likewise.
 The baseline model (ImageNet-C: AlexNet) is a model of the same run named in params.
 A CE whose baseline denominator is 0 is undefined (None), never infinite.
 """
@@ -36,15 +37,18 @@ def _ratio(numerator: float, denominator: float) -> float | None:
 def corruption_table(
     top1: pd.DataFrame, clean: dict[str, float], baseline: str | None
 ) -> pd.DataFrame:
-    """`top1`: columns model, corruption, severity, top1 (one row each); `clean`: model -> clean top-1.
+    """`top1`: columns model, corruption, severity, top1 (one row each); `clean`: model -> clean
+    top-1.
 
-    Returns one row per model with the columns of `COLUMNS`; mCE columns are None without a baseline.
+    Returns one row per model with the columns of `COLUMNS`; mCE columns are None without a
+    baseline.
     """
     if top1.empty:
         return pd.DataFrame(columns=COLUMNS)
     if baseline is not None and baseline not in set(top1["model"]):
         raise VlstressError(
-            f"mCE baseline model {baseline!r} has no corruption records (models: {', '.join(sorted(set(top1['model'])))})"
+            f"mCE baseline model {baseline!r} has no corruption records (models: "
+            f"{', '.join(sorted(set(top1['model'])))})"
         )
     grid = top1.pivot_table(
         index=["corruption", "severity"], columns="model", values="top1", aggfunc="mean"
@@ -52,7 +56,8 @@ def corruption_table(
     if grid.isna().any().any():
         missing = grid.columns[grid.isna().any()].tolist()
         raise VlstressError(
-            f"model(s) {', '.join(missing)} lack some (corruption, severity) records: mCE needs the same grid for every model"
+            f"model(s) {', '.join(missing)} lack some (corruption, severity) records: mCE needs "
+            "the same grid for every model"
         )
     error = 100.0 - grid
     rows = []
@@ -75,15 +80,15 @@ def corruption_table(
                 _ratio(per_corruption.loc[c, model], per_corruption.loc[c, baseline])
                 for c in per_corruption.index
             ]
-            row["mCE"] = None if any(ce is None for ce in ces) else sum(ces) / len(ces)
+            known = [ce for ce in ces if ce is not None]
+            row["mCE"] = None if len(known) < len(ces) else sum(known) / len(known)
             if clean_top1 is not None and clean.get(baseline) is not None:
                 rel = error.copy()
                 rel[model] = error[model] - (100.0 - clean_top1)
                 rel[baseline] = error[baseline] - (100.0 - clean[baseline])
                 sums = rel.groupby(level="corruption").sum()
                 rces = [_ratio(sums.loc[c, model], sums.loc[c, baseline]) for c in sums.index]
-                row["relative_mCE"] = (
-                    None if any(r is None for r in rces) else sum(rces) / len(rces)
-                )
+                rknown = [r for r in rces if r is not None]
+                row["relative_mCE"] = None if len(rknown) < len(rces) else sum(rknown) / len(rknown)
         rows.append(row)
     return pd.DataFrame(rows, columns=COLUMNS)

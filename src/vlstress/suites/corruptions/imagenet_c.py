@@ -5,8 +5,8 @@ of Hendrycks & Dietterich) are applied with the library's own code; this module 
 them reproducible and runs them over a classification manifest. The library is a port of
 make_imagenet_c.py, not a copy: motion_blur (and snow's streaks) use a numpy shift-and-add
 kernel instead of ImageMagick's, elastic_transform has no random affine and other
-constants, pixelate upsamples NEAREST (original: BOX), frost picks among 6 pictures (original: 5), glass_blur's
-pixel shuffle is numba (the original pure-Python loop made it the slowest by far), and
+constants, pixelate upsamples NEAREST (original: BOX), frost picks among 6 pictures (original: 5),
+glass_blur's pixel shuffle is numba (the original pure-Python loop made it the slowest by far), and
 all accept any size. Regenerated sets are ImageNet-C-like, not the released files.
 
 Randomness. imagecorruptions draws from three generators, none seeded by the library:
@@ -112,7 +112,8 @@ def check_corruption(name: str, severity: int | None = None) -> None:
 
 
 def corrupt_image(image: np.ndarray, name: str, severity: int, seed: int) -> np.ndarray:
-    """`name` at `severity` on a uint8 HxWx3 image; same (image, name, severity, seed) -> same bytes.
+    """`name` at `severity` on a uint8 HxWx3 image; same (image, name, severity, seed) -> same
+    bytes.
 
     Seeds numpy's global RandomState, skimage's and numba's generators from `seed` (see the
     module docstring) and restores numpy's global state afterwards.
@@ -147,7 +148,8 @@ def image_seed(seed: int, name: str, key: str) -> int:
 
 
 def load_rgb(path: str | Path) -> Image.Image:
-    """RGB image, or a VlstressError naming the file (torch-free: runs in light worker processes)."""
+    """RGB image, or a VlstressError naming the file (torch-free: runs in light worker
+    processes)."""
     try:
         with Image.open(path) as img:
             return img.convert("RGB")
@@ -163,7 +165,8 @@ def check_size(size: int) -> None:
 
 
 def resize_center_crop(image: Image.Image, size: int) -> Image.Image:
-    """ImageNet-C's preprocessing scaled to `size`: shorter side to round(256*size/224), centre crop.
+    """ImageNet-C's preprocessing scaled to `size`: shorter side to round(256*size/224), centre
+    crop.
 
     As torchvision Resize(256) + CenterCrop(224) on a PIL image (bilinear, antialiased);
     size 0 returns the image unchanged.
@@ -177,7 +180,7 @@ def resize_center_crop(image: Image.Image, size: int) -> Image.Image:
         if width <= height
         else (int(short * width / height), short)
     )
-    image = image.resize(new, Image.BILINEAR)
+    image = image.resize(new, Image.Resampling.BILINEAR)
     left, top = int(round((new[0] - size) / 2.0)), int(round((new[1] - size) / 2.0))
     return image.crop((left, top, left + size, top + size))
 
@@ -207,7 +210,8 @@ def file_name(index: int, fmt: str) -> str:
 
 
 def corrupt_chunk(job: Job, chunk: Sequence[tuple[int, str, str]]) -> int:
-    """Corrupt images (index, source file, manifest path) at every severity; returns files written."""
+    """Corrupt images (index, source file, manifest path) at every severity; returns files
+    written."""
     for index, source, key in chunk:
         array = np.asarray(resize_center_crop(load_rgb(source), job.size))
         seed = image_seed(job.seed, job.name, key)
@@ -223,7 +227,8 @@ def corrupt_chunk(job: Job, chunk: Sequence[tuple[int, str, str]]) -> int:
 
 
 def init_worker(name: str) -> None:
-    """One OpenCV thread per worker process (the pool already uses every core); compile numba's code once."""
+    """One OpenCV thread per worker process (the pool already uses every core); compile numba's code
+    once."""
     import cv2
 
     cv2.setNumThreads(1)
@@ -296,7 +301,8 @@ def generate(
     provenance: dict[str, Any] | None = None,
     progress: bool = True,
 ) -> ClassificationSet:
-    """Write out_dir/s<severity>/<index>.png for every image and severity, and out_dir/manifest.json.
+    """Write out_dir/s<severity>/<index>.png for every image and severity, and
+    out_dir/manifest.json.
 
     All or nothing: files are written in a temporary folder that replaces out_dir only when
     every image succeeded. `workers=0` uses every core this process may run on. The files do
@@ -376,7 +382,8 @@ def corrupted_set(
 
 
 def as_perturbation(name: str, severity: int) -> Callable[..., Any]:
-    """`apply(image, partner, lam, box)` for variants.PERTURBATIONS: corrupt a channels-first float image.
+    """`apply(image, partner, lam, box)` for variants.PERTURBATIONS: corrupt a channels-first float
+    image.
 
     For the faithful mode (C x H x W float in [0, 1], a torch tensor or numpy array):
     quantised like torchvision.save_image, corrupted, back to [0, 1] in the input's type.

@@ -21,15 +21,20 @@ corruptions:
       type: array
       minItems: 1
       uniqueItems: true
-      items: {type: string, description: "a corruption: vlstress.suites.corruptions.imagenet_c.CORRUPTIONS (checked)"}
+      items: {type: string,
+              description: "a corruption: vlstress.suites.corruptions.imagenet_c.CORRUPTIONS
+                            (checked)"}
     severities:
       type: array
       minItems: 1
       uniqueItems: true
       items: {type: integer, minimum: 1, maximum: 5}
     seed: {type: integer, minimum: 0}
-    size: {type: integer, minimum: 0, description: "resize 256/224 x size + centre crop size before corrupting (ImageNet-C: 224); 0 = original size"}
-    workers: {type: integer, minimum: 0, description: "processes per generation step (0 = all cores of the node)"}
+    size: {type: integer, minimum: 0,
+           description: "resize 256/224 x size + centre crop size before corrupting (ImageNet-C:
+                         224); 0 = original size"}
+    workers: {type: integer, minimum: 0,
+              description: "processes per generation step (0 = all cores of the node)"}
 """
 )
 

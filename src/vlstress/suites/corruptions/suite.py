@@ -26,9 +26,9 @@ SUITE = Suite(
     stages=(
         Stage(
             "corrupt",
-            "vlstress corrupt --manifest {in.testset} --corruption {corruption} --severities {severity}"
-            " --seed {p.corruptions.seed} --size {p.corruptions.size} --workers {p.corruptions.workers}"
-            " --out {out.corrupted}",
+            "vlstress corrupt --manifest {in.testset} --corruption {corruption}"
+            " --severities {severity} --seed {p.corruptions.seed} --size {p.corruptions.size}"
+            " --workers {p.corruptions.workers} --out {out.corrupted}",
             inputs={"testset": "data/testsets/{p.corruptions.testset}"},
             outputs={"corrupted": Output(CORRUPTED, directory=True)},
             axes=("corruption", "severity"),
@@ -37,8 +37,8 @@ SUITE = Suite(
         ),
         Stage(
             "evaluate_corruption",
-            "vlstress evaluate-zeroshot --task corruption --corruption {corruption} --severity {severity}"
-            " --testset {in.testset} --image-emb {in.emb}/"
+            "vlstress evaluate-zeroshot --task corruption --corruption {corruption}"
+            " --severity {severity} --testset {in.testset} --image-emb {in.emb}/"
             + CORRUPTED_EMB
             + " --classifier {in.classifiers}/"
             + of(CLASSIFIER, "p.corruptions.testset")

@@ -1,1 +1,2 @@
-"""Robust fine-tuning with the semantic and visual contrastive losses RoCOCO proposes (docs/finetune.md)."""
+"""Robust fine-tuning with the semantic and visual contrastive losses RoCOCO proposes
+(docs/finetune.md)."""

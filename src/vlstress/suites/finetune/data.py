@@ -48,11 +48,12 @@ class TrainingPairs:
     def rows(
         self, step: int, batch_size: int, seed: int, part: int = 0, parts: int = 1
     ) -> np.ndarray:
-        """The sample rows of optimizer step `step` (0-based): consecutive slices of seeded per-epoch
-        permutations; `part` of `parts` splits the batch between data-parallel processes."""
+        """The sample rows of optimizer step `step` (0-based): consecutive slices of seeded
+        per-epoch permutations; `part` of `parts` splits the batch between data-parallel
+        processes."""
         n = len(self.samples)
         start = step * batch_size
-        rows = []
+        rows: list[np.int64] = []
         while len(rows) < batch_size:
             epoch, offset = divmod(start + len(rows), n)
             order = np.random.default_rng([seed, epoch]).permutation(n)

@@ -16,7 +16,8 @@ Two forms (registry `FORMS`):
   loss's own form, needs no margin to tune, and pushes t~ below t by a margin the softmax
   adapts to the batch.
 - `hinge`: [alpha - s(i, t) + s(i, t~)]+ and [alpha - s(i, t) + s(i~, t)]+, the margin ranking
-  form, averaged over the batch (a mean, not a sum, so the weight does not depend on the batch size).
+  form, averaged over the batch (a mean, not a sum, so the weight does not depend on the batch
+  size).
 
 The CLIP term is open_clip's `ClipLoss` (all-gathered across ranks under DDP); SC and VC use
 the rank's own batch.
@@ -72,7 +73,8 @@ DEFAULT_FORM = "hard-negative"
 
 
 def margins(image, text, text_alt, image_alt) -> dict[str, float]:
-    """Mean s(i, t) - s(i, t~) (semantic) and s(i, t) - s(i~, t) (visual) of a batch: what SC and VC widen."""
+    """Mean s(i, t) - s(i, t~) (semantic) and s(i, t) - s(i~, t) (visual) of a batch: what SC and VC
+    widen."""
     with torch.no_grad():
         positive = (image * text).sum(dim=-1)
         return {
@@ -94,7 +96,8 @@ def objective(
     form: str = DEFAULT_FORM,
     margin: float = 0.2,
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """(total loss, its terms as floats) for normalised features; a zero weight skips its term's computation."""
+    """(total loss, its terms as floats) for normalised features; a zero weight skips its term's
+    computation."""
     f = FORMS[form]
     clip = clip_loss(image, text, logit_scale)
     total = clip

@@ -1,5 +1,5 @@
-"""The params block of robust fine-tuning (`finetune`): schema and checks (training data, generators,
-and the models that evaluate the base and each variant)."""
+"""The params block of robust fine-tuning (`finetune`): schema and checks (training data,
+generators, and the models that evaluate the base and each variant)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ SCHEMA = yaml.safe_load(
     r"""
 finetune:
   type: object
-  description: "robust fine-tuning with the semantic and visual contrastive losses (docs/finetune.md)"
-  required: [base, train, text_kind, words, method, lam, form, margin, steps, batch_size, lr, weight_decay, warmup, accumulate,
-             freeze, checkpoint_every, seed, nproc, variants]
+  description: "robust fine-tuning with the semantic and visual contrastive losses
+                (docs/finetune.md)"
+  required: [base, train, text_kind, words, method, lam, form, margin, steps, batch_size, lr,
+             weight_decay, warmup, accumulate, freeze, checkpoint_every, seed, nproc, variants]
   additionalProperties: false
   properties:
     base:
@@ -29,22 +30,29 @@ finetune:
         arch: {type: string, minLength: 1}
         pretrained: {type: [string, "null"]}
     train: {$ref: "#/$defs/dataset"}
-    text_kind: {type: string, description: "caption-set kind of the altered training captions (same-concept, diff-concept, rand-voca, danger)"}
+    text_kind: {type: string,
+                description: "caption-set kind of the altered training captions (same-concept,
+                              diff-concept, rand-voca, danger)"}
     words: {type: [string, "null"], description: "word list of the danger kind"}
     method: {type: string, description: "image perturbation making the mixed images (mix, patch)"}
-    lam: {type: number, minimum: 0, maximum: 1, description: "share of the original image in a mixed image"}
-    form: {enum: [hard-negative, hinge], description: "form of the SC and VC losses (vlstress.suites.finetune.losses)"}
+    lam: {type: number, minimum: 0, maximum: 1,
+          description: "share of the original image in a mixed image"}
+    form: {enum: [hard-negative, hinge],
+           description: "form of the SC and VC losses (vlstress.suites.finetune.losses)"}
     margin: {type: number, minimum: 0, description: "margin alpha of the hinge form"}
     steps: {type: integer, minimum: 1}
     batch_size: {type: integer, minimum: 1, description: "image-caption pairs per optimizer step"}
     lr: {type: number, exclusiveMinimum: 0}
     weight_decay: {type: number, minimum: 0}
     warmup: {type: integer, minimum: 0}
-    accumulate: {type: integer, minimum: 1, description: "micro-batches per optimizer step (divides batch_size)"}
+    accumulate: {type: integer, minimum: 1,
+                 description: "micro-batches per optimizer step (divides batch_size)"}
     freeze: {enum: [null, image, text], description: "keep one tower fixed"}
-    checkpoint_every: {type: integer, minimum: 0, description: "steps between resume checkpoints (0 = none)"}
+    checkpoint_every: {type: integer, minimum: 0,
+                       description: "steps between resume checkpoints (0 = none)"}
     seed: {type: integer, minimum: 0}
-    nproc: {type: integer, minimum: 1, description: "data-parallel processes (torchrun); the step asks for as many GPUs"}
+    nproc: {type: integer, minimum: 1,
+            description: "data-parallel processes (torchrun); the step asks for as many GPUs"}
     variants:
       type: object
       minProperties: 1
@@ -71,7 +79,8 @@ DOWNLOAD_KEYS = (
 
 
 def problems(params: dict[str, Any], on: set[str]) -> list[str]:
-    """The fine-tuning block: training data, generators, and the models that evaluate the base and each variant."""
+    """The fine-tuning block: training data, generators, and the models that evaluate the base and
+    each variant."""
     import os
 
     from vlstress.caption_data.kinds import KINDS as DATASET_KINDS
@@ -81,8 +90,8 @@ def problems(params: dict[str, Any], on: set[str]) -> list[str]:
 
     if "finetune" not in on or "finetune" not in params:
         return [
-            f"models.{slug}: its weights {entry['pretrained']} are made by the finetune suite, which is off: switch "
-            "suites.finetune on, or leave the model out"
+            f"models.{slug}: its weights {entry['pretrained']} are made by the finetune suite, "
+            "which is off: switch suites.finetune on, or leave the model out"
             for slug, entry in params["models"].items()
             if isinstance(entry.get("pretrained"), str)
             and Path(entry["pretrained"]).parts[:2] == ("results", "finetune")
@@ -97,11 +106,13 @@ def problems(params: dict[str, Any], on: set[str]) -> list[str]:
     missing = [key for key in DOWNLOAD_KEYS if key not in train]
     if missing:
         found.append(
-            f"finetune.train lacks {', '.join(missing)} (null where unused): the download step reads every one"
+            f"finetune.train lacks {', '.join(missing)} (null where unused): the download step "
+            "reads every one"
         )
     if train["name"] == params["dataset"]["name"]:
         found.append(
-            f"finetune.train.name {train['name']!r} is the test dataset's name: the training data needs a folder of its own"
+            f"finetune.train.name {train['name']!r} is the test dataset's name: the training "
+            "data needs a folder of its own"
         )
     if ft["text_kind"] not in SET_KINDS:
         found.append(
@@ -115,11 +126,13 @@ def problems(params: dict[str, Any], on: set[str]) -> list[str]:
         )
     elif not PERTURBATIONS[ft["method"]].uses_partner:
         found.append(
-            f"finetune.method: {ft['method']} mixes in no partner image; the visual contrastive loss needs one (mix, patch)"
+            f"finetune.method: {ft['method']} mixes in no partner image; the visual contrastive "
+            "loss needs one (mix, patch)"
         )
     if ft["batch_size"] % ft["accumulate"]:
         found.append(
-            f"finetune.batch_size {ft['batch_size']} is not a multiple of finetune.accumulate {ft['accumulate']}"
+            f"finetune.batch_size {ft['batch_size']} is not a multiple of finetune.accumulate "
+            f"{ft['accumulate']}"
         )
     base = ft["base"]
     entry = models.get(base["slug"])
@@ -129,9 +142,10 @@ def problems(params: dict[str, Any], on: set[str]) -> list[str]:
         or entry.get("pretrained") != base["pretrained"]
     ):
         found.append(
-            f"finetune.base must be a model of the run, as it is under models: add "
-            f"models.{base['slug']}: {{arch: {base['arch']}, pretrained: {base['pretrained'] if base['pretrained'] is not None else 'null'}}} "
-            "(the comparison needs the base evaluated beside its variants)"
+            "finetune.base must be a model of the run, as it is under models: add "
+            f"models.{base['slug']}: {{arch: {base['arch']}, pretrained: "
+            f"{base['pretrained'] if base['pretrained'] is not None else 'null'}}} (the "
+            "comparison needs the base evaluated beside its variants)"
         )
     by_path = {
         os.path.normpath(str(e["pretrained"])): slug
@@ -143,11 +157,13 @@ def problems(params: dict[str, Any], on: set[str]) -> list[str]:
         slug = by_path.get(path)
         if slug is None:
             found.append(
-                f"finetune.variants.{variant} is evaluated by no model: add models.<slug>: {{arch: {base['arch']}, pretrained: {path}}}"
+                f"finetune.variants.{variant} is evaluated by no model: add models.<slug>: "
+                f"{{arch: {base['arch']}, pretrained: {path}}}"
             )
         elif models[slug]["arch"] != base["arch"]:
             found.append(
-                f"models.{slug}: the weights of variant {variant} are a {base['arch']}, not a {models[slug]['arch']}"
+                f"models.{slug}: the weights of variant {variant} are a {base['arch']}, not a "
+                f"{models[slug]['arch']}"
             )
     for path, slug in by_path.items():
         parts = Path(path).parts

@@ -29,7 +29,8 @@ _COCO_NAME = re.compile(r"(\d{6,})\.\w+$")
 
 
 def _coco_id(entry: dict[str, Any]) -> int | None:
-    """The COCO id in the image's file name (12 zero-padded digits in COCO's naming), None for other names."""
+    """The COCO id in the image's file name (12 zero-padded digits in COCO's naming), None for other
+    names."""
     found = _COCO_NAME.search(str(entry["image"]))
     return int(found.group(1)) if found else None
 
@@ -60,8 +61,8 @@ def without_test(
             images_removed += 1
     if not kept:
         raise VlstressError(
-            f"no training image left: all {len(train_entries)} training images (or all their captions) are in the test set; "
-            "fine-tuning needs images the evaluation never sees"
+            f"no training image left: all {len(train_entries)} training images (or all their "
+            "captions) are in the test set; fine-tuning needs images the evaluation never sees"
         )
     return kept, {
         "train_images": len(train_entries),
@@ -77,10 +78,12 @@ def check_disjoint(train_entries: list[dict[str, Any]], test_entries: list[dict[
     for entry in train_entries:
         if _coco_id(entry) in ids or sha256_file(entry["path"]) in hashes:
             raise VlstressError(
-                f"training image {entry['path']} is a test image: fine-tuning on it would leak the test set"
+                f"training image {entry['path']} is a test image: fine-tuning on it would leak "
+                "the test set"
             )
         for caption in _captions(entry):
             if _caption_key(caption) in captions:
                 raise VlstressError(
-                    f"training caption {caption!r} of {entry['path']} is a test caption: it would leak the test set"
+                    f"training caption {caption!r} of {entry['path']} is a test caption: it "
+                    "would leak the test set"
                 )

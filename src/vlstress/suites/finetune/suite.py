@@ -1,5 +1,5 @@
-"""Robust fine-tuning with RoCOCO's semantic and visual contrastive losses; the fine-tuned models are
-models of the run (a model entry whose `pretrained` is a checkpoint this suite writes)."""
+"""Robust fine-tuning with RoCOCO's semantic and visual contrastive losses; the fine-tuned models
+are models of the run (a model entry whose `pretrained` is a checkpoint this suite writes)."""
 
 from vlstress.suites.finetune.paths import (
     BASE_CARD,
@@ -21,7 +21,10 @@ from vlstress.workflow.stages import download_stage, small
 
 SUITE = Suite(
     "finetune",
-    "robust fine-tuning with RoCOCO's semantic and visual contrastive losses; the fine-tuned models are models of the run",
+    (
+        "robust fine-tuning with RoCOCO's semantic and visual contrastive losses; the fine-tuned "
+        "models are models of the run"
+    ),
     needs=("finetune",),
     requires=(
         "rococo_text",
@@ -37,7 +40,10 @@ SUITE = Suite(
         ),
         Stage(
             "train_prepare",
-            "vlstress prepare --dataset {p.finetune.train.name} --raw {in.raw} --out {out.manifest}",
+            (
+                "vlstress prepare --dataset {p.finetune.train.name} --raw {in.raw}"
+                " --out {out.manifest}"
+            ),
             inputs={"raw": TRAIN_RAW},
             outputs={"manifest": Output("data/finetune/train_all.json")},
             suite="finetune",
@@ -53,14 +59,17 @@ SUITE = Suite(
         ),
         Stage(
             "train_captions",
-            "vlstress text-variants --manifest {in.manifest} --set train --kind {p.finetune.text_kind}"
-            " --seed {p.finetune.seed} --words {p.finetune.words} --strategy random"
-            " --strategy-seed {p.finetune.seed} --pool {p.text_variants.pool}"
+            "vlstress text-variants --manifest {in.manifest} --set train"
+            " --kind {p.finetune.text_kind} --seed {p.finetune.seed} --words {p.finetune.words}"
+            " --strategy random --strategy-seed {p.finetune.seed} --pool {p.text_variants.pool}"
             " --source generated --nltk-data {in.nltk_data} --out {out.captions}",
             inputs={"manifest": TRAIN_MANIFEST, "nltk_data": NLTK_DATA},
             outputs={"captions": Output(TRAIN_CAPTIONS), "meta": Output(f"{TRAIN_CAPTIONS}.json")},
             suite="finetune",
-            doc="one altered caption (one word replaced) per training caption: the semantic negatives",
+            doc=(
+                "one altered caption (one word replaced) per training caption: the semantic "
+                "negatives"
+            ),
         ),
         Stage(
             "base_card",
@@ -74,11 +83,15 @@ SUITE = Suite(
         ),
         Stage(
             "finetune",
-            "vlstress finetune --train {in.train} --train-captions {in.captions} --test {in.test} --model-card {in.card} "
+            (
+                "vlstress finetune --train {in.train} --train-captions {in.captions}"
+                " --test {in.test} --model-card {in.card} "
+            )
             + RUN_FLAGS
             + " --variant {variant} --w-sc {item.w_sc} --w-vc {item.w_vc} --form {p.finetune.form}"
-            " --margin {p.finetune.margin} --steps {p.finetune.steps} --train-batch-size {p.finetune.batch_size}"
-            " --lr {p.finetune.lr} --weight-decay {p.finetune.weight_decay} --warmup {p.finetune.warmup}"
+            " --margin {p.finetune.margin} --steps {p.finetune.steps}"
+            " --train-batch-size {p.finetune.batch_size} --lr {p.finetune.lr}"
+            " --weight-decay {p.finetune.weight_decay} --warmup {p.finetune.warmup}"
             " --accumulate {p.finetune.accumulate} --freeze {p.finetune.freeze}"
             " --checkpoint-every {p.finetune.checkpoint_every} --train-seed {p.finetune.seed}"
             " --method {p.finetune.method} --lam {p.finetune.lam} --processes {p.finetune.nproc}"
@@ -108,12 +121,15 @@ SUITE = Suite(
             suite="finetune",
             gpu=True,
             gpus="finetune.nproc",
-            doc="fine-tune the base model with the CLIP loss + w_sc * SC + w_vc * VC (resumes a killed run)",
+            doc=(
+                "fine-tune the base model with the CLIP loss + w_sc * SC + w_vc * VC (resumes a "
+                "killed run)"
+            ),
         ),
         Stage(
             "finetune_table",
-            "vlstress finetune-table {params_files} --summary {in.summary} --out-md {out.md} --out-csv {out.csv}"
-            " --out-tex {out.tex}",
+            "vlstress finetune-table {params_files} --summary {in.summary} --out-md {out.md}"
+            " --out-csv {out.csv} --out-tex {out.tex}",
             inputs={"summary": SUMMARY_AGG},
             outputs={
                 "md": small(
@@ -125,7 +141,10 @@ SUITE = Suite(
                 "tex": small("results/finetune/comparison.tex"),
             },
             suite="finetune",
-            doc="base model against its fine-tuned variants on every metric of the run (RoCOCO's open question)",
+            doc=(
+                "base model against its fine-tuned variants on every metric of the run (RoCOCO's "
+                "open question)"
+            ),
         ),
     ),
     commands={
@@ -135,7 +154,10 @@ SUITE = Suite(
         ),
         "finetune": (
             "vlstress.suites.finetune.commands.finetune",
-            "fine-tune a model with the CLIP loss + RoCOCO's semantic and visual contrastive losses",
+            (
+                "fine-tune a model with the CLIP loss + RoCOCO's semantic and visual contrastive "
+                "losses"
+            ),
         ),
         "finetune-table": (
             "vlstress.suites.finetune.commands.finetune_table",

@@ -1,4 +1,5 @@
-"""The answer to RoCOCO's open question: do the semantic and visual contrastive losses help, and at what cost?
+"""The answer to RoCOCO's open question: do the semantic and visual contrastive losses help, and at
+what cost?
 
 One row per fine-tuned model and one for its base, from the aggregated summary: retrieval R@1
 on the original gallery, the text stress-test (R@1 and false R@1 per caption set), the image
@@ -69,7 +70,8 @@ def columns_of(agg: pd.DataFrame) -> dict[str, pd.Series]:
 def comparison(
     agg: pd.DataFrame, base: str, finetuned: list[Finetuned]
 ) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    """(values, changes against the base, notes): rows base + each fine-tuned model that has records."""
+    """(values, changes against the base, notes): rows base + each fine-tuned model that has
+    records."""
     columns = columns_of(agg)
     present = set(agg["model"])
     notes = []

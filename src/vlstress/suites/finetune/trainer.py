@@ -1,5 +1,6 @@
-"""The fine-tuning loop: AdamW, linear warm-up + cosine decay, gradient accumulation, optional frozen
-towers, mixed precision on CUDA, checkpoints that a killed run resumes from, data parallel under torchrun.
+"""The fine-tuning loop: AdamW, linear warm-up + cosine decay, gradient accumulation, optional
+frozen towers, mixed precision on CUDA, checkpoints that a killed run resumes from, data parallel
+under torchrun.
 
 Determinism: the batches of a step are a function of (seed, step) (`TrainingPairs.rows`), and a
 checkpoint holds the model, optimizer, scheduler, grad scaler, every RNG state and the log so far,
@@ -83,7 +84,8 @@ def lr_factor(step: int, steps: int, warmup: int) -> float:
 
 
 def _decay(name: str, param: torch.nn.Parameter) -> bool:
-    """open_clip's rule: no weight decay on gains, biases, embeddings of rank < 2 and the logit scale."""
+    """open_clip's rule: no weight decay on gains, biases, embeddings of rank < 2 and the logit
+    scale."""
     return param.ndim >= 2 and not any(key in name for key in ("bn", "ln", "bias", "logit_scale"))
 
 
@@ -318,7 +320,8 @@ def _autocast_dtype(device: str) -> str | None:
 
 
 def distributed_from_env() -> Distributed:
-    """The process's place in a torchrun launch (RANK / WORLD_SIZE), initialising the process group."""
+    """The process's place in a torchrun launch (RANK / WORLD_SIZE), initialising the process
+    group."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world <= 1:
         return Distributed()

@@ -22,8 +22,10 @@ ood:
       minProperties: 1
       propertyNames: {pattern: "^[a-z0-9][a-z0-9_]*$"}
       additionalProperties: {$ref: "#/$defs/testset"}
-    scores: {type: string, pattern: "^[a-z_]+(,[a-z_]+)*$", description: "comma-separated: mcm, msp, max_logit, energy"}
-    temperature: {type: number, exclusiveMinimum: 0, description: "T of MCM and of the energy score (1 as in the MCM paper)"}
+    scores: {type: string, pattern: "^[a-z_]+(,[a-z_]+)*$",
+             description: "comma-separated: mcm, msp, max_logit, energy"}
+    temperature: {type: number, exclusiveMinimum: 0,
+                  description: "T of MCM and of the energy score (1 as in the MCM paper)"}
 """
 )
 

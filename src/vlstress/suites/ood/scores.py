@@ -83,7 +83,8 @@ def _labelled(id_scores: np.ndarray, ood_scores: np.ndarray) -> tuple[np.ndarray
 
 
 def fpr_at_tpr(id_scores: np.ndarray, ood_scores: np.ndarray, level: float = TPR_LEVEL) -> float:
-    """Share of OOD images at or above the highest threshold that keeps at least `level` of the ID images."""
+    """Share of OOD images at or above the highest threshold that keeps at least `level` of the ID
+    images."""
     from sklearn.metrics import roc_curve
 
     labels, scores = _labelled(id_scores, ood_scores)

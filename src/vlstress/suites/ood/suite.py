@@ -20,7 +20,10 @@ from vlstress.workflow.stages import figures_stage, small, tables_stage, testset
 
 SUITE = Suite(
     "ood",
-    "out-of-distribution detection with the zero-shot classifier (MCM, MSP, max logit, energy; AUROC, FPR@95)",
+    (
+        "out-of-distribution detection with the zero-shot classifier (MCM, MSP, max logit, energy; "
+        "AUROC, FPR@95)"
+    ),
     needs=("ood",),
     requires=("zeroshot",),
     axes=(Axis("oodset", "ood.sets", r"[a-z0-9][a-z0-9_]*", keys=True),),
@@ -76,7 +79,10 @@ SUITE = Suite(
     commands={
         "ood-detect": (
             "vlstress.suites.ood.commands.ood_detect",
-            "OOD detection with a zero-shot classifier (MCM, MSP, max logit, energy; AUROC, FPR@95)",
+            (
+                "OOD detection with a zero-shot classifier (MCM, MSP, max logit, energy; AUROC, "
+                "FPR@95)"
+            ),
         ),
     },
     params="vlstress.suites.ood.params",

@@ -22,6 +22,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.lines import Line2D
 
+from vlstress.errors import VlstressError
 from vlstress.report import records, tasks
 from vlstress.report.figures import (
     FigureResult,
@@ -47,7 +48,8 @@ def _palette(conditions: list[str]) -> dict[str, Any]:
 
 
 def _stress_cases() -> list[tuple[str, tasks.Task, str]]:
-    """(task name, task, direction) of every registered stress task and retrieval direction it stresses."""
+    """(task name, task, direction) of every registered stress task and retrieval direction it
+    stresses."""
     return [
         (name, info, direction)
         for name, info in tasks.stressed_tasks()
@@ -57,6 +59,14 @@ def _stress_cases() -> list[tuple[str, tasks.Task, str]]:
 
 def _absent(info: tasks.Task, what: str) -> str:
     return f"no {info.title} records, {what} left out"
+
+
+def _baseline(info: tasks.Task) -> str:
+    """The task whose records are the original gallery of a stressed task (`tasks.stressed_tasks`
+    only yields tasks that have one)."""
+    if info.baseline is None:
+        raise VlstressError(f"task {info.title!r} stresses no baseline task")
+    return info.baseline
 
 
 def _title(task: str | None) -> str:
@@ -69,7 +79,8 @@ def _capital(text: str) -> str:
 
 
 def recall_bars(table: pd.DataFrame) -> FigureResult:
-    """Per model: R@1 on the original gallery next to each condition of each stress task (one panel per direction)."""
+    """Per model: R@1 on the original gallery next to each condition of each stress task (one panel
+    per direction)."""
     notes: list[str] = []
     models = records.models(table)
     panels = []
@@ -78,10 +89,11 @@ def recall_bars(table: pd.DataFrame) -> FigureResult:
         if stressed.empty:
             notes.append(_absent(info, f"the {DIRECTIONS[direction]} panel is"))
             continue
-        original = records.rows(table, info.baseline, f"{direction}_R@1")
+        original = records.rows(table, _baseline(info), f"{direction}_R@1")
         if original.empty:
             notes.append(
-                f"no {_title(info.baseline)} records: the {DIRECTIONS[direction]} panel has no original bars"
+                f"no {_title(info.baseline)} records: the {DIRECTIONS[direction]} panel has no "
+                "original bars"
             )
         hue = [ORIGINAL] * (not original.empty) + records.conditions(table, name)
         panels.append((DIRECTIONS[direction], pd.concat([original, stressed]), hue))
@@ -140,7 +152,8 @@ def recall_bars(table: pd.DataFrame) -> FigureResult:
 def _stress_rows(
     table: pd.DataFrame, metric: str, notes: list[str], absent_what: str
 ) -> list[tuple]:
-    """(rows, short direction, task) of every stress task and direction that has `metric`; absent ones go to notes."""
+    """(rows, short direction, task) of every stress task and direction that has `metric`; absent
+    ones go to notes."""
     found = []
     for name, info, direction in _stress_cases():
         rows = records.rows(table, name, f"{direction}_{metric}")
@@ -207,7 +220,8 @@ def false_r1_heatmap(table: pd.DataFrame) -> FigureResult:
 def _sweep_columns(
     table: pd.DataFrame, notes: list[str]
 ) -> list[tuple[str, tasks.Task, str, pd.DataFrame]]:
-    """(task name, task, group label, rows with a `sweep` column) per condition group of every task with a sweep key."""
+    """(task name, task, group label, rows with a `sweep` column) per condition group of every task
+    with a sweep key."""
     columns = []
     for name, info in tasks.stressed_tasks():
         if not info.sweep:
@@ -235,7 +249,8 @@ def _sweep_columns(
 
 
 def lambda_sweep(table: pd.DataFrame) -> FigureResult:
-    """R@1 and false R@1 against the sweep key (λ of the image variants), per condition group, lines per model, seed error bars."""
+    """R@1 and false R@1 against the sweep key (λ of the image variants), per condition group, lines
+    per model, seed error bars."""
     notes: list[str] = []
     columns = _sweep_columns(table, notes)
     if not columns:
@@ -252,7 +267,7 @@ def lambda_sweep(table: pd.DataFrame) -> FigureResult:
     models = records.models(swept)
     colors = dict(zip(models, sns.color_palette("colorblind", len(models))))
     originals = {
-        name: records.rows(table, info.baseline, f"{info.directions[0]}_R@1")
+        name: records.rows(table, _baseline(info), f"{info.directions[0]}_R@1")
         .groupby("label")["value"]
         .mean()
         for name, info, _, _ in columns
@@ -330,7 +345,8 @@ def lambda_sweep(table: pd.DataFrame) -> FigureResult:
 
 
 def drop_vs_size(table: pd.DataFrame) -> FigureResult:
-    """Drop rate of R@1 against model size (parameters, log scale), one line per stress condition."""
+    """Drop rate of R@1 against model size (parameters, log scale), one line per stress
+    condition."""
     notes: list[str] = []
     parts = [
         rows.assign(condition=rows["condition_label"] + f" ({short})", family=info.title)

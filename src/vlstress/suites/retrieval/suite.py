@@ -24,7 +24,10 @@ SUITE = Suite(
     stages=(
         Stage(
             "embed_retrieval",
-            "vlstress embed-retrieval --manifest {in.manifest} {params_files} --model-card {in.card} "
+            (
+                "vlstress embed-retrieval --manifest {in.manifest} {params_files}"
+                " --model-card {in.card} "
+            )
             + RUN_FLAGS
             + " --sets-from {providers.retrieval} "
             + REUSE_FLAG
@@ -34,12 +37,16 @@ SUITE = Suite(
             outputs={"emb": Output(RETRIEVAL_EMB, directory=True)},
             axes=("model",),
             gpu=True,
-            doc="every retrieval set of a model in one job (originals, image variants, caption sets): the start-up"
-            " is paid once per model, and sets unchanged since an earlier run are reused",
+            doc="every retrieval set of a model in one job (originals, image variants, caption "
+            "sets): the start-up is paid once per model, and sets unchanged since an earlier "
+            "run are reused",
         ),
         Stage(
             "evaluate",
-            "vlstress evaluate --manifest {in.manifest} --image-emb {in.emb}/images.npy --text-emb {in.emb}/texts.npy "
+            (
+                "vlstress evaluate --manifest {in.manifest} --image-emb {in.emb}/images.npy"
+                " --text-emb {in.emb}/texts.npy "
+            )
             + EVALUATE_FLAGS
             + " --out {out.record}",
             inputs={"manifest": MANIFEST, "emb": RETRIEVAL_EMB},
@@ -48,7 +55,8 @@ SUITE = Suite(
             },
             axes=("model",),
         ),
-        # the stress figures need a suite whose records stress retrieval (declared by their tasks' baseline)
+        # the stress figures need a suite whose records stress retrieval (declared by their tasks'
+        # baseline)
         figures_stage(
             "retrieval",
             "vlstress.suites.retrieval.figures",
@@ -72,8 +80,8 @@ SUITE = Suite(
     commands={
         "embed-retrieval": (
             "vlstress.suites.retrieval.commands.embed_retrieval",
-            "every retrieval set of one model in one process (images, captions, image variants, caption sets),"
-            " unchanged sets reused",
+            "every retrieval set of one model in one process (images, captions, image variants, "
+            "caption sets), unchanged sets reused",
         ),
         "evaluate": (
             "vlstress.suites.retrieval.commands.evaluate",

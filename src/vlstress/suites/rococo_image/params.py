@@ -20,7 +20,9 @@ image_variants:
       type: array
       minItems: 1
       uniqueItems: true
-      items: {type: string, description: "an image perturbation: vlstress.suites.rococo_image.variants.PERTURBATIONS (checked)"}
+      items: {type: string,
+              description: "an image perturbation:
+                            vlstress.suites.rococo_image.variants.PERTURBATIONS (checked)"}
     lams:
       type: array
       minItems: 1
@@ -35,7 +37,8 @@ image_variants:
       description: "variant seeds (partners, boxes)"
     mode: {enum: [faithful, clean]}
     size: {type: integer, minimum: 1, description: "faithful: square resize (official: 384)"}
-    jpeg_quality: {type: integer, minimum: 1, maximum: 100, description: "faithful: JPEG quality (official: 75)"}
+    jpeg_quality: {type: integer, minimum: 1, maximum: 100,
+                   description: "faithful: JPEG quality (official: 75)"}
 """
 )
 
@@ -54,6 +57,7 @@ def problems(params: dict[str, Any], on: set[str]) -> list[str]:
             PERTURBATIONS[method].faithful_only and params["image_variants"].get("mode") == "clean"
         ):
             found.append(
-                f"image_variants.methods: {method} needs image_variants.mode faithful (it corrupts [0, 1] images)"
+                f"image_variants.methods: {method} needs image_variants.mode faithful (it "
+                "corrupts [0, 1] images)"
             )
     return found

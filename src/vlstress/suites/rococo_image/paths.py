@@ -16,7 +16,8 @@ AXIS_PARAMS = ("image_variants.methods", "image_variants.lams", "image_variants.
 
 
 def variant_folders(params: dict[str, Any]) -> list[str]:
-    """Every variant folder the params make (methods x lams x seeds, in that order); none when off."""
+    """Every variant folder the params make (methods x lams x seeds, in that order); none when
+    off."""
     if SUITE not in suites_on(params):
         return []
     block = params["image_variants"]

@@ -1,5 +1,6 @@
 """The image variants of the RoCOCO image stress-tests as embedding sets of the `retrieval` group:
-faithful variants from their JPEG files, clean ones perturbed after the model's own preprocessing."""
+faithful variants from their JPEG files, clean ones perturbed after the model's own
+preprocessing."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from vlstress.suites.rococo_image.paths import variant_folders
 
 
 def image_variant(folder: Path) -> EmbeddingSet:
-    """A perturbed-image variant (`vlstress image-variants`): faithful variants from their JPEG files,
-    clean ones perturbed here after the model's own preprocessing (lossless)."""
+    """A perturbed-image variant (`vlstress image-variants`): faithful variants from their JPEG
+    files, clean ones perturbed here after the model's own preprocessing (lossless)."""
     from vlstress.suites.rococo_image import variants
 
     manifest_path = folder / "manifest.json"
@@ -56,7 +57,8 @@ def image_variant(folder: Path) -> EmbeddingSet:
 
 
 def retrieval(config: dict[str, Any]) -> list[tuple[str, EmbeddingSet]]:
-    """The sets this suite adds to a model's retrieval embedding job (file inside its folder, set)."""
+    """The sets this suite adds to a model's retrieval embedding job (file inside its folder,
+    set)."""
     return [
         (f"image_variants/{Path(f).name}.npy", image_variant(Path(f)))
         for f in variant_folders(config)

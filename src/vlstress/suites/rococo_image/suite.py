@@ -23,8 +23,8 @@ SUITE = Suite(
     stages=(
         Stage(
             "image_variants",
-            "vlstress image-variants --manifest {in.manifest} --method {method} --lam {lam} --seed {seed}"
-            " --mode {p.image_variants.mode} --size {p.image_variants.size}"
+            "vlstress image-variants --manifest {in.manifest} --method {method} --lam {lam}"
+            " --seed {seed} --mode {p.image_variants.mode} --size {p.image_variants.size}"
             " --jpeg-quality {p.image_variants.jpeg_quality} --out {out.variant}",
             inputs={"manifest": MANIFEST, "raw": RAW},
             outputs={"variant": Output(VARIANT_DIR, directory=True)},
@@ -54,7 +54,10 @@ SUITE = Suite(
     commands={
         "image-variants": (
             "vlstress.suites.rococo_image.commands.image_variants",
-            "perturbed-image variant of the test set (a registry perturbation: mix, patch, flip, ...)",
+            (
+                "perturbed-image variant of the test set (a registry perturbation: mix, patch, "
+                "flip, ...)"
+            ),
         ),
         "evaluate-image": (
             "vlstress.suites.rococo_image.commands.evaluate_image",

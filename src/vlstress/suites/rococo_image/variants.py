@@ -143,7 +143,8 @@ def mix(image, partner, lam: float, box=None):
 
 
 def patch(image, partner, lam: float, box=None):
-    """CutMix: the image with the box region taken from the partner (channels first, ... x H x W)."""
+    """CutMix: the image with the box region taken from the partner (channels first, ... x
+    H x W)."""
     if box is None:
         raise ValueError("patch needs a box")
     height, width = image.shape[-2], image.shape[-1]
@@ -154,13 +155,15 @@ def patch(image, partner, lam: float, box=None):
 
 
 def flip(image, partner=None, lam: float = 1.0, box=None):
-    """The image mirrored left-right (channels first, ... x H x W); lam, partner and box are ignored."""
+    """The image mirrored left-right (channels first, ... x H x W); lam, partner and box are
+    ignored."""
     return image.flip(-1) if hasattr(image, "flip") else np.flip(image, -1).copy()
 
 
 @dataclass(frozen=True)
 class Perturbation:
-    """One image perturbation: `apply(image, partner, lam, box)` on channels-first tensors/arrays."""
+    """One image perturbation: `apply(image, partner, lam, box)` on channels-first
+    tensors/arrays."""
 
     apply: Callable[..., Any]
     uses_partner: bool  # False: `partner` is None, and the manifest records no partner
@@ -222,7 +225,8 @@ def perturbation(method: str) -> Perturbation:
 
 
 def apply(plan: VariantPlan, index: int, image, partner):
-    """The perturbed image `index` of the plan (`partner` is ignored when the perturbation uses none)."""
+    """The perturbed image `index` of the plan (`partner` is ignored when the perturbation uses
+    none)."""
     entry = plan.perturbation
     return entry.apply(image, partner if entry.uses_partner else None, plan.lam, plan.box(index))
 
@@ -231,13 +235,14 @@ def apply(plan: VariantPlan, index: int, image, partner):
 
 
 def faithful_tensor(path: str | Path, size: int = FAITHFUL_SIZE):
-    """Resize((size, size), bicubic) + ToTensor, as mix_images.py (torchvision on PIL = PIL resize)."""
+    """Resize((size, size), bicubic) + ToTensor, as mix_images.py (torchvision on PIL = PIL
+    resize)."""
     import torch
     from PIL import Image
 
     from vlstress.embedding.encoders import load_rgb
 
-    image = load_rgb(path).resize((size, size), Image.BICUBIC)
+    image = load_rgb(path).resize((size, size), Image.Resampling.BICUBIC)
     return torch.from_numpy(np.asarray(image).copy()).permute(2, 0, 1).float().div(255)
 
 
@@ -373,7 +378,8 @@ def plan_from_manifest(manifest: dict[str, Any]) -> VariantPlan:
 def load_variant(
     variant_dir: Path, images: Sequence[str], source_manifest: Path
 ) -> tuple[dict[str, Any], Path]:
-    """(variant spec, manifest path) of a variant folder, checked to be built from the test set `images`."""
+    """(variant spec, manifest path) of a variant folder, checked to be built from the test set
+    `images`."""
     from vlstress.caption_data.manifest import load_manifest
 
     path = Path(variant_dir) / "manifest.json"
@@ -385,7 +391,8 @@ def load_variant(
         )
     if [e["image"] for e in manifest["images"]] != list(images):
         raise VlstressError(
-            f"variant {variant_dir} was built from another test set than {source_manifest}; re-run `vlstress image-variants`"
+            f"variant {variant_dir} was built from another test set than {source_manifest}; "
+            "re-run `vlstress image-variants`"
         )
     return spec, path
 
@@ -396,5 +403,6 @@ def check_variant_embeddings(
     """Error unless the embeddings sidecar `meta` names the variant `spec`."""
     if (meta.get("variant") or {}).get("name") != spec.get("name"):
         raise VlstressError(
-            f"{emb_path} embeds another variant than {variant_dir}; re-run `vlstress embed-image-variant`"
+            f"{emb_path} embeds another variant than {variant_dir}; re-run "
+            "`vlstress embed-image-variant`"
         )

@@ -34,7 +34,8 @@ def check_set_name(name: str) -> str:
 def split_variant_entries(
     entries: list[dict[str, Any]], manifest_images: dict[str, list[str]], source: str
 ) -> tuple[list[str], list[int]]:
-    """Validate a caption set against the manifest; return (images in set order, altered-caption row numbers).
+    """Validate a caption set against the manifest; return (images in set order, altered-caption row
+    numbers).
 
     Row numbers index the flattened caption list of the set (as embedded by embed-texts).
     """
@@ -55,14 +56,16 @@ def split_variant_entries(
         n_altered = len(captions) - n
         if not 0 <= n_altered <= n:
             raise VlstressError(
-                f"{source}: image {name!r} has {len(captions)} captions, expected {n} originals as in the manifest "
-                f"followed by at most {n} altered captions ({n + 1}..{2 * n} in all)"
+                f"{source}: image {name!r} has {len(captions)} captions, expected {n} originals "
+                f"as in the manifest followed by at most {n} altered captions ({n + 1}..{2 * n} "
+                "in all)"
             )
         for k in range(n):
             if captions[k].strip() != originals[k].strip():
                 raise VlstressError(
-                    f"{source}: image {name!r} caption {k} is {captions[k]!r} but the manifest has {originals[k]!r}; "
-                    "the first half of each entry must be the original captions in manifest order"
+                    f"{source}: image {name!r} caption {k} is {captions[k]!r} but the manifest "
+                    f"has {originals[k]!r}; the first half of each entry must be the original "
+                    "captions in manifest order"
                 )
         images.append(name)
         altered_rows.extend(range(row + n, row + len(captions)))
@@ -93,7 +96,8 @@ class CaptionSetLayout:
             "evaluated_on_subset": self.is_subset,
             "n_manifest_images": total,
             "note": (
-                f"caption set covers {n} of {total} manifest images; all metrics (including R@1_original) use those images only"
+                f"caption set covers {n} of {total} manifest images; all metrics (including "
+                "R@1_original) use those images only"
                 if self.is_subset
                 else "caption set covers every manifest image"
             ),
@@ -103,7 +107,8 @@ class CaptionSetLayout:
 def layout(
     entries: list[dict[str, Any]], manifest_entries: list[dict[str, Any]], source: str
 ) -> CaptionSetLayout:
-    """Check a caption set against its manifest (errors name `source`) and say which rows the evaluation uses."""
+    """Check a caption set against its manifest (errors name `source`) and say which rows the
+    evaluation uses."""
     table = caption_table(manifest_entries)
     groups = table.captions_per_image
     manifest_images = {

@@ -4,8 +4,8 @@ A noun's *sense* is a caption-domain override (`SENSE_OVERRIDES`, a dozen COCO n
 "plate" -> the dish), else the first concrete one of its four most frequent WordNet noun
 senses (lexicographer file person, animal, artifact, food, plant, body, object, location,
 phenomenon, substance), else its most frequent sense ("table" -> the furniture, not the
-tabular array; "racket" -> the racquet, not the noise). Its *concept* is the first entry of `CONCEPTS`
-(ordered from specific to general) with an anchor synset among the sense's
+tabular array; "racket" -> the racquet, not the noise). Its *concept* is the first entry of
+`CONCEPTS` (ordered from specific to general) with an anchor synset among the sense's
 hypernyms (the sense itself included); a noun under no anchor falls back to its
 lexicographer file ("noun.artifact" -> "artifact"). Examples: man, child ->
 person; table, couch -> furniture; dog, zebra -> animal; rain -> weather.
@@ -79,7 +79,9 @@ SENSE_OVERRIDES: dict[str, str] = {
 }
 CONCRETE_LEXNAMES = frozenset(
     f"noun.{name}"
-    for name in "person animal artifact food plant body object location phenomenon substance".split()
+    for name in (
+        "person animal artifact food plant body object location phenomenon substance"
+    ).split()
 )
 
 
@@ -130,7 +132,8 @@ class ConceptIndex:
 
     @functools.cache
     def related(self, lemma: str) -> frozenset[str]:
-        """Synsets a replacement must avoid: all senses of `lemma`, hypernyms and hyponyms (3 levels) of its sense."""
+        """Synsets a replacement must avoid: all senses of `lemma`, hypernyms and hyponyms (3
+        levels) of its sense."""
         senses = self.wn.synsets(lemma, pos="n")
         synset = self.sense(lemma)
         if synset is None:
@@ -145,7 +148,8 @@ class ConceptIndex:
         return frozenset({s.name() for s in senses} | hypernyms | hyponyms)
 
     def is_different(self, original: str, candidate: str) -> bool:
-        """True when `candidate` names something else than `original` (no shared sense, not a hyper-/hyponym)."""
+        """True when `candidate` names something else than `original` (no shared sense, not a
+        hyper-/hyponym)."""
         if original == candidate:
             return False
         related = self.related(original)
@@ -153,7 +157,8 @@ class ConceptIndex:
 
 
 def is_concrete(concept: str | None) -> bool:
-    """A named concept or a concrete lexicographer file (replacements for diff-concept are concrete)."""
+    """A named concept or a concrete lexicographer file (replacements for diff-concept are
+    concrete)."""
     return bool(concept) and (concept in CONCEPTS or f"noun.{concept}" in CONCRETE_LEXNAMES)
 
 
@@ -185,7 +190,8 @@ VOCABULARY_HEADER = """\
 # (roughly by frequency), lower-case ASCII letters, 3-15 characters, not an English stop word
 # (scikit-learn's list), used at least twice in WordNet 3.0's sense-tagged concordance (cntlist).
 # Columns: word, its noun base form when it is a noun out of context ("-" if not), that noun's
-# concept (concepts.CONCEPTS, else its WordNet lexicographer file). Regenerate after editing CONCEPTS.
+# concept (concepts.CONCEPTS, else its WordNet lexicographer file). Regenerate after editing \
+CONCEPTS.
 """
 
 

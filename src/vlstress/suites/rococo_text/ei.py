@@ -47,7 +47,7 @@ def deletion_variants(caption: str) -> list[tuple[int, str, str, str]]:
 
 def captions_of(entries: Iterable[dict[str, Any]]) -> list[CaptionRef]:
     """Manifest / official-format entries -> captions in file order."""
-    refs = []
+    refs: list[CaptionRef] = []
     for entry in entries:
         captions = [entry["caption"]] if isinstance(entry["caption"], str) else entry["caption"]
         refs.extend(CaptionRef(entry["image"], k, c) for k, c in enumerate(captions))
@@ -113,6 +113,7 @@ def load_ei_scores(path) -> list[dict[str, Any]]:
     data = read_json(path, "EI scores file")
     if not isinstance(data, dict) or not isinstance(data.get("captions"), list):
         raise VlstressError(
-            f"EI scores file {path}: expected an object with a 'captions' list; run `vlstress ei-scores`"
+            f"EI scores file {path}: expected an object with a 'captions' list; run "
+            "`vlstress ei-scores`"
         )
     return data["captions"]

@@ -60,12 +60,13 @@ CHECKOUT_NLTK_DATA = CHECKOUT / DEFAULT_NLTK_DATA
 
 # lexnames(5WN): number, name, syntactic category (1 noun, 2 verb, 3 adj, 4 adv).
 LEXNAMES = (
-    "adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute noun.body "
-    "noun.cognition noun.communication noun.event noun.feeling noun.food noun.group noun.location "
-    "noun.motive noun.object noun.person noun.phenomenon noun.plant noun.possession noun.process "
-    "noun.quantity noun.relation noun.shape noun.state noun.substance noun.time verb.body verb.change "
-    "verb.cognition verb.communication verb.competition verb.consumption verb.contact verb.creation "
-    "verb.emotion verb.motion verb.perception verb.possession verb.social verb.stative verb.weather adj.ppl"
+    "adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute "
+    "noun.body noun.cognition noun.communication noun.event noun.feeling noun.food noun.group "
+    "noun.location noun.motive noun.object noun.person noun.phenomenon noun.plant "
+    "noun.possession noun.process noun.quantity noun.relation noun.shape noun.state "
+    "noun.substance noun.time verb.body verb.change verb.cognition verb.communication "
+    "verb.competition verb.consumption verb.contact verb.creation verb.emotion verb.motion "
+    "verb.perception verb.possession verb.social verb.stative verb.weather adj.ppl"
 ).split()
 _CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
 
@@ -78,8 +79,8 @@ def lexnames_text() -> str:
 
 def how_to_get(nltk_data: str | Path) -> str:
     return (
-        f"install it with `vlstress nlp-data --out {nltk_data}` (tries an existing install, then nltk's "
-        f"data server, then Debian's `{DEBIAN_PACKAGE}` package), or by hand: "
+        f"install it with `vlstress nlp-data --out {nltk_data}` (tries an existing install, then "
+        f"nltk's data server, then Debian's `{DEBIAN_PACKAGE}` package), or by hand: "
         f"`python -m nltk.downloader -d {nltk_data} wordnet`, or "
         f"`apt-get install {DEBIAN_PACKAGE}` and then `vlstress nlp-data --out {nltk_data}`"
     )
@@ -124,7 +125,8 @@ def load_wordnet(nltk_data: str | None = DEFAULT_NLTK_DATA):
                 return _reader_class(WordNetCorpusReader)(str(folder.resolve()), None)
     where = nltk_data or "nltk's data path"
     raise VlstressError(
-        f"WordNet (nltk data 'corpora/wordnet') not found in {where} nor on nltk's search path; {how_to_get(nltk_data or DEFAULT_NLTK_DATA)}"
+        f"WordNet (nltk data 'corpora/wordnet') not found in {where} nor on nltk's search path; "
+        f"{how_to_get(nltk_data or DEFAULT_NLTK_DATA)}"
     )
 
 
@@ -168,7 +170,8 @@ def _reader_class(base):
                     offsets = [int(t) for t in tokens[start : start + n_synsets]]
                     if len(offsets) != n_synsets:
                         raise VlstressError(
-                            f"WordNet index.{suffix}, line {i + 1}: malformed; reinstall with `vlstress nlp-data --force`"
+                            f"WordNet index.{suffix}, line {i + 1}: malformed; reinstall with "
+                            "`vlstress nlp-data --force`"
                         )
                     self._lemma_pos_offset_map[lemma][pos] = offsets
                     if pos == "a":
@@ -291,7 +294,8 @@ def install_wordnet(
     sources: tuple[str, ...] = ("copy", "nltk", "debian"),
     force: bool = False,
 ) -> dict:
-    """Install WordNet into `<nltk_data>/corpora/wordnet` from the first source that works; idempotent."""
+    """Install WordNet into `<nltk_data>/corpora/wordnet` from the first source that works;
+    idempotent."""
     folder = wordnet_folder(nltk_data)
     if is_complete(folder) and not force:
         log.info("WordNet already installed in %s", folder)
@@ -316,7 +320,8 @@ def install_wordnet(
         word_classes.cache_clear()
         return record
     raise VlstressError(
-        f"could not install WordNet into {folder}: no source worked ({', '.join(sources)}); {how_to_get(nltk_data)}"
+        f"could not install WordNet into {folder}: no source worked ({', '.join(sources)}); "
+        f"{how_to_get(nltk_data)}"
     )
 
 
@@ -362,7 +367,7 @@ SUBJECT_CONTEXT = frozenset("that which who it he she".split())
 class WordClasses:
     """Noun test, number (singular/plural) and inflection on one WordNet reader."""
 
-    def __init__(self, wn):
+    def __init__(self, wn) -> None:
         self.wn = wn
         self._plural_exc: dict[str, str] | None = None
         self._counts: dict[str, int] | None = None
@@ -386,7 +391,8 @@ class WordClasses:
 
     @functools.cache
     def pos_counts(self, word: str) -> dict[str, int]:
-        """Sense-tagged uses of `word` per part of speech (+1 when it has any sense of that part)."""
+        """Sense-tagged uses of `word` per part of speech (+1 when it has any sense of that
+        part)."""
         tags = self._tag_counts()
         counts = {}
         for pos in ("n", "v", "a", "r"):
@@ -432,7 +438,8 @@ class WordClasses:
         return counts["n"] >= counts["v"]
 
     def lemma(self, word: str) -> str:
-        """Singular (base) form of a noun: WordNet's irregular plurals, then regular suffix rules."""
+        """Singular (base) form of a noun: WordNet's irregular plurals, then regular suffix
+        rules."""
         if word in IRREGULAR_PLURALS:
             return IRREGULAR_PLURALS[word]
         for base in self.wn._exception_map["n"].get(word, []):

@@ -23,7 +23,8 @@ ei:
       properties:
         slug: {type: string, pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]*$"}
         arch: {type: string, minLength: 1, description: "open_clip architecture of the scorer"}
-        pretrained: {type: [string, "null"], description: "hub tag, local checkpoint path, or null for seeded random init"}
+        pretrained: {type: [string, "null"],
+                     description: "hub tag, local checkpoint path, or null for seeded random init"}
     block_size: {type: integer, minimum: 1}
 text_variants:
   type: object
@@ -32,7 +33,8 @@ text_variants:
   additionalProperties: false
   properties:
     source: {enum: [generated, official]}
-    official_dir: {type: [string, "null"], description: "folder of the official <set>.json; null = data/raw/<name>/rococo"}
+    official_dir: {type: [string, "null"],
+                   description: "folder of the official <set>.json; null = data/raw/<name>/rococo"}
     strategy: {enum: [lowest-ei, highest-ei, random, first]}
     strategy_seed: {type: integer, minimum: 0}
     pool: {enum: [caption-first, caption, vocabulary, union]}
@@ -46,9 +48,12 @@ text_variants:
         required: [kind, seed, words]
         additionalProperties: false
         properties:
-          kind: {type: string, description: "a caption-set kind: vlstress.suites.rococo_text.variants.KINDS (checked)"}
+          kind: {type: string,
+                 description: "a caption-set kind: vlstress.suites.rococo_text.variants.KINDS
+                               (checked)"}
           seed: {type: integer, minimum: 0}
-          words: {type: [string, "null"], pattern: "^[a-z]+(,[a-z]+)*$", description: "comma-separated word list (danger)"}
+          words: {type: [string, "null"], pattern: "^[a-z]+(,[a-z]+)*$",
+                  description: "comma-separated word list (danger)"}
 """
 )
 
@@ -66,6 +71,7 @@ def problems(params: dict[str, Any], on: set[str]) -> list[str]:
             )
         elif KINDS[entry["kind"]].needs_words and not entry.get("words"):
             found.append(
-                f'text_variants.sets.{name}: kind {entry["kind"]} needs a word list (words: "a,b,c")'
+                f"text_variants.sets.{name}: kind {entry['kind']} needs a word list (words: "
+                '"a,b,c")'
             )
     return found

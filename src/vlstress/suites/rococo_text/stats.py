@@ -37,7 +37,8 @@ def split_entry(entry: dict[str, Any]) -> tuple[list[str], list[str]]:
 def word_edit(
     original: str, altered: str
 ) -> tuple[bool, int | None, str | None, str | None, list[str]]:
-    """(exactly one word replaced, index of the first changed original word, old word, new word, original words)."""
+    """(exactly one word replaced, index of the first changed original word, old word, new word,
+    original words)."""
     a = [w for w in caption_words(original) if w]
     b = [w for w in caption_words(altered) if w]
     ops = [
@@ -83,16 +84,18 @@ def set_stats(
     word_classes,
     cosine: Callable[[list[str], list[str]], np.ndarray] | None = None,
 ) -> dict[str, Any]:
-    originals, altered = [], []
+    originals: list[str] = []
+    altered: list[str] = []
     for entry in entries:
-        o, a = split_entry(entry)
-        originals += o
-        altered += a
+        entry_originals, entry_altered = split_entry(entry)
+        originals += entry_originals
+        altered += entry_altered
     n = len(altered)
     one_word = 0
     unchanged = 0
-    pos = Counter()
-    replaced, replacements = Counter(), Counter()
+    pos: Counter[str] = Counter()
+    replaced: Counter[str | None] = Counter()
+    replacements: Counter[str] = Counter()
     for o, a in zip(originals, altered):
         one, index, old, new, words = word_edit(o, a)
         one_word += one
@@ -151,7 +154,8 @@ def table_rows(results: dict[str, dict[str, dict[str, Any]]]) -> list[dict[str, 
 
 
 def plot(results: dict[str, dict[str, dict[str, Any]]], out_png, out_pdf) -> None:
-    """Three panels, sets on x, generated and official side by side: one-word share, parts of speech, mean cosine."""
+    """Three panels, sets on x, generated and official side by side: one-word share, parts of
+    speech, mean cosine."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -59,8 +59,9 @@ SUITE = Suite(
         ),
         Stage(
             "text_variants",
-            "vlstress text-variants --manifest {in.manifest} --ei-scores {in.ei} --set {set} --kind {item.kind}"
-            " --seed {item.seed} --words {item.words} --strategy {p.text_variants.strategy}"
+            "vlstress text-variants --manifest {in.manifest} --ei-scores {in.ei} --set {set}"
+            " --kind {item.kind} --seed {item.seed} --words {item.words}"
+            " --strategy {p.text_variants.strategy}"
             " --strategy-seed {p.text_variants.strategy_seed} --pool {p.text_variants.pool}"
             " --source {p.text_variants.source} --official-dir {p.text_variants.official_dir}"
             " --raw {in.raw} --nltk-data {in.nltk_data} --out {out.variants}",
@@ -90,8 +91,9 @@ SUITE = Suite(
         ),
         Stage(
             "text_stats",
-            "vlstress text-stats --manifest {in.manifest} --variants-dir data/text_variants {params_files}"
-            " --source {p.text_variants.source} --official-dir {p.text_variants.official_dir} --raw {in.raw}"
+            "vlstress text-stats --manifest {in.manifest}"
+            " --variants-dir data/text_variants {params_files} --source {p.text_variants.source}"
+            " --official-dir {p.text_variants.official_dir} --raw {in.raw}"
             " --nltk-data {in.nltk_data} --model-card {in.card} "
             + RUN_FLAGS
             + " --out {out.json} --out-csv {out.csv}"

@@ -56,7 +56,8 @@ def load_ei_scores_data(
     entries = data.get("captions") if isinstance(data, dict) else data
     if not isinstance(entries, list):
         raise VlstressError(
-            f"EI scores {source}: expected a list of {{image, caption, words}} entries; re-run `vlstress ei-scores`"
+            f"EI scores {source}: expected a list of {{image, caption, words}} entries; re-run "
+            "`vlstress ei-scores`"
         )
     table: dict[tuple[str, str], dict[int, float]] = {}
     for pos, entry in enumerate(entries):
@@ -88,7 +89,8 @@ def caption_words(caption: str) -> list[str]:
 def noun_candidates(
     caption: str, ei: dict[int, float], word_classes
 ) -> tuple[list[Candidate], int]:
-    """Candidate nouns of a caption and the fallback level used (0 nouns, 1 content words, 2 any word)."""
+    """Candidate nouns of a caption and the fallback level used (0 nouns, 1 content words, 2 any
+    word)."""
     words = caption_words(caption)
     present = [i for i, w in enumerate(words) if w]
 
@@ -127,7 +129,8 @@ STRATEGIES: dict[str, Callable[[Sequence[Candidate], np.random.Generator], Candi
 
 
 def stable_rng(*parts: Any) -> np.random.Generator:
-    """An RNG seeded by the parts' text (independent of order of processing and of Python's hash seed)."""
+    """An RNG seeded by the parts' text (independent of order of processing and of Python's hash
+    seed)."""
     digest = hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8")).digest()
     return np.random.default_rng(
         [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
@@ -167,7 +170,7 @@ class Pools:
         if key not in self._by_concept:
             by_concept = self.tier_concepts[tier]
             if same:
-                self._by_concept[key] = by_concept.get(concept, [])
+                self._by_concept[key] = by_concept.get(concept, []) if concept is not None else []
             else:
                 # another concept, and a concrete one: "table -> rain", not "table -> idea"
                 self._by_concept[key] = [
@@ -221,17 +224,25 @@ class Context:
     words: list[str] | None  # the kind's fixed word list (danger), or an override of its pool
 
 
+def _pools(ctx: Context) -> Pools:
+    """The context's replacement pools (kinds with `needs_pools` get them unless a word list is
+    given)."""
+    if ctx.pools is None:
+        raise VlstressError("this caption-set kind needs replacement pools, and none were built")
+    return ctx.pools
+
+
 def _same_concept(ctx: Context, lemma: str, exclude: set[str], rng) -> tuple[str | None, str]:
     if ctx.words:
         return _from_list(ctx, lemma, exclude, rng)
-    word, tier = ctx.pools.pick(lemma, True, exclude, rng)
+    word, tier = _pools(ctx).pick(lemma, True, exclude, rng)
     return word, f"tier{tier}" if word else "none"
 
 
 def _diff_concept(ctx: Context, lemma: str, exclude: set[str], rng) -> tuple[str | None, str]:
     if ctx.words:
         return _from_list(ctx, lemma, exclude, rng)
-    word, tier = ctx.pools.pick(lemma, False, exclude, rng)
+    word, tier = _pools(ctx).pick(lemma, False, exclude, rng)
     return word, f"tier{tier}" if word else "none"
 
 
@@ -334,7 +345,8 @@ def choose_positions(
             if ei is not None:
                 if (entry["image"], caption) not in ei:
                     raise VlstressError(
-                        f"EI scores lack caption {k} of image {entry['image']!r} ({caption!r}); re-run `vlstress ei-scores` on this manifest"
+                        f"EI scores lack caption {k} of image {entry['image']!r} ({caption!r}); "
+                        "re-run `vlstress ei-scores` on this manifest"
                     )
                 scores = ei[(entry["image"], caption)]
             cands, level = noun_candidates(caption, scores, word_classes)
@@ -395,7 +407,8 @@ def generate_set(
                 counts["no_replacement"] += 1
             if new is None:
                 raise VlstressError(
-                    f"set {set_name!r}: no replacement for {cand.word!r} in image {entry['image']!r}"
+                    f"set {set_name!r}: no replacement for {cand.word!r} in image "
+                    f"{entry['image']!r}"
                 )
             if how == "tier1":
                 counts["pool_vocabulary"] += 1
@@ -446,7 +459,8 @@ _DIGITS = re.compile(r"(\d+)")
 
 
 def coco_id(entry: dict[str, Any]) -> int | None:
-    """The COCO image id of a manifest/official entry (`image_id`, else the last digits of `image`)."""
+    """The COCO image id of a manifest/official entry (`image_id`, else the last digits of
+    `image`)."""
     if entry.get("image_id") not in (None, ""):
         try:
             return int(str(entry["image_id"]))
@@ -471,13 +485,14 @@ def official_path(
 def load_official(
     path: Path, manifest_entries: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], int]:
-    """Official entries of the manifest's images (manifest order, `image` rewritten); and how many matched."""
+    """Official entries of the manifest's images (manifest order, `image` rewritten); and how many
+    matched."""
     data = read_json(path, "official RoCOCO set")
     if not isinstance(data, list):
         raise VlstressError(
             f"official RoCOCO set {path}: expected a list of {{image, caption}} entries"
         )
-    by_id = {}
+    by_id: dict[int | None, dict[str, Any]] = {}
     for entry in data:
         if isinstance(entry, dict) and "image" in entry and "caption" in entry:
             by_id.setdefault(coco_id(entry), entry)
@@ -508,20 +523,22 @@ def fewer_altered(entries: list[dict[str, Any]], manifest_entries: list[dict[str
 
 
 def check_official_entry(found: dict[str, Any], manifest_entry: dict[str, Any], path: Path) -> None:
-    """An official entry = the image's n original captions (as in the manifest) + its altered captions."""
+    """An official entry = the image's n original captions (as in the manifest) + its altered
+    captions."""
     captions = _captions(found)
     originals = _captions(manifest_entry)
     n = len(originals)
     n_altered = len(captions) - n
     if n_altered != n and n_altered != expected_altered(n):
         raise VlstressError(
-            f"official set {path}: image {found['image']!r} has {len(captions)} captions, expected its {n} original "
-            f"captions followed by {expected_altered(n)} altered ones ({n + expected_altered(n)} in all); the file is "
-            "truncated or not an official RoCOCO set"
+            f"official set {path}: image {found['image']!r} has {len(captions)} captions, "
+            f"expected its {n} original captions followed by {expected_altered(n)} altered ones "
+            f"({n + expected_altered(n)} in all); the file is truncated or not an official "
+            "RoCOCO set"
         )
     for k, (theirs, ours) in enumerate(zip(captions, originals)):
         if theirs.strip() != ours.strip():
             raise VlstressError(
-                f"official set {path}: image {found['image']!r} caption {k} is {theirs!r} but the manifest has {ours!r}; "
-                "the set was made for other captions of this image"
+                f"official set {path}: image {found['image']!r} caption {k} is {theirs!r} but "
+                f"the manifest has {ours!r}; the set was made for other captions of this image"
             )

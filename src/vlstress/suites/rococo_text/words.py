@@ -24,7 +24,8 @@ def split_words(caption: str) -> list[str]:
 
 
 def _parts(token: str) -> tuple[str, str, str]:
-    """(leading punctuation, core, trailing punctuation) of one token; core is "" for pure punctuation."""
+    """(leading punctuation, core, trailing punctuation) of one token; core is "" for pure
+    punctuation."""
     alnum = [i for i, ch in enumerate(token) if ch.isalnum()]
     if not alnum:  # pure punctuation
         return token, "", ""
@@ -51,7 +52,8 @@ def _check_position(caption: str, spans: list, position: int) -> None:
         raise TypeError(f"position must be an int, got {type(position).__name__}")
     if not 0 <= position < len(spans):
         raise IndexError(
-            f"word position {position} out of range for caption with {len(spans)} tokens: {caption!r}"
+            f"word position {position} out of range for caption with {len(spans)} tokens: "
+            f"{caption!r}"
         )
 
 

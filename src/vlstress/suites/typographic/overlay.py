@@ -1,4 +1,5 @@
-"""Typographic attacks: the name of a wrong class written on each image (ImageNet-T / CIFAR-10-T style).
+"""Typographic attacks: the name of a wrong class written on each image (ImageNet-T / CIFAR-10-T
+style).
 
 As the pilot study's typographic sets (Wang et al. 2024, arXiv 2403.10499): every image
 gets one wrong class name, written in plain text at a random size, colour and position.
@@ -98,7 +99,9 @@ def wrong_class(label: int, n_classes: int, rng: np.random.Generator) -> int:
 def text_box(
     draw: ImageDraw.ImageDraw, text: str, size: int, stroke: int
 ) -> tuple[int, int, int, int]:
-    return draw.textbbox((0, 0), text, font=font(size), stroke_width=stroke)
+    # Pillow types the box as floats; a FreeType font's box is whole pixels (int() keeps it as is)
+    left, top, right, bottom = draw.textbbox((0, 0), text, font=font(size), stroke_width=stroke)
+    return int(left), int(top), int(right), int(bottom)
 
 
 def draw_style(
@@ -123,7 +126,8 @@ def draw_style(
         size -= 1
     if right - left > width or bottom - top > height:
         raise VlstressError(
-            f"class name {text!r} does not fit a {width}x{height} image even at {size} px; use a larger --size"
+            f"class name {text!r} does not fit a {width}x{height} image even at {size} px; use a "
+            "larger --size"
         )
     x = int(u * (width - (right - left) + 1))  # box left edge, uniform over inside positions
     y = int(v * (height - (bottom - top) + 1))
@@ -161,13 +165,15 @@ def generate(
     provenance: dict[str, Any] | None = None,
     progress: bool = True,
 ) -> ClassificationSet:
-    """Write out_dir/images/<index>.png (a wrong class name on each image) and out_dir/manifest.json; all or nothing."""
+    """Write out_dir/images/<index>.png (a wrong class name on each image) and
+    out_dir/manifest.json; all or nothing."""
     from tqdm.auto import tqdm
 
     check_size(size)
     if len(clean.classes) < 2:
         raise VlstressError(
-            f"a typographic attack needs at least 2 classes, {clean.dataset} has {len(clean.classes)}"
+            f"a typographic attack needs at least 2 classes, {clean.dataset} has "
+            f"{len(clean.classes)}"
         )
     out_dir = Path(out_dir)
     images = []

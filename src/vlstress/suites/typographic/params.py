@@ -18,7 +18,8 @@ typographic:
   properties:
     testset: {type: string, description: "a key of zeroshot.testsets"}
     seed: {type: integer, minimum: 0}
-    size: {type: integer, minimum: 0, description: "resize + centre crop before writing (0 = original size)"}
+    size: {type: integer, minimum: 0,
+           description: "resize + centre crop before writing (0 = original size)"}
 """
 )
 

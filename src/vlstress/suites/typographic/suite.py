@@ -20,8 +20,8 @@ SUITE = Suite(
     stages=(
         Stage(
             "typographic",
-            "vlstress typographic --manifest {in.testset} --seed {p.typographic.seed} --size {p.typographic.size}"
-            " --out {out.attacked}",
+            "vlstress typographic --manifest {in.testset} --seed {p.typographic.seed}"
+            " --size {p.typographic.size} --out {out.attacked}",
             inputs={"testset": "data/testsets/{p.typographic.testset}"},
             outputs={"attacked": Output(TYPOGRAPHIC, directory=True)},
             suite="typographic",
@@ -29,7 +29,10 @@ SUITE = Suite(
         ),
         Stage(
             "evaluate_typographic",
-            "vlstress evaluate-zeroshot --task typographic --testset {in.testset} --image-emb {in.emb}/"
+            (
+                "vlstress evaluate-zeroshot --task typographic --testset {in.testset}"
+                " --image-emb {in.emb}/"
+            )
             + TYPOGRAPHIC_EMB
             + " --classifier {in.classifiers}/"
             + of(CLASSIFIER, "p.typographic.testset")

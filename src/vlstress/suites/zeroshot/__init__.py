@@ -1,1 +1,2 @@
-"""Zero-shot classification: prompt templates, the classifier built from a model's text tower, metrics."""
+"""Zero-shot classification: prompt templates, the classifier built from a model's text tower,
+metrics."""

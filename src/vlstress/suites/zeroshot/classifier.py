@@ -29,7 +29,8 @@ def build(
     precision: str = "fp32",
     classes_per_batch: int = 10,
 ) -> np.ndarray:
-    """(classes x dim) float32 weights, rows L2-normalised; precision: fp32 or amp (vlstress.precision)."""
+    """(classes x dim) float32 weights, rows L2-normalised; precision: fp32 or amp
+    (vlstress.precision)."""
     import torch
     from open_clip import build_zero_shot_classifier
 
@@ -40,7 +41,8 @@ def build(
             model,
             tokenizer,
             classnames,
-            # open_clip formats strings positionally; `{c}` is a named placeholder, so pass callables
+            # open_clip formats strings positionally; `{c}` is a named placeholder, so pass
+            # callables
             [
                 lambda name, template=template: template.replace("{c}", name)
                 for template in templates
@@ -63,7 +65,8 @@ def load(path: Path, classes: list[str]) -> tuple[np.ndarray, dict[str, Any]]:
     meta = read_json(sidecar(path), "zero-shot classifier sidecar")
     if meta.get("classes") != list(classes):
         raise VlstressError(
-            f"zero-shot classifier {path} was built for other class names than the test set; rebuild it"
+            f"zero-shot classifier {path} was built for other class names than the test set; "
+            "rebuild it"
         )
     weights = np.load(path, allow_pickle=False)
     if weights.shape[0] != len(classes):
@@ -75,7 +78,8 @@ def load(path: Path, classes: list[str]) -> tuple[np.ndarray, dict[str, Any]]:
 
 
 def model_logit_scale(model) -> dict[str, float]:
-    """The model's zero-shot logit scale exp(logit_scale) (and SigLIP's logit bias, when it has one)."""
+    """The model's zero-shot logit scale exp(logit_scale) (and SigLIP's logit bias, when it has
+    one)."""
     import torch
 
     with torch.no_grad():
@@ -91,6 +95,7 @@ def logit_scale(path: Path, meta: dict[str, Any]) -> float:
     value = meta.get("logit_scale")
     if not isinstance(value, (int, float)) or not value > 0:
         raise VlstressError(
-            f"zero-shot classifier {path}: its sidecar records no logit scale; rebuild it with `vlstress zeroshot-classifier`"
+            f"zero-shot classifier {path}: its sidecar records no logit scale; rebuild it with "
+            "`vlstress zeroshot-classifier`"
         )
     return float(value)

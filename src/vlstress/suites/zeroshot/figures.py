@@ -1,5 +1,6 @@
-"""Figures of the zero-shot suite from the long summary table (`summary.csv`): zeroshot_accuracy, the
-top-1 of every model on every test set (a placeholder that says so when there are no records)."""
+"""Figures of the zero-shot suite from the long summary table (`summary.csv`): zeroshot_accuracy,
+the top-1 of every model on every test set (a placeholder that says so when there are no
+records)."""
 
 from __future__ import annotations
 

@@ -36,31 +36,31 @@ def classification_metrics(
     per-class accuracy: top-1 % of each class, None for classes without images.
     """
     scores = np.asarray(scores)
-    labels = np.asarray(labels, dtype=np.int64)
-    if scores.ndim != 2 or scores.shape[0] != len(labels):
-        raise VlstressError(f"scores of shape {scores.shape} for {len(labels)} labels")
+    label_ids = np.asarray(labels, dtype=np.int64)
+    if scores.ndim != 2 or scores.shape[0] != len(label_ids):
+        raise VlstressError(f"scores of shape {scores.shape} for {len(label_ids)} labels")
     n, n_classes = scores.shape
     if n == 0:
         raise VlstressError("no images to score")
-    if labels.min() < 0 or labels.max() >= n_classes:
+    if label_ids.min() < 0 or label_ids.max() >= n_classes:
         raise VlstressError(f"labels outside 0..{n_classes - 1}")
-    rank = true_class_rank(scores, labels)
+    rank = true_class_rank(scores, label_ids)
     metrics: dict[str, float | None] = {
         f"top{k}": (100.0 * float(np.mean(rank < k)) if k <= n_classes else None) for k in ks
     }
     correct = rank == 0
     per_class: list[float | None] = []
     for c in range(n_classes):
-        mask = labels == c
+        mask = label_ids == c
         per_class.append(100.0 * float(correct[mask].mean()) if mask.any() else None)
     present = [value for value in per_class if value is not None]
     metrics["mean_per_class_recall"] = float(np.mean(present))
     if written is not None:
-        written = np.asarray(written, dtype=np.int64)
-        if written.shape != labels.shape:
-            raise VlstressError(f"{len(written)} written labels for {len(labels)} images")
+        written_ids = np.asarray(written, dtype=np.int64)
+        if written_ids.shape != label_ids.shape:
+            raise VlstressError(f"{len(written_ids)} written labels for {len(label_ids)} images")
         predicted = scores.argmax(axis=1)
-        metrics["attack_success"] = 100.0 * float(np.mean(predicted == written))
+        metrics["attack_success"] = 100.0 * float(np.mean(predicted == written_ids))
     return metrics, per_class
 
 

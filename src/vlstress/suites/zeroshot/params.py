@@ -21,8 +21,12 @@ zeroshot:
       minProperties: 1
       propertyNames: {pattern: "^[a-z0-9][a-z0-9_]*$"}
       additionalProperties: {$ref: "#/$defs/testset"}
-    templates: {type: string, minLength: 1, description: "openai | simple | single | a .txt/.json template file (FILE.json#KEY)"}
-    in_distribution: {type: string, description: "the test set whose accuracy is the x axis of effective robustness"}
+    templates: {type: string, minLength: 1,
+                description: "openai | simple | single | a .txt/.json template file
+                              (FILE.json#KEY)"}
+    in_distribution: {type: string,
+                      description: "the test set whose accuracy is the x axis of effective
+                                    robustness"}
     robustness:
       type: object
       required: [transform, fit, mce_baseline]
@@ -30,7 +34,9 @@ zeroshot:
       properties:
         transform: {enum: [logit, probit, linear]}
         fit: {enum: [ols, huber]}
-        mce_baseline: {type: [string, "null"], description: "model slug whose corruption errors normalise the others (mCE); null = no mCE"}
+        mce_baseline: {type: [string, "null"],
+                       description: "model slug whose corruption errors normalise the others (mCE);
+                                     null = no mCE"}
 """
 )
 

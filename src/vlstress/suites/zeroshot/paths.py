@@ -72,7 +72,8 @@ def testset_folders(params: dict[str, Any]) -> list[str]:
 
 
 def evaluation_paths(params: dict[str, Any]) -> list[str]:
-    """Test-set folders and the model's two folders (a file inside a folder output is no Snakemake input)."""
+    """Test-set folders and the model's two folders (a file inside a folder output is no Snakemake
+    input)."""
     found = testset_folders(params)
     return found + [ZEROSHOT_EMB, CLASSIFIERS] * bool(found)
 

@@ -136,7 +136,8 @@ def _check_fractions(values: np.ndarray, what: str) -> None:
     if values.min(initial=0.0) < 0.0 or values.max(initial=0.0) > 1.0:
         hint = " (percent? pass scale=100)" if values.max() <= 100.0 and values.min() >= 0.0 else ""
         raise VlstressError(
-            f"{what} must be accuracies in [0, 1], got values in [{values.min():g}, {values.max():g}]{hint}"
+            f"{what} must be accuracies in [0, 1], got values in [{values.min():g}, "
+            f"{values.max():g}]{hint}"
         )
 
 
@@ -157,14 +158,16 @@ def fit_line(
     y = np.asarray(shifted_accuracy, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
         raise VlstressError(
-            f"ID and shifted accuracies must be two lists of equal length, got {x.shape} and {y.shape}"
+            f"ID and shifted accuracies must be two lists of equal length, got {x.shape} and "
+            f"{y.shape}"
         )
     _check_fractions(x, "ID accuracy")
     _check_fractions(y, "shifted accuracy")
     tx, ty = axis.to_axis(x, epsilon), axis.to_axis(y, epsilon)
     if len(np.unique(tx)) < 2:
         raise VlstressError(
-            f"a line needs at least 2 baseline models with different ID accuracies, got {len(x)} model(s) with {len(np.unique(tx))} distinct"
+            f"a line needs at least 2 baseline models with different ID accuracies, got {len(x)} "
+            f"model(s) with {len(np.unique(tx))} distinct"
         )
     slope, intercept = FITS[fit](tx, ty)
     return Line(
@@ -181,11 +184,13 @@ def fit_line(
 
 
 def validate_table(table: pd.DataFrame, scale: float = 1) -> pd.DataFrame:
-    """Columns present, accuracies numeric, finite and within [0, scale]; returns a copy in fractions with a `shift` column."""
+    """Columns present, accuracies numeric, finite and within [0, scale]; returns a copy in
+    fractions with a `shift` column."""
     missing = [c for c in REQUIRED_COLUMNS if c not in table.columns]
     if missing:
         raise VlstressError(
-            f"accuracy table lacks column(s) {', '.join(missing)}; has {', '.join(map(str, table.columns))}"
+            f"accuracy table lacks column(s) {', '.join(missing)}; has "
+            f"{', '.join(map(str, table.columns))}"
         )
     if scale not in SCALES:
         raise VlstressError(f"scale must be 1 (fractions) or 100 (percent), got {scale!r}")
@@ -221,14 +226,16 @@ def validate_table(table: pd.DataFrame, scale: float = 1) -> pd.DataFrame:
         )
     if scale == 100 and high <= 1:
         raise VlstressError(
-            f"scale 100 (percent) but every accuracy is at most 1 (max {high:g}): they look like fractions, use scale 1"
+            f"scale 100 (percent) but every accuracy is at most 1 (max {high:g}): they look like "
+            "fractions, use scale 1"
         )
     frame[list(ACCURACY_COLUMNS)] = values / scale
     duplicated = frame.duplicated(["model", "shift"], keep=False)
     if duplicated.any():
         pairs = sorted(set(zip(frame.loc[duplicated, "model"], frame.loc[duplicated, "shift"])))
         raise VlstressError(
-            f"model(s) listed more than once for a shift: {', '.join(f'{m} ({s})' for m, s in pairs[:5])}"
+            "model(s) listed more than once for a shift: "
+            f"{', '.join(f'{m} ({s})' for m, s in pairs[:5])}"
         )
     return frame
 
@@ -268,7 +275,8 @@ def fit_lines(
         base = group[group["model"].isin(names)]
         if len(base) < 2:
             raise VlstressError(
-                f"shift {shift}: {len(base)} baseline model(s) with accuracies; a line needs at least 2"
+                f"shift {shift}: {len(base)} baseline model(s) with accuracies; a line needs at "
+                "least 2"
             )
         try:
             lines[shift] = fit_line(
@@ -302,7 +310,8 @@ def effective_robustness(
     epsilon: float = EPSILON,
     lines: dict[str, Line] | None = None,
 ) -> pd.DataFrame:
-    """Per (shift, model): predicted shifted accuracy, ER and RR (fractions, and `_pp` in percentage points).
+    """Per (shift, model): predicted shifted accuracy, ER and RR (fractions, and `_pp` in percentage
+    points).
 
     `table` has columns model, id_accuracy, shifted_accuracy and optionally shift (long
     format: one row per model and shift). Rows come back sorted by shift, then model;

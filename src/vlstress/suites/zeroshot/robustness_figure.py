@@ -34,13 +34,15 @@ MIN_TICK_GAP = 1 / 16  # of the axis span
 
 
 def coloured_models(results: pd.DataFrame, highlight: Sequence[str] = ()) -> list[str]:
-    """The models drawn in colour: the highlighted ones in the given order, then every non-baseline model."""
+    """The models drawn in colour: the highlighted ones in the given order, then every non-baseline
+    model."""
     others = sorted(set(results.loc[~results["baseline"], "model"]))
     return list(dict.fromkeys([*highlight, *others]))
 
 
 def _ticks(transform: str, low: float, high: float) -> tuple[list[float], list[str]]:
-    """Tick positions on the transformed axis inside [low, high], labelled in accuracy %, no two closer than MIN_TICK_GAP of the span."""
+    """Tick positions on the transformed axis inside [low, high], labelled in accuracy %, no two
+    closer than MIN_TICK_GAP of the span."""
     axis = get_transform(transform)
     candidates = LINEAR_TICKS if transform == "linear" else TICK_ACCURACIES
     spacing = (high - low) * MIN_TICK_GAP
@@ -139,7 +141,8 @@ def draw(
     id_name: str = "ID",
     caption: str | None = None,
 ) -> plt.Figure:
-    """One panel per shift of `lines`; `results` is the frame of `robustness.effective_robustness`."""
+    """One panel per shift of `lines`; `results` is the frame of
+    `robustness.effective_robustness`."""
     shifts = list(lines)
     first = lines[shifts[0]]
     models = coloured_models(results, highlight)
@@ -153,12 +156,12 @@ def draw(
     for ax in list(axes.flat)[len(shifts) :]:
         ax.set_axis_off()
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    keep = [
-        (h, l) for h, l in zip(handles, labels) if l not in colours
-    ]  # models are labelled at their points
+    # models are labelled at their points
+    keep = [(h, label) for h, label in zip(handles, labels) if label not in colours]
     axes.flat[0].legend(*zip(*keep), loc="upper left", fontsize="x-small", frameon=True)
     fig.suptitle(
-        f"Effective robustness: {first.transform} axes, {FIT_TITLES[first.fit]} fit over baseline models"
+        f"Effective robustness: {first.transform} axes, {FIT_TITLES[first.fit]} fit over "
+        "baseline models"
     )
     fig.tight_layout()
     if caption:

@@ -9,13 +9,14 @@ from typing import Any
 import numpy as np
 
 from vlstress.embedding.sets import EmbeddingSet, Loaded, testset_images
+from vlstress.errors import VlstressError
 from vlstress.suites.zeroshot import paths
 from vlstress.workflow.paths import CLASSIFIER, ZEROSHOT_EMB
 
 
 def classifier(folder: Path, templates: str) -> EmbeddingSet:
-    """The zero-shot classifier of a test set's class names: one weight row per class from the prompt
-    templates (a named set or a file, `vlstress.suites.zeroshot.templates`)."""
+    """The zero-shot classifier of a test set's class names: one weight row per class from the
+    prompt templates (a named set or a file, `vlstress.suites.zeroshot.templates`)."""
     from vlstress.suites.zeroshot import templates as template_sets
     from vlstress.testsets import manifest as testsets
 
@@ -63,14 +64,20 @@ def classifiers(
 ) -> list[tuple[str, EmbeddingSet]]:
     """The classifier of every test set, from `templates` (default: zeroshot.templates)."""
     chosen = templates or (config.get("zeroshot") or {}).get("templates")
+    found = list(zip(paths.testsets(config), paths.testset_folders(config)))
+    if not found:
+        return []
+    if chosen is None:
+        raise VlstressError("no prompt templates: pass --templates or set zeroshot.templates")
     return [
         (CLASSIFIER.format(testset=name), classifier(Path(folder), chosen))
-        for name, folder in zip(paths.testsets(config), paths.testset_folders(config))
+        for name, folder in found
     ]
 
 
 def image_sets(found: list[paths.Evaluation]) -> list[tuple[str, EmbeddingSet]]:
-    """The images each evaluation reads, as sets named by their file inside the model's zero-shot folder."""
+    """The images each evaluation reads, as sets named by their file inside the model's zero-shot
+    folder."""
     files = [e.embeddings.removeprefix(f"{ZEROSHOT_EMB}/") for e in found]
     return [
         (file, testset_images(Path(e.testset), file.removesuffix(".npy")))

@@ -34,16 +34,16 @@ SUITE = Suite(
             "testset",
             TESTSET,
             "zeroshot",
-            "the labelled manifest of a classification test set (materialised crops / CIFAR images included)",
+            (
+                "the labelled manifest of a classification test set (materialised crops / CIFAR "
+                "images included)"
+            ),
         ),
         Stage(
             "zeroshot_classifiers",
-            "vlstress embed-zeroshot {params_files} --sets classifiers --sets-from {providers.classifiers}"
-            " --templates {p.zeroshot.templates} --model-card {in.card} "
-            + RUN_FLAGS
-            + " "
-            + REUSE_FLAG
-            + " --out {out.classifiers}",
+            "vlstress embed-zeroshot {params_files} --sets classifiers"
+            " --sets-from {providers.classifiers} --templates {p.zeroshot.templates}"
+            " --model-card {in.card} " + RUN_FLAGS + " " + REUSE_FLAG + " --out {out.classifiers}",
             inputs={"card": CARD},
             input_lists={"testsets": "zeroshot_testsets"},
             outputs={"classifiers": Output(CLASSIFIERS, directory=True)},
@@ -51,8 +51,8 @@ SUITE = Suite(
             external=("zeroshot.templates",),
             suite="zeroshot",
             gpu=True,
-            doc="the zero-shot classifier of every test set of a model (prompt templates) in one job; unchanged"
-            " ones reused",
+            doc="the zero-shot classifier of every test set of a model (prompt templates) in one "
+            "job; unchanged ones reused",
         ),
         Stage(
             "embed_zeroshot",
@@ -64,8 +64,8 @@ SUITE = Suite(
             axes=("model",),
             suite="zeroshot",
             gpu=True,
-            doc="every zero-shot image set of a model in one job (each test set, corruption, typographic attack"
-            " and OOD set); unchanged sets are reused",
+            doc="every zero-shot image set of a model in one job (each test set, corruption, "
+            "typographic attack and OOD set); unchanged sets are reused",
         ),
         Stage(
             "evaluate_zeroshot",
@@ -84,9 +84,11 @@ SUITE = Suite(
         ),
         Stage(
             "robustness",
-            "vlstress robustness --summary {in.summary} --in-distribution {p.zeroshot.in_distribution}"
-            " --mce-baseline {p.zeroshot.robustness.mce_baseline} --transform {p.zeroshot.robustness.transform}"
-            " --fit {p.zeroshot.robustness.fit} --out-corruptions {out.corruptions} --out-effective {out.effective}"
+            "vlstress robustness --summary {in.summary}"
+            " --in-distribution {p.zeroshot.in_distribution}"
+            " --mce-baseline {p.zeroshot.robustness.mce_baseline}"
+            " --transform {p.zeroshot.robustness.transform} --fit {p.zeroshot.robustness.fit}"
+            " --out-corruptions {out.corruptions} --out-effective {out.effective}"
             " --out-json {out.json} --out-fig {out.png}",
             inputs={"summary": SUMMARY},
             outputs={
@@ -119,8 +121,8 @@ SUITE = Suite(
     commands={
         "embed-zeroshot": (
             "vlstress.suites.zeroshot.commands.embed_zeroshot",
-            "the zero-shot classifiers, or every zero-shot image set (test sets, corrupted, typographic, OOD),"
-            " of one model in one job",
+            "the zero-shot classifiers, or every zero-shot image set (test sets, corrupted, "
+            "typographic, OOD), of one model in one job",
         ),
         "evaluate-zeroshot": (
             "vlstress.suites.zeroshot.commands.evaluate_zeroshot",

@@ -28,7 +28,8 @@ def _open_clip_set(attribute: str) -> Callable[[], list[str]]:
     def load() -> list[str]:
         from open_clip import zero_shot_metadata
 
-        # open_clip keeps them as callables (lambda c: f"a photo of a {c}."); `{c}` strings travel in provenance
+        # open_clip keeps them as callables (lambda c: f"a photo of a {c}."); `{c}` strings travel
+        # in provenance
         return [template("{c}") for template in getattr(zero_shot_metadata, attribute)]
 
     return load
@@ -65,7 +66,8 @@ def _read_list(spec: str, what: str) -> list[str]:
         if isinstance(data, dict):
             if not key:
                 raise VlstressError(
-                    f"{what} file {path} is keyed by dataset ({', '.join(sorted(data)[:8])}, ...): add #KEY"
+                    f"{what} file {path} is keyed by dataset ({', '.join(sorted(data)[:8])}, "
+                    "...): add #KEY"
                 )
             if key not in data:
                 raise VlstressError(f"{what} file {path} has no key {key!r}")
@@ -89,7 +91,8 @@ def resolve(name: str) -> tuple[list[str], str]:
         return entry.load(), entry.description
     if not Path(name.partition("#")[0]).suffix:
         raise VlstressError(
-            f"unknown template set {name!r}: use one of {', '.join(TEMPLATE_SETS)} or a .txt/.json file"
+            f"unknown template set {name!r}: use one of {', '.join(TEMPLATE_SETS)} or a "
+            ".txt/.json file"
         )
     templates = _read_list(name, "template")
     bad = [t for t in templates if "{c}" not in t]

@@ -1,4 +1,5 @@
-"""`vlstress attack`: one adversarial attack on a model's zero-shot classifier, at every eps of its list.
+"""`vlstress attack`: one adversarial attack on a model's zero-shot classifier, at every eps of its
+list.
 
 The attacked function is pixels in [0, 1] (after the model's resize and centre crop) ->
 normalisation -> image tower -> zero-shot logits (vlstress.zeroshot.adversarial). Images are
@@ -145,7 +146,8 @@ def run(args: argparse.Namespace) -> None:
     described = models.describe(spec, model)
     if clf_meta["provenance"].get("model") != described:
         raise VlstressError(
-            f"zero-shot classifier {args.classifier} was built by another model than {spec.slug}; rebuild it"
+            f"zero-shot classifier {args.classifier} was built by another model than "
+            f"{spec.slug}; rebuild it"
         )
     rows = adversarial.subset(len(testset.images), args.n_images, args.attack_seed)
     paths = [testset.image_paths()[i] for i in rows]

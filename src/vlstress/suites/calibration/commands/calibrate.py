@@ -114,7 +114,8 @@ def run(args: argparse.Namespace) -> None:
     ident = [e for e in evaluations if e.condition == {"set": args.in_distribution}]
     if not ident:
         raise VlstressError(
-            f"in-distribution set {args.in_distribution!r} is not a zero-shot test set of the params"
+            f"in-distribution set {args.in_distribution!r} is not a zero-shot test set of the "
+            "params"
         )
     loaded = {id(e): _logits(e) for e in evaluations}
     logits, labels, id_testset, model = loaded[id(ident[0])]
@@ -132,8 +133,8 @@ def run(args: argparse.Namespace) -> None:
     bounded = cal.at_bound(temperature)
     if bounded:
         log.warning(
-            "%s: T = %.4g is on the search bound [0.01, 100]: the fit split has no interior NLL optimum "
-            "(e.g. every fit image is misclassified); the scaled metrics use the bound",
+            "%s: T = %.4g is on the search bound [0.01, 100]: the fit split has no interior NLL "
+            "optimum (e.g. every fit image is misclassified); the scaled metrics use the bound",
             args.model,
             temperature,
         )
@@ -161,7 +162,7 @@ def run(args: argparse.Namespace) -> None:
         packages=("torchmetrics", "scipy"),
     )
     records, bins_out = [], []
-    shifted_conf = {"raw": [], "scaled": []}
+    shifted_conf: dict[str, list[np.ndarray]] = {"raw": [], "scaled": []}
     shifted_correct = []
     panels = []
     for e in evaluations:

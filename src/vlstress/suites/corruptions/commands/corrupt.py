@@ -1,4 +1,5 @@
-"""`vlstress corrupt`: one ImageNet-C style corruption of a classification test set, at chosen severities.
+"""`vlstress corrupt`: one ImageNet-C style corruption of a classification test set, at chosen
+severities.
 
 Writes OUT/s<severity>/<index>.png and OUT/manifest.json (a classification manifest whose
 entries keep `label` and add `severity` and `source_path`; root = OUT). Files do not depend
@@ -42,7 +43,10 @@ def add_size_argument(parser: argparse.ArgumentParser) -> None:
         "--size",
         type=size_arg,
         default=corruptions.DEFAULT_SIZE,
-        help="ImageNet-C crop: shorter side to 256*SIZE/224, centre crop SIZExSIZE (224 = ImageNet-C); 0 = original size",
+        help=(
+            "ImageNet-C crop: shorter side to 256*SIZE/224, centre crop SIZExSIZE (224 = "
+            "ImageNet-C); 0 = original size"
+        ),
     )
 
 

@@ -1,4 +1,5 @@
-"""`vlstress finetune`: fine-tune a model of the registry with the CLIP loss + w_sc * SC + w_vc * VC.
+"""`vlstress finetune`: fine-tune a model of the registry with the CLIP loss + w_sc * SC +
+w_vc * VC.
 
 Training pairs (vlstress.finetune.data): the training manifest's images and captions, the altered
 caption of each caption (a caption set made from the *training* captions by `vlstress
@@ -142,7 +143,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _under_torchrun(args: argparse.Namespace) -> bool:
-    """With --processes > 1 and not yet inside torchrun: run this very command under torchrun and wait."""
+    """With --processes > 1 and not yet inside torchrun: run this very command under torchrun and
+    wait."""
     if args.processes <= 1 or "WORLD_SIZE" in os.environ:
         return False
     command = [
@@ -161,7 +163,8 @@ def _under_torchrun(args: argparse.Namespace) -> bool:
         from vlstress.errors import VlstressError
 
         raise VlstressError(
-            f"torchrun with {args.processes} processes failed (exit {result.returncode}); see the messages above"
+            f"torchrun with {args.processes} processes failed (exit {result.returncode}); see "
+            "the messages above"
         )
     return True
 
@@ -204,7 +207,8 @@ def run(args: argparse.Namespace) -> None:
     config.check()
     if not perturbation(args.method).uses_partner:
         raise VlstressError(
-            f"--method {args.method}: the visual contrastive loss needs a perturbation that mixes in a partner image (mix, patch)"
+            f"--method {args.method}: the visual contrastive loss needs a perturbation that "
+            "mixes in a partner image (mix, patch)"
         )
     train_entries = load_manifest(args.train)["images"]
     check_disjoint(train_entries, load_manifest(args.test)["images"])

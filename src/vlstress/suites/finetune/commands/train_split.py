@@ -1,4 +1,5 @@
-"""`vlstress train-split`: the training manifest of robust fine-tuning, without any test image or caption.
+"""`vlstress train-split`: the training manifest of robust fine-tuning, without any test image or
+caption.
 
 Reads a manifest made by `prepare` from the training data and the test manifest of the run;
 writes the training manifest minus the test images (same COCO id or same file content) and the

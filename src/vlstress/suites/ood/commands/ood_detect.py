@@ -1,4 +1,5 @@
-"""`vlstress ood-detect`: out-of-distribution detection of one model, in-distribution test set vs one OOD set.
+"""`vlstress ood-detect`: out-of-distribution detection of one model, in-distribution test set vs
+one OOD set.
 
 Both sets are scored against the in-distribution classifier (vlstress.zeroshot.ood), from
 embeddings already computed. One record per score (task `ood`, condition {ood, score}):
@@ -90,8 +91,8 @@ def run(args: argparse.Namespace) -> None:
     shared = sorted(set(ident.classes) & set(outside.classes))
     if shared:
         raise VlstressError(
-            f"OOD set {outside.dataset} shares class(es) with the in-distribution set {ident.dataset}: {', '.join(shared[:5])}; "
-            "drop them from the OOD set (--drop)"
+            f"OOD set {outside.dataset} shares class(es) with the in-distribution set "
+            f"{ident.dataset}: {', '.join(shared[:5])}; drop them from the OOD set (--drop)"
         )
     id_emb, id_meta = load_embeddings(args.image_emb, len(ident.images), "in-distribution image")
     ood_emb, ood_meta = load_embeddings(args.ood_emb, len(outside.images), "OOD image")
@@ -163,5 +164,8 @@ def run(args: argparse.Namespace) -> None:
         {"kind": "ood-roc", "in_distribution": ident.dataset, "ood": outside.dataset, "roc": roc},
     )
     figures.setup()
-    title = f"{model['slug']}: {ident.dataset} (ID, {len(ident.images)}) vs {outside.dataset} (OOD, {len(outside.images)})"
+    title = (
+        f"{model['slug']}: {ident.dataset} (ID, {len(ident.images)}) vs {outside.dataset} (OOD, "
+        f"{len(outside.images)})"
+    )
     figures.save(roc_figure(title, curves), args.out_fig, block)

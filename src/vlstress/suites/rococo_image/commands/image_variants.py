@@ -32,7 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             for name, entry in variants.PERTURBATIONS.items()
             if not entry.faithful_only
         )
-        + "; <corruption>_s<1-5>: an ImageNet-C corruption at a severity (faithful mode), e.g. fog_s3",
+        + (
+            "; <corruption>_s<1-5>: an ImageNet-C corruption at a severity (faithful mode), e.g. "
+            "fog_s3"
+        ),
     )
     parser.add_argument(
         "--lam", required=True, help="share of the original image kept, in [0, 1] (e.g. 0.9)"
@@ -44,7 +47,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--mode",
         choices=variants.MODES,
         default="faithful",
-        help="faithful: 384x384 bicubic + JPEG files as the official release; clean: mix after the model's preprocessing",
+        help=(
+            "faithful: 384x384 bicubic + JPEG files as the official release; clean: mix after "
+            "the model's preprocessing"
+        ),
     )
     parser.add_argument(
         "--size",
@@ -72,7 +78,8 @@ def run(args: argparse.Namespace) -> None:
     lam = variants.parse_lam(args.lam)
     if args.mode == "clean" and variants.perturbation(args.method).faithful_only:
         raise VlstressError(
-            f"--method {args.method} corrupts [0, 1] images: use --mode faithful (clean mode works on normalised tensors)"
+            f"--method {args.method} corrupts [0, 1] images: use --mode faithful (clean mode "
+            "works on normalised tensors)"
         )
     if not 1 <= args.jpeg_quality <= 100:
         raise VlstressError(f"--jpeg-quality must be in 1..100, got {args.jpeg_quality}")

@@ -30,7 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--block-size",
         type=positive_int,
         default=512,
-        help="captions encoded per block together with their deletion variants (memory vs. batching)",
+        help=(
+            "captions encoded per block together with their deletion variants (memory vs. batching)"
+        ),
     )
     parser.add_argument(
         "--out", required=True, type=Path, help="JSON to write, e.g. results/text/ei_scores.json"
@@ -69,7 +71,10 @@ def run(args: argparse.Namespace) -> None:
             "model": spec.slug,
             "weights": spec.weights_label(),
             "dataset": manifest.get("dataset"),
-            "definition": "EI(w, c) = 1 - cos(f(c), f(c without w)), f = L2-normalised text embedding of the scorer",
+            "definition": (
+                "EI(w, c) = 1 - cos(f(c), f(c without w)), f = L2-normalised text embedding of "
+                "the scorer"
+            ),
             "n_images": len(manifest["images"]),
             "n_captions": len(records),
             "n_words": sum(len(r["words"]) for r in records),

@@ -1,4 +1,5 @@
-"""`vlstress evaluate-text`: image-to-text metrics of one model on one caption set of the text stress-test.
+"""`vlstress evaluate-text`: image-to-text metrics of one model on one caption set of the text
+stress-test.
 
 The caption set is in the official RoCOCO list format (vlstress.text.caption_sets).
 Gallery = all original captions + all altered captions; ground truth = the image's original

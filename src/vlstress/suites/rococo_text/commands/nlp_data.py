@@ -24,7 +24,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sources",
         default="copy,nltk,debian",
-        help="comma-separated sources to try in order: copy (existing install), nltk (nltk.download), debian (apt-get download wordnet-base)",
+        help=(
+            "comma-separated sources to try in order: copy (existing install), nltk "
+            "(nltk.download), debian (apt-get download wordnet-base)"
+        ),
     )
     parser.add_argument(
         "--force", action="store_true", help="reinstall even when the folder already holds WordNet"
@@ -44,5 +47,6 @@ def run(args: argparse.Namespace) -> None:
     wn = load_wordnet(str(args.out))
     n_nouns = sum(1 for _ in wn.all_lemma_names(pos="n"))
     print(
-        f"WordNet ready in {wordnet_folder(args.out)} (source: {record['source']}; {n_nouns} noun lemmas)"
+        f"WordNet ready in {wordnet_folder(args.out)} (source: {record['source']}; {n_nouns} "
+        "noun lemmas)"
     )

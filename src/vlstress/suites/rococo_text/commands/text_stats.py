@@ -30,7 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         type=Path,
         default=None,
-        help="params file(s): only the sets of text_variants.sets are read (default: every <set>.json in the folder)",
+        help=(
+            "params file(s): only the sets of text_variants.sets are read (default: every "
+            "<set>.json in the folder)"
+        ),
     )
     parser.add_argument(
         "--source",
@@ -60,7 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def set_files(folder: Path, names: list[str] | None = None) -> dict[str, Path]:
-    """The caption-set files to describe: the named sets (params), or every set file in the folder."""
+    """The caption-set files to describe: the named sets (params), or every set file in the
+    folder."""
     from vlstress.errors import VlstressError
     from vlstress.suites.rococo_text.variants import OFFICIAL_SETS
 
@@ -68,7 +72,8 @@ def set_files(folder: Path, names: list[str] | None = None) -> dict[str, Path]:
         missing = [name for name in names if not (folder / f"{name}.json").is_file()]
         if missing:
             raise VlstressError(
-                f"caption set(s) {', '.join(missing)} not in {folder}; run `vlstress text-variants` first"
+                f"caption set(s) {', '.join(missing)} not in {folder}; run "
+                "`vlstress text-variants` first"
             )
         files = {name: folder / f"{name}.json" for name in names}
     else:
@@ -106,7 +111,8 @@ def run(args: argparse.Namespace) -> None:
     files = set_files(args.variants_dir, names)
     if not files:
         raise VlstressError(
-            f"no caption sets (<set>.json) in {args.variants_dir}; run `vlstress text-variants` first"
+            f"no caption sets (<set>.json) in {args.variants_dir}; run `vlstress text-variants` "
+            "first"
         )
     wc = word_classes(args.nltk_data)
     sets: dict[str, dict[str, list]] = {}

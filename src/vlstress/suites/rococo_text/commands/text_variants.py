@@ -113,13 +113,16 @@ def run(args: argparse.Namespace) -> None:
                 )
             )
             raise VlstressError(
-                f"official set {args.set_name!r}: {args.set_name}.json not found in {where or '(no folder given)'}; "
-                "set text_variants.official_dir (e.g. ../shared/data/rococo) or use the karpathy dataset kind, whose download fetches them"
+                f"official set {args.set_name!r}: {args.set_name}.json not found in "
+                f"{where or '(no folder given)'}; set text_variants.official_dir (e.g. "
+                "../shared/data/rococo) or use the karpathy dataset kind, whose download fetches "
+                "them"
             )
         out_entries, matched = variants.load_official(path, entries)
         if not matched:
             raise VlstressError(
-                f"official set {path}: none of the {len(entries)} manifest images is in it (matched by COCO image id)"
+                f"official set {path}: none of the {len(entries)} manifest images is in it "
+                "(matched by COCO image id)"
             )
         inputs[str(path)] = sha256_file(path)
         counts = {

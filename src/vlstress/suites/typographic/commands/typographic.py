@@ -1,4 +1,5 @@
-"""`vlstress typographic`: a typographic attack on a classification test set (a wrong class name written on each image).
+"""`vlstress typographic`: a typographic attack on a classification test set (a wrong class name
+written on each image).
 
 Writes OUT/images/<index>.png and OUT/manifest.json (a classification manifest whose entries
 keep `label` and add `written`, the drawn style and `source_path`; root = OUT).

@@ -39,7 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--csv",
         action="append",
         required=True,
-        help=f"wide accuracy table, one row per model (repeatable; '{PUBLISHED}' = the shipped open_clip table)",
+        help=(
+            f"wide accuracy table, one row per model (repeatable; '{PUBLISHED}' = the shipped "
+            "open_clip table)"
+        ),
     )
     parser.add_argument(
         "--model-column", default="model", help="column naming the model (default: model)"
@@ -58,7 +61,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--baselines",
         default="all",
-        help=f"models the line is fitted on: all | {PUBLISHED} (every model of the shipped table) | name,name | @file (one name a line)",
+        help=(
+            f"models the line is fitted on: all | {PUBLISHED} (every model of the shipped table) "
+            "| name,name | @file (one name a line)"
+        ),
     )
     parser.add_argument(
         "--transform",
@@ -112,7 +118,8 @@ def published_path() -> Path:
 
 
 def read_wide(path: Path, model_column: str, id_column: str, shift_columns: list[str]):
-    """One wide table -> long rows (model, shift, id_accuracy, shifted_accuracy); columns named in the error if absent."""
+    """One wide table -> long rows (model, shift, id_accuracy, shifted_accuracy); columns named in
+    the error if absent."""
     import pandas as pd
 
     from vlstress.errors import VlstressError
@@ -146,7 +153,8 @@ def read_tables(args: argparse.Namespace, shift_columns: list[str]):
     from vlstress.io import sha256_file
     from vlstress.suites.zeroshot.robustness import validate_table
 
-    frames, inputs, seen = [], {}, {}
+    frames, inputs = [], {}
+    seen: dict[str, str] = {}  # model -> the table it came from
     for spec in args.csv:
         path, scale = (published_path(), 1) if spec == PUBLISHED else (Path(spec), args.scale)
         try:
@@ -262,7 +270,10 @@ def run(args: argparse.Namespace) -> None:
 
         figures.setup()
         digest = ", ".join(f"{Path(p).name} sha256 {h[:12]}" for p, h in inputs.items())
-        caption = f"vlstress effective-robustness; {len(results['model'].unique())} models, baselines: {args.baselines}; {digest}"
+        caption = (
+            f"vlstress effective-robustness; {len(results['model'].unique())} models, baselines: "
+            f"{args.baselines}; {digest}"
+        )
         fig = robustness_figure.draw(
             results, lines, args.highlight, id_name=args.id_column, caption=caption
         )

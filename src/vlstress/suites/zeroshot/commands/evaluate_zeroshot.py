@@ -96,11 +96,17 @@ def run(args: argparse.Namespace) -> None:
         )
     scores = embeddings[rows] @ weights.T
     values, per_class = metrics.classification_metrics(
-        scores, labels, ks=args.ks, written=written if has_written else None
+        scores,
+        labels,
+        ks=args.ks,
+        written=[w for w in written if w is not None] if has_written else None,
     )
     if args.clean_record is not None:
         clean = read_record(args.clean_record)
-        values.update(metrics.shift_metrics(values["top1"], clean.metrics.get("top1")))
+        top1 = values["top1"]
+        if top1 is None:  # top-1 is defined for any test set with at least one class
+            raise VlstressError(f"test set {args.testset}: no top-1 accuracy to compare")
+        values.update(metrics.shift_metrics(top1, clean.metrics.get("top1")))
     inputs = [
         testsets.manifest_path(args.testset),
         args.image_emb,

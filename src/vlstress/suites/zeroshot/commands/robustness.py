@@ -117,7 +117,10 @@ def run(args: argparse.Namespace) -> None:
     n_models = shifts["model"].nunique()
     note = None
     if shifts.empty:
-        note = f"no shifted accuracies: only the in-distribution test set {args.in_distribution!r} was evaluated"
+        note = (
+            f"no shifted accuracies: only the in-distribution test set {args.in_distribution!r} "
+            "was evaluated"
+        )
     elif n_models < 2:
         note = f"effective robustness needs a line over at least 2 models; this run has {n_models}"
     percent = shifts.assign(
@@ -186,6 +189,8 @@ def run(args: argparse.Namespace) -> None:
             id_name=args.in_distribution,
         )
     else:
+        if note is None:  # fit_lines fits a line per shift or raises
+            raise VlstressError("no effective-robustness line was fitted, and no reason was given")
         fig = figures.placeholder("Effective robustness", note)
     figures.save(fig, args.out_fig, block)
 

@@ -22,6 +22,7 @@ MODULES = (
     "vlstress.suites.calibration.suite",
     "vlstress.suites.ood.suite",
     "vlstress.suites.finetune.suite",
+    "vlstress.suites.accuracy_vs_recall.suite",
 )
 
 

@@ -1,0 +1,1 @@
+"""The commands of the accuracy_vs_recall suite (each: add_arguments, run)."""

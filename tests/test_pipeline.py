@@ -57,6 +57,20 @@ def sh(*cmd: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
 # ----------------------------------------------------------------------------- the table
 
 
+def test_checked_in_schema_is_the_whole_params_schema():
+    """workflow/schemas/config.schema.yaml: the engine's keys and every suite's blocks, current."""
+    import jsonschema
+
+    from vlstress.pipeline import rendered
+
+    text = (REPO / "workflow/schemas/config.schema.yaml").read_text()
+    assert text == rendered.schema_text(), "run `vlstress pipeline render`"
+    schema = yaml.safe_load(text)
+    for suite in SUITES.values():
+        assert set(suite.needs) <= set(schema["properties"]), suite.name
+    jsonschema.validate(demo_params(), schema)  # what snakemake.utils.validate would check
+
+
 def test_checked_in_dvc_yaml_is_the_rendering_of_the_table():
     assert (REPO / "dvc.yaml").read_text() == dvc.render(demo_params()), (
         "run `vlstress pipeline render`"

@@ -1,9 +1,10 @@
-"""`vlstress pipeline`: the DVC front end rendered from the stage table, and checked.
+"""`vlstress pipeline`: the DVC front end rendered from the stage declarations, and checked.
 
-vlstress pipeline render   write dvc.yaml for the params (after switching a suite,
-                           or editing the stage table or the code a step imports)
-vlstress pipeline check    exit 2 when the params are invalid or dvc.yaml differs from what
-                           render would write; with --stamp, write the stamp the first
+vlstress pipeline render   write dvc.yaml for the params and the whole params schema
+                           (after switching a suite, or editing the stage declarations or
+                           the code a step imports): vlstress.pipeline.rendered
+vlstress pipeline check    exit 2 when the params are invalid or a rendered file differs from
+                           what render would write; with --stamp, write the stamp the first
                            steps of both front ends wait for (the workflow's gate)
 vlstress pipeline stages   the stages of the current params, one line each
 vlstress pipeline use FILE merge a params file (e.g. params.coco-mini.yaml) into params.yaml,
@@ -14,7 +15,6 @@ vlstress pipeline use FILE merge a params file (e.g. params.coco-mini.yaml) into
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
 from pathlib import Path
 
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> None:
     from vlstress import params_check
     from vlstress.errors import VlstressError
     from vlstress.io import write_text
-    from vlstress.pipeline import GATE_STAMP, active_stages, dvc
+    from vlstress.pipeline import GATE_STAMP, active_stages, rendered
 
     files = args.params or [Path("params.yaml")]
     if args.action != "use":
@@ -65,22 +65,14 @@ def run(args: argparse.Namespace) -> None:
                 f"{stage.suite or 'always':14s} {stage.subcommand:20s} {stage.doc}"
             )
         return
-    text = dvc.render(params)
     if args.action == "render":
-        write_text(args.dvc_yaml, text)
-        print(f"wrote {args.dvc_yaml}", file=sys.stderr)
+        for path in rendered.write(params, args.dvc_yaml):
+            print(f"wrote {path}", file=sys.stderr)
         return
-    current = args.dvc_yaml.read_text(encoding="utf-8") if args.dvc_yaml.is_file() else ""
     # dvc.yaml describes params.yaml alone; a Snakemake run with more params files is not DVC's
-    if current != text and (args.stamp is None or files == [Path("params.yaml")]):
-        diff = "".join(
-            difflib.unified_diff(
-                current.splitlines(True), text.splitlines(True), str(args.dvc_yaml), "rendered", n=1
-            )
-        )
-        raise VlstressError(
-            f"{args.dvc_yaml} is stale: run `vlstress pipeline render`\n{diff[:4000]}"
-        )
+    problems = rendered.stale(params, args.dvc_yaml)
+    if problems and (args.stamp is None or files == [Path("params.yaml")]):
+        raise VlstressError("\n".join(problems))
     if args.stamp is not None:
         write_text(args.stamp, GATE_STAMP)
-    print(f"params valid; {args.dvc_yaml} is up to date", file=sys.stderr)
+    print(f"params valid; {args.dvc_yaml} and the params schema are up to date", file=sys.stderr)

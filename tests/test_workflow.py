@@ -120,6 +120,48 @@ def test_snakemake_run_leaves_nothing_for_dvc(project):
     assert ran_stages(log) == set(), log
 
 
+# the steps that compute nothing new: the gate, the summary and what is drawn or tabulated from it
+REPORT_STEPS = {
+    "pipeline",
+    "summarize",
+    "figures",
+    "tables",
+    "robustness",
+    "finetune-table",
+    "accuracy-vs-recall",
+}
+
+
+def test_an_edit_reruns_only_the_steps_of_its_code(project, tmp_path):
+    """benchmarks/stale_stages.py on the built project: what each edit makes stale, both tools."""
+    out = tmp_path / "stale.json"
+    sh(sys.executable, "benchmarks/stale_stages.py", "--root", ".", "--json", str(out), cwd=project)
+    edits = json.loads(out.read_text())["edits"]
+
+    def stages(edit: str, tool: str) -> set[str]:
+        return {name.split("@")[0] for name in edits[f"src/vlstress/suites/{edit}"][tool]}
+
+    for tool in ("dvc", "snakemake"):
+        # a suite's figure or table module: only that suite's report stage
+        assert stages("calibration/figures.py", tool) == {"calibration_figures"}, tool
+        assert stages("calibration/table.py", tool) == {"calibration_tables"}, tool
+        # a suite's stage declarations: no step that computes anything
+        compute = {stage.name for stage in STAGES if stage.subcommand not in REPORT_STEPS}
+        assert (
+            stages("calibration/suite.py", tool)
+            and not stages("calibration/suite.py", tool) & compute
+        )
+        # calibration or OOD code: its own steps, and no embedding job
+        embedding = {"embed_retrieval", "embed_zeroshot", "zeroshot_classifiers"}
+        assert "calibrate" in stages("calibration/calibration.py", tool)
+        assert "ood_detect" in stages("ood/scores.py", tool)
+        for edit in ("calibration/calibration.py", "ood/scores.py"):
+            assert not stages(edit, tool) & embedding, (edit, tool)
+    # DVC lists the stages whose own code changed; Snakemake plans those downstream too
+    assert stages("calibration/calibration.py", "dvc") == {"calibrate"}
+    assert "summarize" in stages("calibration/calibration.py", "snakemake")
+
+
 def test_dvc_alone_builds_the_same_bytes_and_leaves_nothing_for_snakemake(project, tmp_path):
     """Front ends are interchangeable on one machine: same params, same artifacts, nothing left for
     the other."""

@@ -19,17 +19,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from vlstress.errors import VlstressError
+from vlstress.suites.zeroshot.metrics import softmax
 
 N_BINS = 15
 # log T is searched in [LOG_T_MIN, LOG_T_MAX]: T from 0.01 to 100
 LOG_T_MIN, LOG_T_MAX = float(np.log(1e-2)), float(np.log(1e2))
-
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    logits = np.asarray(logits, dtype=np.float64)
-    shifted = logits - logits.max(axis=1, keepdims=True)
-    exp = np.exp(shifted)
-    return exp / exp.sum(axis=1, keepdims=True)
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:

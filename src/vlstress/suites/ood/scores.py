@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vlstress.errors import VlstressError
-from vlstress.suites.calibration.calibration import softmax
+from vlstress.suites.zeroshot.metrics import softmax
 
 TPR_LEVEL = 0.95
 

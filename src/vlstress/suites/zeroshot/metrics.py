@@ -74,3 +74,10 @@ def shift_metrics(top1: float, clean_top1: float | None) -> dict[str, float | No
         "drop": drop,
         "relative_drop": 100.0 * drop / clean_top1 if clean_top1 > 0 else None,
     }
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    logits = np.asarray(logits, dtype=np.float64)
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    exp = np.exp(shifted)
+    return exp / exp.sum(axis=1, keepdims=True)

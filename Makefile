@@ -9,12 +9,13 @@ BIN := $(abspath $(VENV))/bin
 STAMP := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 
-.PHONY: install demo test lint report clean-results help
+.PHONY: install demo test test-fast lint report clean-results help
 
 help:
 	@echo "make demo    install into $(VENV) and run the offline demo workflow (snakemake --cores $(CORES))"
-	@echo "make test    install into $(VENV) and run the test suite"
-	@echo "make lint    dvc.yaml matches the stage table, snakemake --lint, snakefmt --check"
+	@echo "make test    install into $(VENV) and run the whole test suite (what CI runs)"
+	@echo "make test-fast  the fast tier (pytest -m 'not slow'): every metric's known answers and a small workflow, under 5 min"
+	@echo "make lint    rendered files current, snakemake --lint, snakefmt, ruff (lint + format), mypy"
 	@echo "make report  HTML report of the last run (results/report.html)"
 
 install: $(STAMP)
@@ -37,10 +38,16 @@ demo: install
 test: install
 	python -m pytest
 
+test-fast: install
+	python -m pytest -m "not slow"
+
 lint: install
 	vlstress pipeline check
 	snakemake --lint
 	snakefmt --check workflow/
+	ruff check src tests benchmarks
+	ruff format --check src tests benchmarks
+	mypy
 
 report: install
 	snakemake --report results/report.html

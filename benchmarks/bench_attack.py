@@ -76,15 +76,17 @@ def main(argv=None) -> int:
     pixels = torch.from_numpy(rng.random((args.images, 3, size, size), dtype=np.float32))
     module = adversarial.pixel_zero_shot(model, weights, mean, std, 100.0, device)
     with torch.no_grad():
+        # all clean-correct
         labels = np.concatenate(
             [
                 module(pixels[i : i + args.batch_size].to(device)).argmax(1).cpu().numpy()
                 for i in range(0, args.images, args.batch_size)
             ]
-        )  # all clean-correct
+        )
     attack = adversarial.AttackSpec(
         name=args.kind, kind=args.kind, eps=(args.eps,), steps=args.steps
     )
+    # warm-up
     adversarial.run_attack(
         module,
         attack,
@@ -94,7 +96,7 @@ def main(argv=None) -> int:
         seed=0,
         batch_size=2,
         progress=False,
-    )  # warm-up
+    )
 
     def clean_pass():
         with torch.no_grad():

@@ -41,13 +41,14 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+# noise, the two slow blurs, weather, digital
 QUICK = [
     "gaussian_noise",
     "glass_blur",
     "zoom_blur",
     "frost",
     "jpeg_compression",
-]  # noise, the two slow blurs, weather, digital
+]
 SEVERITIES = [1, 2, 3, 4, 5]
 IMAGENET_VAL = 50_000
 
@@ -190,17 +191,17 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(dir=args.workdir, prefix="bench_corruptions.") as tmp:
         tmp = Path(tmp)
         clean = synthetic_set(tmp / "clean", args.images, args.size, args.seed)
-        tiny = synthetic_set(
-            tmp / "tiny", cores, args.size, args.seed + 2
-        )  # one image per worker: the pool's start-up
+        # one image per worker: the pool's start-up
+        tiny = synthetic_set(tmp / "tiny", cores, args.size, args.seed + 2)
         for name in names:
             warm_up(name)
             plain = plain_loop(clean, name, tmp / f"{name}.plain")
             one = timed_generate(clean, name, tmp / f"{name}.x1", 1, chunk)
             many = timed_generate(clean, name, tmp / f"{name}.xN", cores, chunk)
+            # minus ~one image's work
             startup = (
                 timed_generate(tiny, name, tmp / f"{name}.startup", cores, 1, [1]) - one / per_set
-            )  # minus ~one image's work
+            )
             rows[name] = {
                 "family": CORRUPTIONS[name],
                 "plain_img_s": per_set / plain,

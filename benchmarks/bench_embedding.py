@@ -40,9 +40,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-os.environ.setdefault(
-    "TQDM_DISABLE", "1"
-)  # read when tqdm is imported (torch may import it): no progress bars here
+# read when tqdm is imported (torch may import it): no progress bars here
+os.environ.setdefault("TQDM_DISABLE", "1")
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402

@@ -525,9 +525,8 @@ def main(argv=None) -> int:
         "stages": stages,
         "throughput": throughput(run, fixed),
         "run": {key: run[key] for key in ("wall_s", "gpu_util_mean", "jobs", "rows", "set_times")},
-        "load_average_after": [
-            round(x, 2) for x in os.getloadavg()
-        ],  # other processes on the machine
+        # other processes on the machine
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "provenance": provenance.build(
             "bench-workflow",
             {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},

@@ -124,9 +124,8 @@ def test_fits_per_condition_from_the_summary(tmp_path):
 
 
 def test_the_command_writes_table_metrics_and_figure(tmp_path):
-    summary = summary_of(
-        tmp_path, models=("m1", "m2")
-    )  # two models: every fit is undefined, and says so
+    # two models: every fit is undefined, and says so
+    summary = summary_of(tmp_path, models=("m1", "m2"))
     out = tmp_path / "out"
     flags = [
         "--out-md",
@@ -144,9 +143,8 @@ def test_the_command_writes_table_metrics_and_figure(tmp_path):
     assert "2 model(s), at least 3 needed" in result.stderr
     metrics = json.loads((out / "m.json").read_text())
     assert metrics["testset"] == "objects" and len(metrics["fits"]) == 3
-    assert all(
-        fit["slope"] is None and fit["n_models"] == 2 for fit in metrics["fits"]
-    )  # JSON null, never NaN
+    # JSON null, never NaN
+    assert all(fit["slope"] is None and fit["n_models"] == 2 for fit in metrics["fits"])
     markdown = (out / "t.md").read_text()
     assert (
         "Pearson r" in markdown

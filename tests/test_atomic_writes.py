@@ -36,9 +36,8 @@ def temps(folder: Path) -> list[Path]:
 def test_a_killed_writers_temp_file_is_cleared_by_the_next_write(tmp_path):
     target = tmp_path / "out.json"
     killed_writer(target, "file")
-    assert (
-        not target.exists() and len(temps(tmp_path)) == 1
-    )  # the output never appeared, the temp stayed
+    # the output never appeared, the temp stayed
+    assert not target.exists() and len(temps(tmp_path)) == 1
     write_json(target, {"ok": 1})
     assert target.read_text().strip().startswith("{") and temps(tmp_path) == []
 

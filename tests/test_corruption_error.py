@@ -44,9 +44,8 @@ def test_no_baseline_no_mce_and_undefined_ratio():
     table = corruption_table(top1, {"a": 100.0, "b": 60.0}, None).set_index("model")
     assert table["mCE"].isna().all()
     perfect = corruption_table(top1, {"a": 100.0, "b": 60.0}, "a").set_index("model")
-    assert (
-        perfect.loc["b", "mCE"] is None
-    )  # the baseline makes no error: CE undefined, not infinite
+    # the baseline makes no error: CE undefined, not infinite
+    assert perfect.loc["b", "mCE"] is None
 
 
 def test_baseline_must_have_records_and_grids_match():

@@ -94,9 +94,8 @@ def test_split_preprocess_equals_the_whole_one(preprocess):
         photo(480, 640, seed=99).convert("L")
     ]
     expected = torch.stack([preprocess(image) for image in images])
-    ours = on_device(
-        [dp.to_uint8(image) for image in images]
-    )  # mixed sizes: grouped, returned in order
+    # mixed sizes: grouped, returned in order
+    ours = on_device([dp.to_uint8(image) for image in images])
     assert ours.dtype == torch.float32 and torch.equal(ours, expected)
 
 

@@ -245,10 +245,11 @@ def test_full_success_then_prepare(tmp_path, server, benchmark, capsys):
 def test_image_ids_restrict_split_and_rococo(tmp_path, server, benchmark):
     assert run_download(tmp_path, "--image-ids", "3,1") == 0
     raw = tmp_path / "raw"
+    # the split's order
     assert [e["image"] for e in json.loads((raw / "captions.json").read_text())] == [
         f"val2014/{image_name(1)}",
         f"val2014/{image_name(3)}",
-    ]  # the split's order
+    ]
     for name in SETS:
         text = (raw / "rococo" / f"{name}.json").read_text()
         assert text == json.dumps(rococo_list(name, ids=(1, 3)))  # official format, restricted

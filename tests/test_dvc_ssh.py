@@ -171,9 +171,8 @@ def sshd(tmp_path_factory):
                 ]
             )
         )
-        sh(
-            str(SSHD), "-t", "-f", str(config), cwd=folder
-        )  # config test: fails loudly on a bad option
+        # config test: fails loudly on a bad option
+        sh(str(SSHD), "-t", "-f", str(config), cwd=folder)
         process = subprocess.Popen(
             [str(SSHD), "-D", "-f", str(config), "-E", str(log)],
             stdin=subprocess.DEVNULL,
@@ -276,9 +275,8 @@ def test_dvc_push_over_ssh_then_pull_in_a_fresh_clone(project, sshd, tmp_path):
     sh("dvc", "push", *BUILT, cwd=project, env=remote_env, timeout=300)
     assert sorted(p.name for p in remote.iterdir()) == ["files"]
     pushed = store_files(remote / "files")  # md5/xx/... objects, .dir listings included
-    assert pushed and pushed == store_files(
-        project / ".dvc/cache/files"
-    )  # every cached object, nothing else
+    # every cached object, nothing else
+    assert pushed and pushed == store_files(project / ".dvc/cache/files")
     assert f"Accepted publickey for {user}" in log.read_text()
 
     clone = tmp_path / "clone"

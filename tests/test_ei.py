@@ -163,6 +163,7 @@ def test_command(tiny_arch, tmp_path):
         ("a.jpg", 1),
         ("a.jpg", 2),
     ]
+    # the lone "." is skipped
     assert [w["position"] for w in records[2]["words"]] == [
         0,
         1,
@@ -170,7 +171,7 @@ def test_command(tiny_arch, tmp_path):
         3,
         4,
         5,
-    ]  # the lone "." is skipped
+    ]
     assert all(
         isinstance(w["ei"], float) and -1e-6 <= w["ei"] <= 2 for r in records for w in r["words"]
     )

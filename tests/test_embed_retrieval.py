@@ -206,10 +206,11 @@ def test_one_job_writes_what_each_set_alone_writes(inputs, tmp_path, tiny_arch):
 
 def test_unchanged_sets_are_reused_byte_for_byte_and_only_they(inputs, tmp_path, tiny_arch, caplog):
     caplog.set_level(logging.INFO)
+    # the workflow reruns the same command line
     reuse, out = (
         tmp_path / "reuse",
         tmp_path / "retrieval",
-    )  # the workflow reruns the same command line
+    )
     embed_all(inputs, out, tiny_arch, reuse)
     assert counts(caplog).endswith("4 set(s) embedded, 0 reused")
     first = files_of(out)
@@ -258,9 +259,8 @@ def test_rewriting_an_output_leaves_the_reuse_entry_intact(inputs, tmp_path, tin
     reuse, out = tmp_path / "reuse", tmp_path / "out"
     embed_all(inputs, out, tiny_arch, reuse)
     expected = files_of(out)
-    embed_all(
-        inputs, out, tiny_arch, reuse
-    )  # replaces the folder that shares files with the entries
+    # replaces the folder that shares files with the entries
+    embed_all(inputs, out, tiny_arch, reuse)
     (out / FILES[0]).unlink()
     for entry in reuse.rglob("*.npy*"):
         entry.chmod(0o444)  # read-only, as DVC protects its cache; a hard link shares the mode
@@ -385,9 +385,8 @@ def test_a_missing_image_is_named_before_any_model_work_and_leaves_no_output(
     ]
     assert run(*argv) == 2
     error = capsys.readouterr().err
-    assert (
-        f"set {VARIANT}" in error and "img1.jpg" in error and "t images" not in error
-    )  # nothing embedded first
+    # nothing embedded first
+    assert f"set {VARIANT}" in error and "img1.jpg" in error and "t images" not in error
     assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]
 
 
@@ -399,16 +398,16 @@ def test_the_params_name_the_sets_of_the_suites_that_are_on(repo_root):
         f"data/image_variants/{m}_lam0.9_seed{s}" for m in ("mix", "patch") for s in (1, 10)
     ]
     assert LISTS["text_sets"].paths(params) == sets
-    assert (
-        LISTS["retrieval_sets"].paths(params) == sets + variants
-    )  # what the one job reads, in registry order
+    # what the one job reads, in registry order
+    assert LISTS["retrieval_sets"].paths(params) == sets + variants
     assert LISTS["retrieval_sets"].folders(params) == ["data/text_variants", "data/image_variants"]
     assert providers("retrieval") == PROVIDERS.split(",")
     params["suites"].update(rococo_image=False, rococo_text=False)
+    # a suite that is off needs no params block
     del (
         params["image_variants"],
         params["text_variants"],
-    )  # a suite that is off needs no params block
+    )
     assert LISTS["retrieval_sets"].paths(params) == [] and LISTS["text_sets"].paths(params) == []
     assert (
         LISTS["retrieval_sets"].folders(params) == []

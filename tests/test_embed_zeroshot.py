@@ -166,9 +166,8 @@ def test_a_rerun_embeds_only_the_sets_whose_inputs_changed(project, tiny_arch, c
     embed(out, tiny_arch, "images", reuse)
     assert counts(caplog).endswith("1 set(s) embedded, 3 reused")
     after = files_of(out)
-    assert [name for name in first if first[name] != after[name]] == [
-        FILES[1]
-    ]  # its sidecar records no image bytes
+    # its sidecar records no image bytes
+    assert [name for name in first if first[name] != after[name]] == [FILES[1]]
 
     embed(project / "classifiers", tiny_arch, "classifiers", reuse)
     before = files_of(project / "classifiers")
@@ -233,9 +232,8 @@ def test_the_params_name_the_sets_and_the_job_inputs(project):
     params = yaml.safe_load((project / "params.yaml").read_text())
     assert planned(params, "classifiers") == [(CLASSIFIER, FOLDERS[0])]
     assert planned(params, "zeroshot") == list(zip(FILES, FOLDERS))
-    assert (
-        LISTS["zeroshot_data"].paths(params) == FOLDERS
-    )  # the image job's Snakemake inputs: every folder it reads, once
+    # the image job's Snakemake inputs: every folder it reads, once
+    assert LISTS["zeroshot_data"].paths(params) == FOLDERS
     assert LISTS["zeroshot_data"].folders(params) == [
         "data/testsets",
         "data/corruptions",

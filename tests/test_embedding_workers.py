@@ -181,9 +181,8 @@ def test_the_step_records_workers_and_precision(tiny_arch, photos, tmp_path):
         np.load(tmp_path / "w2/images.npy"), np.load(tmp_path / "auto/images.npy")
     )
     params = json.loads((tmp_path / "w2/images.npy.json").read_text())["provenance"]["params"]
-    assert (
-        params["workers"] == 2 and params["precision"] == "fp32" and params["batch_size"] == 3
-    )  # on the CPU
+    # on the CPU
+    assert params["workers"] == 2 and params["precision"] == "fp32" and params["batch_size"] == 3
     assert (
         json.loads((tmp_path / "auto/images.npy.json").read_text())["provenance"]["params"][
             "workers"

@@ -83,9 +83,8 @@ def outside(tmp_path_factory) -> Path:
             for k, c in enumerate(captions)
         ]
     (root / "captions.json").write_text(json.dumps({"images": images, "annotations": annotations}))
-    (root / "ckpt.pt").write_bytes(
-        b"weights v1"
-    )  # a model card checks and pins it without loading it
+    # a model card checks and pins it without loading it
+    (root / "ckpt.pt").write_bytes(b"weights v1")
     (root / "official").mkdir()
     danger = [
         {
@@ -148,9 +147,8 @@ def test_an_edited_official_set_reruns_the_set(project, outside):
 
 def test_an_image_replaced_in_place_reruns_the_dataset(project, outside):
     assert "download" not in planned(project)
-    write_image(
-        outside / "images" / "000000000002.jpg", 99
-    )  # same name, new content: no folder mtime change
+    # same name, new content: no folder mtime change
+    write_image(outside / "images" / "000000000002.jpg", 99)
     assert "download" in planned(project) and "download" in changed_all(project)
 
 

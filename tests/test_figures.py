@@ -143,10 +143,11 @@ def test_full_figures_have_all_panels(full_summary):
     legend = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
     assert legend == ["original", "mix λ=0.7", "mix λ=0.9", "patch λ=0.7", "patch λ=0.9"]
     ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    # readable names, random-init visible
     assert ticks == [
         "RN50\n(openai)",
         "ViT-B-32\n(random-init)",
-    ]  # readable names, random-init visible
+    ]
     fig, _ = figures.lambda_sweep(table)
     assert sorted({ax.get_title() for ax in fig.axes} - {""}) == ["mix", "patch"]
     fig, _ = figures.false_r1_heatmap(table)
@@ -299,9 +300,8 @@ def test_snakemake_report_collects_figures_and_tables(tmp_path):
     }
     finetune_off(params)
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    summary = summary_of(
-        root / "results"
-    )  # metrics under results/metrics, summary outputs under results/
+    # metrics under results/metrics, summary outputs under results/
+    summary = summary_of(root / "results")
     assert summary == root / "results" / "summary.csv"
     on = {name for name, value in params["suites"].items() if value} | {"retrieval"}
     drawn = []
@@ -335,9 +335,8 @@ def test_snakemake_report_collects_figures_and_tables(tmp_path):
         "results/tables/stress.tex",
         cwd=root,
     )
-    assert (
-        "calibration_ece" not in drawn and "recall_bars" in drawn
-    )  # the figures rules follow the suite switches
+    # the figures rules follow the suite switches
+    assert "calibration_ece" not in drawn and "recall_bars" in drawn
     targets = [
         *(f"results/figures/{n}.png" for n in drawn),
         "results/tables/stress.md",

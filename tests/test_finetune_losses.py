@@ -19,9 +19,8 @@ def unit(x: torch.Tensor) -> torch.Tensor:
 @pytest.fixture
 def batch():
     g = torch.Generator().manual_seed(0)
-    return [
-        unit(torch.randn(6, 8, generator=g)) for _ in range(4)
-    ]  # image, text, text_alt, image_alt
+    # image, text, text_alt, image_alt
+    return [unit(torch.randn(6, 8, generator=g)) for _ in range(4)]
 
 
 def test_hinge_known_answer():
@@ -78,9 +77,8 @@ def test_the_total_adds_the_weighted_terms_and_gradients_flow(batch, form):
         terms["clip"] + 0.5 * terms["sc"] + 2.0 * terms["vc"], rel=1e-6
     )
     total.backward()
-    assert (
-        text_alt.grad is not None and text_alt.grad.abs().sum() > 0
-    )  # the altered captions are pushed away
+    # the altered captions are pushed away
+    assert text_alt.grad is not None and text_alt.grad.abs().sum() > 0
     assert image_alt.grad is not None and image_alt.grad.abs().sum() > 0
 
 

@@ -60,14 +60,16 @@ def test_train_split_removes_test_images_and_captions(tmp_path):
     shutil.copyfile(test[0]["path"], same_bytes)
     train = [
         entry(same_bytes, "copy.png", ["Another caption."]),  # the test photo under another name
+        # the same COCO id
         entry(
             photo(tmp_path / "train/b.png", (9, 9, 9), 1), "COCO_train2014_000000022192.jpg", ["x"]
-        ),  # the same COCO id
+        ),
+        # a test caption
         entry(
             photo(tmp_path / "train/c.png", (7, 7, 7), 2),
             "c.png",
             ["a red  SQUARE on grey.", "A green dot."],
-        ),  # a test caption
+        ),
     ]
     kept, counts = without_test(train, test)
     assert [e["image"] for e in kept] == ["c.png"] and kept[0]["caption"] == ["A green dot."]
@@ -153,9 +155,8 @@ def test_coco_mini_trains_on_its_photos_that_are_not_karpathy_test_photos(shared
             int(entry["image_id"])
             for entry in json.loads((tmp_path / f"train-{split}.json").read_text())["images"]
         }
-        assert (
-            listed & test_ids
-        )  # the captions file holds test photos: the split has something to remove
+        # the captions file holds test photos: the split has something to remove
+        assert listed & test_ids
         assert kept == listed - test_ids
 
 
@@ -196,15 +197,15 @@ def test_the_comparison_table_is_base_and_variants_with_their_changes():
     values, changes, notes = comparison(
         agg, "base", [Finetuned("sc", "base+sc", 1.0, 0.0), Finetuned("vc", "base+vc", 0.0, 1.0)]
     )
+    # other models are not part of it
     assert list(values.index.get_level_values("model")) == [
         "base",
         "base+sc",
-    ]  # other models are not part of it
+    ]
     assert values.loc[("sc", "base+sc", "1", "0"), "text danger false R@1"] == 10.0
     assert changes.loc[("sc", "base+sc", "1", "0"), "text danger false R@1"] == -20.0
-    assert (
-        changes.loc[("sc", "base+sc", "1", "0"), "zero-shot objects top-1"] == -2.0
-    )  # what robustness costs elsewhere
+    # what robustness costs elsewhere
+    assert changes.loc[("sc", "base+sc", "1", "0"), "zero-shot objects top-1"] == -2.0
     assert "image mix R@1" not in values  # no image-stress records: no column
     assert notes == ["fine-tuned model 'base+vc' (vc) has no records yet"]
 

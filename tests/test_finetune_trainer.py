@@ -50,9 +50,8 @@ def setup(tmp_path_factory, tiny_arch):
         path = folder / f"{i}.png"
         draw(path, COLOURS[colour], shape, i)
         paths.append(str(path))
-        samples.append(
-            Sample(i, f"a {colour} {shape}", f"a {UNSEEN[colour]} {shape}")
-        )  # one word replaced
+        # one word replaced
+        samples.append(Sample(i, f"a {colour} {shape}", f"a {UNSEEN[colour]} {shape}"))
     _, _, preprocess = open_clip.create_model_and_transforms(tiny_arch)
     tokenizer = open_clip.get_tokenizer(tiny_arch)
     plan = make_plan(len(paths), "mix", 0.5, seed=1)
@@ -106,9 +105,8 @@ def test_a_stopped_run_resumes_to_the_uninterrupted_weights(setup, tmp_path):
     reference_log = train(reference, pairs, config, device="cpu", progress=False)
     resume = tmp_path / "resume.pt"
     model = fresh_model(arch)
-    train(
-        model, pairs, config, device="cpu", resume_path=resume, progress=False, stop_after=5
-    )  # "killed" after step 5
+    # "killed" after step 5
+    train(model, pairs, config, device="cpu", resume_path=resume, progress=False, stop_after=5)
     assert resume.is_file()  # the last checkpoint: step 3
     again = fresh_model(arch)  # a new process starts from the base weights and finds the checkpoint
     log = train(again, pairs, config, device="cpu", resume_path=resume, progress=False)

@@ -89,9 +89,8 @@ def project(tmp_path, monkeypatch):
     weights = np.eye(4, DIM)
     labels = [i % 4 for i in range(40)]
     near = weights[labels] + 0.3 * rng.normal(size=(40, DIM))
-    near[::4] = (
-        weights[(np.array(labels[::4]) + 1) % 4] + 0.1
-    )  # every 4th image sits on a wrong class
+    # every 4th image sits on a wrong class
+    near[::4] = weights[(np.array(labels[::4]) + 1) % 4] + 0.1
     write_set(tmp_path, "data/testsets/objects", "objects", classes, labels)
     write_set(tmp_path, "data/testsets/noisy", "noisy", classes, labels)
     write_embeddings(tmp_path / "results/embeddings/m/zeroshot/testsets/objects.npy", near)

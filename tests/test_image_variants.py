@@ -614,9 +614,8 @@ def test_flip_through_image_variants_embedding_and_evaluation(demo_photos, tmp_p
             unflipped = np.asarray(
                 original.convert("RGB").resize((384, 384), Image.BICUBIC), dtype=float
             )
-            assert (
-                np.abs(got - mirrored).mean() < 0.2 * np.abs(got - unflipped).mean()
-            )  # JPEG-close to the mirror only
+            # JPEG-close to the mirror only
+            assert np.abs(got - mirrored).mean() < 0.2 * np.abs(got - unflipped).mean()
 
     ref = embed_originals(demo_photos, tmp_path, tiny_arch)
     texts = tmp_path / "emb" / "texts.npy"
@@ -761,9 +760,8 @@ def test_corruption_perturbation_is_registered_seeded_and_faithful_only(dataset,
             Image.open(plain / "images" / name) as flipped,
         ):
             original = np.asarray(flipped)[:, ::-1].astype(float)
-            assert (
-                np.abs(np.asarray(noisy).astype(float) - original).mean() > 5
-            )  # severity-3 noise shows
+            # severity-3 noise shows
+            assert np.abs(np.asarray(noisy).astype(float) - original).mean() > 5
     assert (
         run(
             "image-variants",

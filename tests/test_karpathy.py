@@ -69,9 +69,8 @@ def test_coco_mini_karpathy_offline(tmp_path, shared_data, monkeypatch):
     for name in karpathy.rococo_sets():
         full = {e["image"]: e for e in json.loads((rococo / f"{name}.json").read_text())}
         text = (raw / "rococo" / f"{name}.json").read_text()
-        assert text == json.dumps(
-            [full[e["image"]] for e in expected]
-        )  # official format, same entries
+        # official format, same entries
+        assert text == json.dumps([full[e["image"]] for e in expected])
     record = json.loads((raw / "download.json").read_text())
     assert record["source"]["n_images"] == 22 and record["source"]["coco_images"]["n_fetched"] == 0
     assert not (tmp_path / "cache").exists()  # every source was local: nothing cached

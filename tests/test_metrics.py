@@ -309,9 +309,8 @@ def test_evaluate_command_record_and_ties(tmp_path):
     }
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
     images = np.eye(2, dtype=np.float32)
-    texts = np.array(
-        [[1.0, 0.0], [0.5, 0.5], [0.5, 0.5]], dtype=np.float32
-    )  # a2 and b1 are equal rows (duplicate captions)
+    # a2 and b1 are equal rows (duplicate captions)
+    texts = np.array([[1.0, 0.0], [0.5, 0.5], [0.5, 0.5]], dtype=np.float32)
     for name, array in (("images.npy", images), ("texts.npy", texts)):
         np.save(tmp_path / name, array)
         (tmp_path / f"{name}.json").write_text(

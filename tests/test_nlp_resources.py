@@ -50,9 +50,8 @@ def test_install_copies_an_existing_install_and_is_idempotent(tmp_path, monkeypa
     out = tmp_path / "nltk_data"
     record = nlp.install_wordnet(out, ("copy",))
     folder = nlp.wordnet_folder(out)
-    assert (
-        record["source"] == f"copy:{tmp_path / 'usr-share-wordnet'}"
-    )  # outside the environment: as it is
+    # outside the environment: as it is
+    assert record["source"] == f"copy:{tmp_path / 'usr-share-wordnet'}"
     assert nlp.is_complete(folder)
     assert (folder / "lexnames").read_text() == nlp.lexnames_text()
     assert json.loads((folder / nlp.SOURCE_FILE).read_text())["source"] == record["source"]

@@ -192,13 +192,11 @@ def test_record_paths_are_exactly_what_the_params_produce():
     n_zeroshot = len(params["zeroshot"]["testsets"])
     n_corrupted = len(params["corruptions"]["names"]) * len(params["corruptions"]["severities"])
     n_attacks, n_ood = len(params["adversarial"]["attacks"]), len(params["ood"]["sets"])
-    n_files = (
-        1 + n_sets + n_image + n_zeroshot + n_corrupted + 1 + n_attacks + 1 + n_ood
-    )  # calibration: one file per model
+    # calibration: one file per model
+    n_files = 1 + n_sets + n_image + n_zeroshot + n_corrupted + 1 + n_attacks + 1 + n_ood
     assert len(paths) == len(set(paths)) == n_models * n_files
-    tuned = (
-        "results/metrics/vit-b-32-random+sc_vc"  # the fine-tuned model is a model like any other
-    )
+    # the fine-tuned model is a model like any other
+    tuned = "results/metrics/vit-b-32-random+sc_vc"
     assert f"{tuned}/adversarial-pgd.json" in paths and f"{tuned}/ood-scenes.json" in paths
     assert f"{tuned}/corruption-fog-s5.json" in paths
     assert f"{tuned}/image-patch-lam0.9-seed100.json" in paths
@@ -424,15 +422,13 @@ def test_a_suite_switched_off_has_no_job_in_either_front_end(project, suites, pr
 
 
 def test_the_default_profile_is_picked_up(project):
-    target = (
-        "results/embeddings/vit-b-32-random/retrieval"  # a DVC-cached output: never in a fresh copy
-    )
+    # a DVC-cached output: never in a fresh copy
+    target = "results/embeddings/vit-b-32-random/retrieval"
     result = sh("snakemake", "-n", target, cwd=project)
     with_profile = result.stdout + result.stderr
     assert "workflow/profiles/default" in with_profile
-    assert (
-        "Shell command: vlstress embed-retrieval" in with_profile
-    )  # printshellcmds comes from the profile
+    # printshellcmds comes from the profile
+    assert "Shell command: vlstress embed-retrieval" in with_profile
     result = sh(
         "snakemake", "-n", "--workflow-profile", "none", "--cores", "1", target, cwd=project
     )
@@ -535,10 +531,11 @@ def test_a_new_perturbation_is_valid_in_params_without_touching_the_schema():
             lambda p: p.update(modles=dict(p["models"])),
             "unknown key 'modles' at the top level (did you mean 'models'?)",
         ),
+        # switched without `pipeline render`
         (
             lambda p: finetune_off(p.update(suites={"rococo_text": True}) or p),
             "dvc.yaml is stale",
-        ),  # switched without `pipeline render`
+        ),
     ],
 )
 def test_dvc_repro_checks_params_before_any_step_works(project, edit, needle):

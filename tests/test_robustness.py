@@ -77,9 +77,8 @@ def test_logit_and_probit_values_and_clipping():
         [logit(eps), logit(1 - eps)]
     )
     assert np.all(np.isfinite(robustness.TRANSFORMS["probit"].to_axis([0.0, 1.0])))
-    assert robustness.TRANSFORMS["linear"].to_axis([0.0, 1.0]) == pytest.approx(
-        [0.0, 1.0]
-    )  # no clipping needed
+    # no clipping needed
+    assert robustness.TRANSFORMS["linear"].to_axis([0.0, 1.0]) == pytest.approx([0.0, 1.0])
 
 
 def test_effective_and_relative_robustness_known_answers():
@@ -137,10 +136,11 @@ def test_huber_resists_an_outlier_that_drags_ols():
     inliers = np.array([expit(true_slope * logit(p) + true_intercept) for p in ids]) + rng.normal(
         0, 0.003, ids.size
     )
+    # two far-above models
     ids_out, shifted_out = (
         np.append(ids, [0.84, 0.83]),
         np.append(inliers, [0.99, 0.985]),
-    )  # two far-above models
+    )
     ols = robustness.fit_line(ids_out, shifted_out, "logit", "ols")
     huber = robustness.fit_line(ids_out, shifted_out, "logit", "huber")
     inlier_line = robustness.fit_line(ids, inliers, "logit", "ols")
@@ -277,9 +277,8 @@ def test_published_table_is_shipped_as_documented():
     assert all(r["model"] == f"{r['name']}/{r['pretrained']}" for r in rows)
     sources = (path.parent / "SOURCES.md").read_text()
     assert "mlfoundations/open_clip" in sources and "MIT" in sources
-    assert (
-        f"sha256 of the trimmed copy: `{sha256_file(path)}`" in sources
-    )  # the note describes this very file
+    # the note describes this very file
+    assert f"sha256 of the trimmed copy: `{sha256_file(path)}`" in sources
 
 
 def test_published_logit_fit_matches_a_hand_computation(tmp_path):

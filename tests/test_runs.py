@@ -53,9 +53,8 @@ def project(tmp_path) -> Path:
     params["models"] = {MODEL: {"arch": "ViT-S-32", "pretrained": None}}
     finetune_off(params)
     zeroshot_off(params)  # not what this test is about
-    params["suites"].update(
-        rococo_text=False, rococo_image=False
-    )  # the model step embeds the originals only
+    # the model step embeds the originals only
+    params["suites"].update(rococo_text=False, rococo_image=False)
     params_path.write_text(yaml.safe_dump(params, sort_keys=False))
     sh("vlstress", "pipeline", "render", cwd=root)
     (root / "dvc.lock").unlink(missing_ok=True)
@@ -87,9 +86,8 @@ def test_snakemake_refuses_while_dvc_holds_the_checkout(project):
     import zc.lockfile
 
     (project / ".dvc" / "tmp").mkdir(parents=True, exist_ok=True)
-    lock = zc.lockfile.LockFile(
-        str(project / ".dvc" / "tmp" / "lock")
-    )  # what `dvc repro` holds between stages
+    # what `dvc repro` holds between stages
+    lock = zc.lockfile.LockFile(str(project / ".dvc" / "tmp" / "lock"))
     try:
         result = sh("snakemake", "--cores", "1", TARGET, cwd=project, check=False)
     finally:
@@ -129,9 +127,8 @@ def test_dvc_refuses_while_snakemake_runs_and_touches_nothing(project):
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
     assert (project / TARGET / "images.npy").is_file()
-    assert (
-        "Data and pipelines are up to date" not in sh("dvc", "status", cwd=project).stdout
-    )  # DVC runs the rest later
+    # DVC runs the rest later
+    assert "Data and pipelines are up to date" not in sh("dvc", "status", cwd=project).stdout
     assert sh("dvc", "repro", "embed_retrieval", cwd=project).returncode == 0
 
 
@@ -236,9 +233,8 @@ def test_a_step_killed_alone_fails_the_run_loudly_and_the_rerun_finishes(project
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
     assert run.returncode != 0
-    assert (
-        "vlstress: step failed (exit 137)" in output and "embed_retrieval" in output
-    )  # the console names the step and its log
+    # the console names the step and its log
+    assert "vlstress: step failed (exit 137)" in output and "embed_retrieval" in output
     assert not (project / TARGET).exists()  # no partial embeddings
     sh("snakemake", "--cores", "1", TARGET, cwd=project)
     same_as_reference(project, reference)

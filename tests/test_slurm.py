@@ -223,9 +223,8 @@ def cluster() -> Cluster:
     wanted = profile_defaults(REPO).get("mem_mb", 0)
     if memory < wanted:
         pytest.skip(f"the SLURM profile asks {wanted} MB per job; this machine has {memory} MB")
-    root = Path(
-        tempfile.mkdtemp(prefix="vlstress-slurm-")
-    )  # short: the munge socket path is limited
+    # short: the munge socket path is limited
+    root = Path(tempfile.mkdtemp(prefix="vlstress-slurm-"))
     for name in ("run", "state", "spool", "log", "munge", "bin"):
         (root / name).mkdir()
     (root / "munge").chmod(0o700)
@@ -424,9 +423,8 @@ def test_slurm_run_is_byte_identical_to_a_local_run(slurm_run, local_run):
 def test_every_job_ran_through_slurm(slurm_run):
     expected = job_stats(slurm_run.log)
     assert sum(expected.values()) > 10
-    assert (
-        Counter(call["rule"] for call in slurm_run.calls) == expected
-    )  # one sbatch per rule instance
+    # one sbatch per rule instance
+    assert Counter(call["rule"] for call in slurm_run.calls) == expected
     assert Counter(rule_of(job["Comment"]) for job in slurm_run.jobs) == expected
     assert {(job["JobState"], job["ExitCode"]) for job in slurm_run.jobs} == {("COMPLETED", "0:0")}
     logs = slurm_run.root / ".snakemake" / "slurm_logs"

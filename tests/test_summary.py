@@ -104,9 +104,8 @@ def test_mean_std_n_seeds_known_answer(full):
     assert row["condition_label"] == "patch λ=0.7" and row["task"] == "image-stress"
     assert records.condition_values(agg.loc[[row.name]], "lam").iloc[0] == 0.7
     single = agg[(agg["condition"] == "set=danger") & (agg["metric"] == "i2t_R@1")]
-    assert (
-        len(single) == 2 and (single["n_seeds"] == 1).all() and single["std"].isna().all()
-    )  # one record: no std, not 0
+    # one record: no std, not 0
+    assert len(single) == 2 and (single["n_seeds"] == 1).all() and single["std"].isna().all()
 
 
 def test_known_values_are_unchanged(full):
@@ -164,9 +163,8 @@ def test_dvc_metrics_json(full):
     assert mix["t2i_R@1"] == pytest.approx(
         sum(t2i_value("vit-b-32-random", "mix", 0.9, s) for s in SEEDS) / 3, abs=1e-4
     )
-    assert (
-        "i2t_R@1_std" not in nested["vit-b-32-random"]["retrieval"]["original"]
-    )  # single record: no std key
+    # single record: no std key
+    assert "i2t_R@1_std" not in nested["vit-b-32-random"]["retrieval"]["original"]
 
 
 def test_plot_csv_and_markdown(full):
@@ -184,9 +182,8 @@ def test_plot_csv_and_markdown(full):
     assert plot["case"].is_unique
     assert "RN50 (openai) | text → image | mix λ=0.9" in set(plot["case"])
     assert "RN50 (openai) | image → text | original" in set(plot["case"])
-    assert len(plot) == 2 * (
-        2 + 4 + 4
-    )  # per model: original x 2 directions, 4 text sets, 4 image conditions
+    # per model: original x 2 directions, 4 text sets, 4 image conditions
+    assert len(plot) == 2 * (2 + 4 + 4)
     md = (out / "summary.md").read_text()
     assert "±" in md and "ViT-B-32 (random-init)" in md and "<!-- provenance" in md
     header = md.splitlines()[0]
@@ -269,12 +266,13 @@ def test_a_suite_alone_is_summarized_absent_tasks_absent(tmp_path, kinds, tasks,
 
 def test_null_drop_rate_stays_null(tmp_path):
     recs = make_records(image=False)
+    # original R@1 of 0: the drop rate is undefined, written as null
     recs = [
         type(r)(**{**r.__dict__, "metrics": {**r.metrics, "i2t_drop_rate": None}})
         if r.model["slug"] == "vit-b-32-random" and r.condition == {"set": "danger"}
         else r
         for r in recs
-    ]  # original R@1 of 0: the drop rate is undefined, written as null
+    ]
     out, _ = summarize(tmp_path, write(tmp_path / "metrics", recs))
     nested = strict_json(out / "metrics.json")
     assert nested["vit-b-32-random"]["text-stress"]["set=danger"]["i2t_drop_rate"] is None
@@ -303,9 +301,8 @@ def test_errors_name_the_problem(tmp_path):
         "e",
         check=False,
     )
-    assert (
-        result.returncode == 2 and "--record" in result.stderr and "--params" in result.stderr
-    )  # one source is required
+    # one source is required
+    assert result.returncode == 2 and "--record" in result.stderr and "--params" in result.stderr
     bad = tmp_path / "bad" / "m" / "retrieval.json"
     bad.parent.mkdir(parents=True)
     bad.write_text(json.dumps({"schema": "vlstress.record/1", "task": "retrieval", "metrics": {}}))
@@ -385,10 +382,11 @@ def test_records_without_model_size_still_summarize(tmp_path):
     ]
     table = records.collect(write(tmp_path / "metrics", recs))
     assert table.loc[table["model"] == "rn50-openai", "n_params"].isna().all()
+    # unknown size sorts last
     assert list(dict.fromkeys(table["model"])) == [
         "vit-b-32-random",
         "rn50-openai",
-    ]  # unknown size sorts last
+    ]
 
 
 def test_unknown_perturbation_and_task_just_work(tmp_path):

@@ -31,6 +31,7 @@ def from_scores(scores: np.ndarray, n_original: int):
 def test_known_answer_with_ties():
     #                 originals: img0 img0 img1 img1 | altered (any owner)
     scores = [
+        # img0: an altered caption strictly above its GT -> miss, false
         [
             0.9,
             0.5,
@@ -40,7 +41,8 @@ def test_known_answer_with_ties():
             0.1,
             0.1,
             0.1,
-        ],  # img0: an altered caption strictly above its GT -> miss, false
+        ],
+        # img1: altered ties with the GT -> hit (ties go to GT), not false
         [
             0.1,
             0.2,
@@ -50,7 +52,7 @@ def test_known_answer_with_ties():
             0.1,
             0.8,
             0.3,
-        ],  # img1: altered ties with the GT -> hit (ties go to GT), not false
+        ],
     ]
     images, originals, altered = from_scores(scores, 4)
     out = i2t_text_stress(images, originals, [0, 0, 1, 1], altered, ks=(1, 5))
@@ -65,6 +67,7 @@ def test_known_answer_with_ties():
 
 def test_altered_tied_with_another_original_is_not_false():
     scores = [
+        # img0: other image's original ties an altered caption at the top
         [
             0.2,
             0.2,
@@ -74,7 +77,8 @@ def test_altered_tied_with_another_original_is_not_false():
             0.0,
             0.0,
             0.0,
-        ],  # img0: other image's original ties an altered caption at the top
+        ],
+        # img1: altered strictly above everything -> false
         [
             0.1,
             0.1,
@@ -84,7 +88,7 @@ def test_altered_tied_with_another_original_is_not_false():
             0.0,
             0.0,
             0.7,
-        ],  # img1: altered strictly above everything -> false
+        ],
     ]
     images, originals, altered = from_scores(scores, 4)
     out = i2t_text_stress(images, originals, [0, 0, 1, 1], altered, ks=(1,))
@@ -312,9 +316,8 @@ def test_command_errors(toy, capsys, edit, message):
 
 
 def test_command_stale_or_foreign_embeddings(toy, capsys):
-    (toy / "set.json").write_text(
-        (toy / "set.json").read_text() + "\n"
-    )  # content changed after embedding
+    # content changed after embedding
+    (toy / "set.json").write_text((toy / "set.json").read_text() + "\n")
     assert evaluate(toy) == 2
     assert "another caption file" in capsys.readouterr().err
     write_emb(toy / "texts.npy", np.load(toy / "texts.npy"), model={**MODEL, "slug": "other"})

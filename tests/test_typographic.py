@@ -126,9 +126,8 @@ def test_resize_policy_and_errors(clean, tmp_path):
 
 
 def test_command(clean, tmp_path):
-    cls_manifest.write(
-        Path(clean.root) / "manifest.json", clean
-    )  # a test-set folder, as the workflow passes it
+    # a test-set folder, as the workflow passes it
+    cls_manifest.write(Path(clean.root) / "manifest.json", clean)
     parser = argparse.ArgumentParser()
     typographic_command.add_arguments(parser)
     args = parser.parse_args(

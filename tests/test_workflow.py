@@ -33,10 +33,11 @@ BIN = str(Path(sys.executable).parent)
 ENV = {**os.environ, "PATH": BIN + os.pathsep + os.environ.get("PATH", ""), "PYTHONUNBUFFERED": "1"}
 OUTPUT_ROOTS = ("data", "results")
 NOT_OUTPUTS = ("data/weights", "data/downloads")  # caches, not workflow outputs
+# git's and Snakemake's bookkeeping (.dvcignore skips the latter)
 NOT_DATA = (
     ".gitignore",
     ".snakemake_timestamp",
-)  # git's and Snakemake's bookkeeping (.dvcignore skips the latter)
+)
 
 
 def sh(*cmd: str, cwd: Path, check: bool = True) -> str:
@@ -59,9 +60,8 @@ def shrink(params: dict, zeroshot: bool = True) -> dict:
     params["image_variants"].update(methods=["mix"], lams=[0.9, 0.5], seeds=[1])
     sets = params["text_variants"]["sets"]
     params["text_variants"]["sets"] = {name: sets[name] for name in ("same_concept", "danger")}
-    params["zeroshot"]["testsets"]["objects"]["max_per_class"] = (
-        1  # one view of each of the 14 photos
-    )
+    # one view of each of the 14 photos
+    params["zeroshot"]["testsets"]["objects"]["max_per_class"] = 1
     params["zeroshot"]["robustness"]["mce_baseline"] = "vit-s-32-random"
     params["corruptions"].update(names=["gaussian_noise"], severities=[3], size=64)
     params["typographic"]["size"] = 96

@@ -107,9 +107,8 @@ def test_zeroshot_records_on_coco_crops(run, shared_data):
     manifest = json.loads((run / "data/testsets/coco_objects/manifest.json").read_text())
     crops = expected_crops(shared_data)
     assert len(manifest["images"]) == sum(n for s, n in crops.items() if s != "animal")
-    assert (
-        len(manifest["classes"]) == 67 - 9 and "animal" not in manifest["superclasses"]
-    )  # every val class but the 9 animals
+    # every val class but the 9 animals
+    assert len(manifest["classes"]) == 67 - 9 and "animal" not in manifest["superclasses"]
     for model in MODELS:
         record = _record(run, model, "zeroshot-coco_objects")
         assert record["task"] == "zeroshot" and record["dataset"]["n_images"] == len(
@@ -150,9 +149,8 @@ def test_corruption_and_typographic_records(run):
 
 def test_robustness_tables(run):
     corruptions = pd.read_csv(run / "results/robustness/corruptions.csv").set_index("model")
-    assert corruptions.loc["vit-s-32-random", "mCE"] == pytest.approx(
-        100.0
-    )  # the baseline against itself
+    # the baseline against itself
+    assert corruptions.loc["vit-s-32-random", "mCE"] == pytest.approx(100.0)
     for model in MODELS:
         top1 = [
             _record(run, model, f"corruption-{c}-s{s}")["metrics"]["top1"]
@@ -194,9 +192,8 @@ def test_animals_are_out_of_distribution_and_calibration_covers_every_set(run, s
             r.dataset["n_ood_images"] == n_animals and 0 <= r.metrics["auroc"] <= 100 for r in ood
         )
         calibration = read_records(run / f"results/metrics/{model}/calibration.json")
-        assert (
-            len(calibration) == 1 + len(CORRUPTIONS) * len(SEVERITIES) + 1
-        )  # held-out ID, corruptions, typographic
+        # held-out ID, corruptions, typographic
+        assert len(calibration) == 1 + len(CORRUPTIONS) * len(SEVERITIES) + 1
         held_out = calibration[0]
         n_id = sum(n for s, n in expected_crops(shared_data).items() if s != "animal")
         assert held_out.condition == {"set": "coco_objects", "split": "held-out"}
@@ -204,8 +201,7 @@ def test_animals_are_out_of_distribution_and_calibration_covers_every_set(run, s
             held_out.dataset["n_images"] == n_id - held_out.metrics["n_fit"]
             and abs(held_out.metrics["n_fit"] - n_id / 2) <= 1
         )
-        assert (
-            len({r.metrics["temperature"] for r in calibration}) == 1
-        )  # one T, carried unchanged to every shift
+        # one T, carried unchanged to every shift
+        assert len({r.metrics["temperature"] for r in calibration}) == 1
     for figure in ("calibration_ece", "ood_auroc"):
         assert (run / f"results/figures/{figure}.png").stat().st_size > 10_000

@@ -82,9 +82,8 @@ def test_ties_count_for_the_true_class():
 def test_attack_success_and_shift_metrics():
     scores = np.array([[0.1, 0.9, 0.0], [0.8, 0.1, 0.1], [0.0, 0.2, 0.8]])
     values, _ = metrics.classification_metrics(scores, [0, 0, 1], ks=(1,), written=[1, 2, 2])
-    assert values["attack_success"] == pytest.approx(
-        200 / 3
-    )  # images 0 and 2 follow the written name
+    # images 0 and 2 follow the written name
+    assert values["attack_success"] == pytest.approx(200 / 3)
     assert metrics.shift_metrics(40.0, 80.0) == {
         "top1_clean": 80.0,
         "drop": 40.0,

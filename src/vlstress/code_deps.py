@@ -72,9 +72,8 @@ def _direct(path: Path, root: Path) -> tuple[frozenset[str], frozenset[Path]]:
             if node.level:
                 base = _resolve_relative(current, is_package, node.level, node.module)
             modules.add(base)
-            modules.update(
-                f"{base}.{alias.name}" for alias in node.names
-            )  # `from . import x` may name a module
+            # `from . import x` may name a module
+            modules.update(f"{base}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             if MODULE_STRING.match(node.value):
                 if not declaration:

@@ -39,9 +39,8 @@ TIE_POLICIES = ("optimistic", "pessimistic")
 @dataclass(frozen=True)
 class RankResult:
     ranks: np.ndarray  # (n_queries,) int64: gallery items ranked above the best ground truth
-    top1: (
-        np.ndarray
-    )  # (n_queries,) int64: gallery index of the first-ranked item (see the tie policy)
+    # (n_queries,) int64: gallery index of the first-ranked item (see the tie policy)
+    top1: np.ndarray
 
 
 def check_ties(ties: str) -> str:

@@ -279,9 +279,8 @@ def materialize(args: argparse.Namespace, out: Path) -> dict[str, Any]:
                     f"RoCOCO {name} json {url} lacks {len(missing)} kept image(s), e.g. "
                     f"{missing[0]}"
                 )
-            target.write_text(
-                json.dumps([by_image[img] for img in kept_images]), encoding="utf-8"
-            )  # official style
+            # official style
+            target.write_text(json.dumps([by_image[img] for img in kept_images]), encoding="utf-8")
         files[f"rococo/{rspec['file']}"] = sha256_file(target)
         rococo_record[name] = {"url": url, "sha256": rspec["sha256"], "n_images": len(kept_images)}
 

@@ -196,9 +196,8 @@ def run(args: argparse.Namespace) -> None:
             _strict_json({"rows": len(frame), "columns": list(frame.columns), "provenance": block}),
         )
     write_text(args.out_md, f"{markdown(agg)}\n\n<!-- provenance\n{_strict_json(block)}-->\n")
-    write_text(
-        args.out_json, _strict_json(metrics_json(agg))
-    )  # numbers only: `dvc metrics show` lists every key
+    # numbers only: `dvc metrics show` lists every key
+    write_text(args.out_json, _strict_json(metrics_json(agg)))
     write_text(sidecar(args.out_json), _strict_json({"provenance": block}))
     log.info(
         "summarized %d records of %d model(s), %d task(s), %d condition(s)",

@@ -136,10 +136,11 @@ def pil_resize(
     def vertical(x: torch.Tensor) -> torch.Tensor:
         return _pass(x.transpose(-1, -2), coeffs(in_h, height)).transpose(-1, -2)
 
+    # Pillow skips a pass whose size does not change
     passes = [
         (vertical, in_h != height),
         (horizontal, in_w != width),
-    ]  # Pillow skips a pass whose size does not change
+    ]
     if not vertical_first:
         passes.reverse()
     for run, needed in passes:
@@ -202,17 +203,15 @@ class DevicePreprocess:
                     )
                 else:
                     pixels = pil_resize(batch, resized, self.resample, order)
-            crop_h, crop_w = (
-                self.crop
-            )  # never larger than the resized image: split refuses such layouts
+            # never larger than the resized image: split refuses such layouts
+            crop_h, crop_w = self.crop
             top, left = (
                 int(round((resized[0] - crop_h) / 2.0)),
                 int(round((resized[1] - crop_w) / 2.0)),
             )
             pixels = pixels[..., top : top + crop_h, left : left + crop_w].to(torch.float32)
-            pixels = pixels / torch.tensor(
-                255.0, device=pixels.device
-            )  # ToTensor, as a true division
+            # ToTensor, as a true division
+            pixels = pixels / torch.tensor(255.0, device=pixels.device)
             for j, i in enumerate(members):
                 out[i] = pixels[j]
         return self.normalize(torch.stack([out[i] for i in range(len(images))]))
@@ -250,9 +249,8 @@ def split(preprocess) -> tuple[DevicePreprocess | None, str]:
     ):
         return None, f"resize interpolation {resize.interpolation} has no exact GPU version here"
     size = [resize.size] if isinstance(resize.size, int) else list(resize.size)
-    smallest = (
-        [size[0], size[0]] if len(size) == 1 else size
-    )  # resized height, width are at least this
+    # resized height, width are at least this
+    smallest = [size[0], size[0]] if len(size) == 1 else size
     if resize.max_size is not None or crop.size[0] > smallest[0] or crop.size[1] > smallest[1]:
         return (
             None,

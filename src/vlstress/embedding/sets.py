@@ -61,15 +61,12 @@ class Loaded:
     batch_size: int
     workers: int | None
     precision: str
-    params: dict[
-        str, Any
-    ]  # the run-time flags recorded in provenance (embedding.flags.model_params)
-    described: dict[
-        str, Any
-    ]  # models.describe: architecture, weights (a checkpoint hashed once per run)
-    hardware: dict[
-        str, Any
-    ]  # what decides the bits beyond provenance (the GPU and its libraries): reuse keys only
+    # the run-time flags recorded in provenance (embedding.flags.model_params)
+    params: dict[str, Any]
+    # models.describe: architecture, weights (a checkpoint hashed once per run)
+    described: dict[str, Any]
+    # what decides the bits beyond provenance (the GPU and its libraries): reuse keys only
+    hardware: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -93,9 +90,8 @@ class EmbeddingSet:
     kind: str  # sidecar `kind`
     fields: dict[str, Any]  # sidecar fields after `shape` (images, variant, captions_per_image)
     embed: Callable[[Loaded], np.ndarray]
-    extra_params: dict[str, Any] = field(
-        default_factory=dict
-    )  # provenance params beyond the run flags
+    # provenance params beyond the run flags
+    extra_params: dict[str, Any] = field(default_factory=dict)
     # sidecar fields read from the loaded model (a classifier's logit scale): decided by the model,
     # which the key holds
     model_fields: Callable[[Loaded], dict[str, Any]] | None = None

@@ -12,12 +12,10 @@ class Task:
 
     title: str  # "text stress (image → text)"
     directions: tuple[str, ...]  # metric prefixes the task reports ("i2t", "t2i")
-    baseline: str | None = (
-        None  # the task whose records are the unstressed reference ("original") of this one
-    )
-    names: dict[str, str] = field(
-        default_factory=dict
-    )  # condition value -> display name, in display order
+    # the task whose records are the unstressed reference ("original") of this one
+    baseline: str | None = None
+    # condition value -> display name, in display order
+    names: dict[str, str] = field(default_factory=dict)
     noun: str = ""  # what its conditions are, in a sentence: "text sets", "image variants"
     distractor: str = ""  # what a false top-1 is: "an altered caption"
     sweep: str | None = None  # numeric condition key a sweep figure draws on its x axis

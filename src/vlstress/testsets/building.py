@@ -28,9 +28,8 @@ WNID = re.compile(r"n\d{8}")
 class Options:
     """The flags of `vlstress testset`; a kind reads the ones it needs (see Kind.uses)."""
 
-    root: Path | None = (
-        None  # the dataset folder (CIFAR: download/cache folder; coco-objects: images folder)
-    )
+    # the dataset folder (CIFAR: download/cache folder; coco-objects: images folder)
+    root: Path | None = None
     annotations: Path | None = None  # coco-objects: COCO instances json
     classnames: str | None = None  # class-name file: one per line, a JSON list, or FILE.json#KEY
     max_per_class: int | None = None  # keep the first N images of each class

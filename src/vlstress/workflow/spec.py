@@ -66,13 +66,11 @@ class Stage:
     axes: tuple[str, ...] = ()
     suite: str | None = None  # None: always on
     gpu: bool = False  # asks the scheduler for a GPU (Snakemake resources gpu=1, SLURM gres)
-    gpus: str | None = (
-        None  # with gpu: the params value that says how many (data-parallel steps); None = 1
-    )
+    # with gpu: the params value that says how many (data-parallel steps); None = 1
+    gpus: str | None = None
     data: tuple[str, ...] = ()  # package data files the step reads (paths under src/vlstress)
-    input_lists: dict[str, str] = field(
-        default_factory=dict
-    )  # name -> a list of paths (see pipeline.LISTS)
+    # name -> a list of paths (see pipeline.LISTS)
+    input_lists: dict[str, str] = field(default_factory=dict)
     external: tuple[
         str, ...
     ] = ()  # params that may name a local file/folder the step reads (pipeline.external)
@@ -146,15 +144,12 @@ class Suite:
     ] = ()  # other suites that must be on (their stages make this one's inputs)
     always: bool = False  # on whatever `suites:` says (original retrieval)
     axes: tuple[Axis, ...] = ()
-    commands: dict[str, tuple[str, str]] = field(
-        default_factory=dict
-    )  # subcommand -> (module, help)
+    # subcommand -> (module, help)
+    commands: dict[str, tuple[str, str]] = field(default_factory=dict)
     params: str | None = None  # module with SCHEMA (its params blocks) and problems(params)
     lists: dict[str, PathList] = field(default_factory=dict)  # path lists its stages feed others
-    providers: dict[str, str] = field(
-        default_factory=dict
-    )  # embedding group -> module with sets(config, group)
-    tasks: dict[str, Any] = field(
-        default_factory=dict
-    )  # record task -> report.tasks.Task (display)
+    # embedding group -> module with sets(config, group)
+    providers: dict[str, str] = field(default_factory=dict)
+    # record task -> report.tasks.Task (display)
+    tasks: dict[str, Any] = field(default_factory=dict)
     extra_plots: tuple[dict[str, Any], ...] = ()  # more `dvc plots` views of its stages' plot data

@@ -40,24 +40,20 @@ class AttackSpec:
     eps: tuple[float, ...] = (4.0,)  # in 1/255 units of the norm
     steps: int | None = None  # iterations (Square: queries); None = the kind's default
     alpha: float | None = None  # step size in 1/255 units; None = the kind's default
-    restarts: int = (
-        1  # random restarts (kinds with a random start): per image, the first that fools the model
-    )
-    extra: dict[str, Any] = field(
-        default_factory=dict
-    )  # more keyword arguments of the torchattacks class
+    # random restarts (kinds with a random start): per image, the first that fools the model
+    restarts: int = 1
+    # more keyword arguments of the torchattacks class
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class AttackKind:
-    build: Callable[
-        ..., Any
-    ]  # (model, spec, eps as a fraction of 1, n_classes, seed) -> torchattacks.Attack
+    # (model, spec, eps as a fraction of 1, n_classes, seed) -> torchattacks.Attack
+    build: Callable[..., Any]
     norms: tuple[str, ...]
     description: str
-    bounded: bool = (
-        True  # False: minimal-perturbation attack (no budget), scored against each eps afterwards
-    )
+    # False: minimal-perturbation attack (no budget), scored against each eps afterwards
+    bounded: bool = True
     random_start: bool = False  # restarts make sense
     default_steps: int | None = 10
 
@@ -338,9 +334,8 @@ def pixel_zero_shot(
                 "std", torch.tensor(std, dtype=torch.float32, device=device).view(1, -1, 1, 1)
             )
             self.logit_scale = float(logit_scale)
-            self.model.requires_grad_(
-                False
-            )  # attacks differentiate with respect to the pixels only
+            # attacks differentiate with respect to the pixels only
+            self.model.requires_grad_(False)
 
         def forward(self, pixels):
             with autocast(precision, device):

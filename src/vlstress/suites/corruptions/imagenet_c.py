@@ -85,9 +85,8 @@ CORRUPTIONS: dict[str, str] = {
     "spatter": "extra",
     "saturate": "extra",
 }
-IMAGENET_C = [
-    name for name, family in CORRUPTIONS.items() if family != "extra"
-]  # the 15 of ImageNet-C
+# the 15 of ImageNet-C
+IMAGENET_C = [name for name, family in CORRUPTIONS.items() if family != "extra"]
 SEVERITIES = (1, 2, 3, 4, 5)
 DEFAULT_SIZE = 224  # ImageNet-C: Resize(256) + CenterCrop(224)
 MIN_SIDE = 32  # imagecorruptions refuses smaller images
@@ -126,9 +125,8 @@ def corrupt_image(image: np.ndarray, name: str, severity: int, seed: int) -> np.
     if name == "impulse_noise":
         kwargs["seed"] = np.random.default_rng(skimage_seq)  # skimage random_noise(rng=...)
     elif name == "glass_blur":
-        kwargs["seed"] = int(
-            numba_seq.generate_state(1)[0]
-        )  # numba's np.random.seed takes a uint32
+        # numba's np.random.seed takes a uint32
+        kwargs["seed"] = int(numba_seq.generate_state(1)[0])
     saved = np.random.get_state()
     np.random.set_state(np.random.RandomState(np.random.MT19937(global_seq)).get_state())
     try:
@@ -280,9 +278,8 @@ def run_chunks(
         while pending:
             done, pending = wait(pending, return_when=FIRST_EXCEPTION)
             for future in done:
-                progress(
-                    future.result()
-                )  # re-raises a worker's error (VlstressError naming the image)
+                # re-raises a worker's error (VlstressError naming the image)
+                progress(future.result())
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 

@@ -31,9 +31,8 @@ def _logsumexp(values: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Score:
-    fn: Callable[
-        [np.ndarray, float, float], np.ndarray
-    ]  # (cosines, logit_scale, temperature) -> scores
+    # (cosines, logit_scale, temperature) -> scores
+    fn: Callable[[np.ndarray, float, float], np.ndarray]
     description: str
 
 

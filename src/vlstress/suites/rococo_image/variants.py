@@ -169,9 +169,8 @@ class Perturbation:
     uses_partner: bool  # False: `partner` is None, and the manifest records no partner
     uses_box: bool  # False: `box` is None, and the manifest records no box
     description: str
-    faithful_only: bool = (
-        False  # works on [0, 1] images only, not on the clean mode's normalised tensors
-    )
+    # works on [0, 1] images only, not on the clean mode's normalised tensors
+    faithful_only: bool = False
 
 
 PERTURBATIONS: dict[str, Perturbation] = {

@@ -119,9 +119,8 @@ def load_wordnet(nltk_data: str | None = DEFAULT_NLTK_DATA):
                 nltk.data.path.insert(0, root)  # nltk reads only below its data path
             log.debug("WordNet from %s", folder)
             with warnings.catch_warnings():
-                warnings.simplefilter(
-                    "ignore"
-                )  # "multilingual functions are not available": not used here
+                # "multilingual functions are not available": not used here
+                warnings.simplefilter("ignore")
                 return _reader_class(WordNetCorpusReader)(str(folder.resolve()), None)
     where = nltk_data or "nltk's data path"
     raise VlstressError(

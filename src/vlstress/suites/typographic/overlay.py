@@ -58,9 +58,8 @@ class TextStyle:
     fill: tuple[int, int, int]
     stroke_width: int  # pixels
     stroke_fill: tuple[int, int, int]
-    box: tuple[
-        int, int, int, int
-    ]  # left, top, right, bottom (exclusive) of the inked text, stroke included
+    # left, top, right, bottom (exclusive) of the inked text, stroke included
+    box: tuple[int, int, int, int]
 
 
 def font_path() -> Path:

@@ -24,9 +24,8 @@ SUITE = "zeroshot"
 class Evaluation:
     """One zero-shot evaluation the params produce for every model (paths keep `{model}`)."""
 
-    condition: dict[
-        str, Any
-    ]  # {"set": name} (+ "corruption"/"severity", or "attack": "typographic")
+    # {"set": name} (+ "corruption"/"severity", or "attack": "typographic")
+    condition: dict[str, Any]
     testset: str  # the test-set folder
     embeddings: str
     classifier: str

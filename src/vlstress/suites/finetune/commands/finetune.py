@@ -273,9 +273,8 @@ def run(args: argparse.Namespace) -> None:
             ),
         },
     )
-    resume.unlink(
-        missing_ok=True
-    )  # the finished weights are the result: the resume state is no longer needed
+    # the finished weights are the result: the resume state is no longer needed
+    resume.unlink(missing_ok=True)
     last = history[-1]
     log.info(
         "%s: %d steps, loss %.4f -> %.4f, margins SC %.4f VC %.4f -> %s",

@@ -49,8 +49,7 @@ def run(args: argparse.Namespace) -> None:
         seed=args.seed,
         inputs={str(args.manifest): sha256_file(manifest_path(args.manifest))},
     )
-    block["packages"]["freetype2"] = (
-        features.version("freetype2") or "unknown"
-    )  # glyph rasterisation decides the pixels
+    # glyph rasterisation decides the pixels
+    block["packages"]["freetype2"] = features.version("freetype2") or "unknown"
     block["font"] = typographic.font_record()
     typographic.generate(clean, args.seed, args.out, size=args.size, provenance=block)

@@ -2,7 +2,7 @@
 
 Times, in the same run and on the same images, the clean zero-shot evaluation in pixel space
 (one forward pass per image: the baseline) and an attack of the registry through
-`vlstress.zeroshot.adversarial.run_attack` (default PGD-10, L-inf eps 4/255), and reports
+`vlstress.suites.adversarial.attacks.run_attack` (default PGD-10, L-inf eps 4/255), and reports
 seconds per 1000 images and the cost of the attack in clean-evaluation units. Speed does not
 depend on the weights, so the default is a seeded random-init ViT-B-32 with a random
 100-class classifier on synthetic 224 x 224 images.

@@ -1,4 +1,6 @@
-"""Benchmark: corrupted-set generation (vlstress.images.corruptions.generate) vs a serial loop.
+"""Benchmark: corrupted-set generation vs a serial loop.
+
+The generation is `vlstress.suites.corruptions.imagenet_c.generate` (what `vlstress corrupt` runs).
 
 Input: seeded synthetic 224x224 "photos" (smooth random fields with edges and texture),
 written as PNG files with a classification manifest in a temporary folder. For every

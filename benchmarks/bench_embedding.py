@@ -7,11 +7,11 @@ process, with the same model and batch size:
 
 - serial:     a copy of encode_images as it was before workers (decode + preprocess one by
               one on the main thread, then encode): the baseline;
-- workers=K:  vlstress.encoders.encode_images with K DataLoader workers (K = 0 is the new
-              path without workers);
+- workers=K:  vlstress.embedding.encoders.encode_images with K DataLoader workers (K = 0 is
+              the new path without workers);
 - decode:     the data path alone (no model), in this process and with the most workers:
               the speed-up the workers give where the model is not competing for the cores;
-- text:       vlstress.encoders.encode_texts of the captions;
+- text:       vlstress.embedding.encoders.encode_texts of the captions;
 - on CUDA:    amp vs fp32 (max |diff| of the embeddings, max change of Recall@K) and the mean
               GPU utilisation during each image run (torch.cuda.utilization, needs pynvml,
               else nvidia-smi sampling).

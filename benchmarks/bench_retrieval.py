@@ -1,4 +1,4 @@
-"""Benchmark: chunked torch ranks (vlstress.metrics.retrieval_ranks) vs a per-row argsort reference.
+"""Benchmark: chunked torch ranks (vlstress.retrieval_metrics.retrieval_ranks) vs a per-row argsort.
 
 The input is one similarity matrix, 5000 queries x 50010 gallery items by default (the
 size of the RoCOCO i2t evaluation: 5000 images against 25005 original + 25005 altered
@@ -6,7 +6,7 @@ captions). It is generated once, chunk-wise, from seeded embeddings and written 
 float32 file (1 GB) in a temporary folder, so that neither path ever holds it whole:
 both read the same rows, `--chunk-size` rows at a time, from that file.
 
-- fast:      vlstress.metrics.retrieval_ranks with a score_fn that reads the rows
+- fast:      vlstress.retrieval_metrics.retrieval_ranks with a score_fn that reads the rows
              (rank = items scoring strictly above the best ground truth; one comparison
              pass per chunk on torch, no sorting);
 - reference: numpy, one full argsort per row; rank = position of the first ground-truth

@@ -1,10 +1,10 @@
-"""Benchmark: trimmed text encoder (vlstress.encoders fast path) vs open_clip's encode_text.
+"""Benchmark: trimmed text encoder (vlstress.embedding.encoders) vs open_clip's encode_text.
 
 Encodes real COCO captions (Karpathy test split, RoCOCO release) with one open_clip model
 twice in the same run, with the same batch size:
 
 - reference: `model.encode_text` on consecutive batches at the full 77-token context;
-- trimmed:   `vlstress.encoders.encode_texts_raw` (de-duplicate, sort by token length,
+- trimmed:   `vlstress.embedding.encoders.encode_texts_raw` (de-duplicate, sort by token length,
              trim each batch to its longest caption).
 
 Prints a table and writes benchmarks/results/bench_text_encoder[-<tag>].json with provenance.

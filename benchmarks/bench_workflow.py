@@ -240,7 +240,7 @@ def stage_table(run: dict) -> list[dict]:
 
 
 EMBED_STAGE = "embed_retrieval"  # every retrieval set of a model, in one job
-# what the embedding job logs for each set it embeds (vlstress.embedding_sets.write)
+# what the embedding job logs for each set it embeds (vlstress.embedding.sets.write)
 SET_LINE = re.compile(
     r"vlstress\.embedding_sets: \S+ \((?P<kind>[a-z-]+)\): "
     r"(?P<rows>\d+) rows embedded in (?P<s>[0-9.]+) s"

@@ -46,9 +46,8 @@ class Record:
     task: str  # "retrieval" | "text-stress" | "image-stress" | ...
     model: dict  # {"slug", "arch", "weights"}
     dataset: dict  # {"name", "n_images", "n_captions", ...}
-    condition: (
-        dict  # {} | {"set": "same_concept"} | {"perturbation": "mix", "lam": 0.9, "seed": 10} | ...
-    )
+    # {} | {"set": "same_concept"} | {"perturbation": "mix", "lam": 0.9, "seed": 10} | ...
+    condition: dict
     metrics: dict  # name -> float | int | None
     provenance: dict
 
@@ -214,3 +213,34 @@ def weights_short(model: dict[str, Any], fallback: str = "") -> str:
     if kind == "checkpoint":
         return Path(str(model.get("pretrained"))).name
     return str(model.get("pretrained"))
+
+
+def record_model(model: dict[str, Any]) -> dict[str, str]:
+    """A model block -> the record's `model` field {slug, arch, weights (the weights label)}."""
+    try:
+        return {"slug": model["slug"], "arch": model["arch"], "weights": model["weights_label"]}
+    except KeyError as exc:
+        raise VlstressError(
+            f"model {model.get('slug', '?')!r}: the embeddings' sidecar lacks {exc}; re-run the "
+            "embed step"
+        ) from None
+
+
+def assemble(
+    task: str,
+    *,
+    dataset: dict[str, Any],
+    condition: Mapping[str, Any],
+    metrics: dict[str, Any],
+    provenance: dict[str, Any],
+) -> Record:
+    """The one place a record is put together: its `model` field is always the provenance's
+    model block (`models.describe`) in short, so the two can never disagree."""
+    return Record(
+        task=task,
+        model=record_model(provenance["model"]),
+        dataset=dataset,
+        condition=dict(condition),
+        metrics=metrics,
+        provenance=provenance,
+    )

@@ -52,17 +52,6 @@ def same_model(
     return model
 
 
-def record_model(model: dict[str, Any]) -> dict[str, str]:
-    """A model block -> the record's `model` field {slug, arch, weights (the weights label)}."""
-    try:
-        return {"slug": model["slug"], "arch": model["arch"], "weights": model["weights_label"]}
-    except KeyError as exc:
-        raise VlstressError(
-            f"model {model.get('slug', '?')!r}: the embeddings' sidecar lacks {exc}; re-run the "
-            "embed step"
-        ) from None
-
-
 def check_embedded_from(path: Path, meta: dict, source: Path, what: str, step: str) -> None:
     """Error unless the embeddings at `path` were computed from the file `source` (checksum in their
     sidecar).

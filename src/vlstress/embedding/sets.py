@@ -74,9 +74,8 @@ class Reuse:
     """Where earlier results are kept, and the digest of the code they depend on."""
 
     folder: Path
-    code: (
-        str  # pipeline.code_deps.digest(__name__): an edit of the embedding code changes every key
-    )
+    # code_deps.digest of the engine and the providers: an edit of their code changes every key
+    code: str
 
 
 @dataclass

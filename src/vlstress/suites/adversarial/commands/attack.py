@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> None:
     from vlstress.embedding.encoders import load_rgb
     from vlstress.errors import VlstressError
     from vlstress.io import sha256_file, sidecar, write_json
-    from vlstress.record import Record, write_records
+    from vlstress.record import assemble, write_records
     from vlstress.suites.adversarial import attacks as adversarial
     from vlstress.suites.zeroshot import classifier
     from vlstress.testsets import manifest as testsets
@@ -199,9 +199,8 @@ def run(args: argparse.Namespace) -> None:
         "n_classes": len(testset.classes),
     }
     records = [
-        Record(
-            task="adversarial",
-            model={"slug": spec.slug, "arch": spec.arch, "weights": spec.weights_label()},
+        assemble(
+            "adversarial",
             dataset=dataset,
             condition={"attack": args.attack, "eps": result.eps},
             metrics=adversarial.attack_metrics(clean, result),

@@ -96,10 +96,9 @@ def run(args: argparse.Namespace) -> None:
 
     from vlstress import params as params_module
     from vlstress import provenance
-    from vlstress.embedding.files import record_model
     from vlstress.errors import VlstressError
     from vlstress.io import sha256_file, sidecar, write_json
-    from vlstress.record import Record, weights_short, write_records
+    from vlstress.record import assemble, record_model, weights_short, write_records
     from vlstress.report import figures
     from vlstress.suites.calibration import calibration as cal
     from vlstress.suites.calibration.reliability import reliability_figure
@@ -180,9 +179,8 @@ def run(args: argparse.Namespace) -> None:
         raw = cal.reliability_bins(set_logits, set_labels, args.bins)
         scaled = cal.reliability_bins(set_logits / temperature, set_labels, args.bins)
         records.append(
-            Record(
-                task="calibration",
-                model=record_model(model),
+            assemble(
+                "calibration",
                 dataset={
                     "name": testset.dataset,
                     "kind": testset.kind,

@@ -76,10 +76,10 @@ def run(args: argparse.Namespace) -> None:
     import numpy as np
 
     from vlstress import provenance
-    from vlstress.embedding.files import load_embeddings, record_model, same_model
+    from vlstress.embedding.files import load_embeddings, same_model
     from vlstress.errors import VlstressError
     from vlstress.io import sha256_file, sidecar, write_json
-    from vlstress.record import Record, write_records
+    from vlstress.record import assemble, write_records
     from vlstress.report import figures
     from vlstress.suites.ood import scores as ood
     from vlstress.suites.ood.roc import roc_figure
@@ -130,9 +130,8 @@ def run(args: argparse.Namespace) -> None:
         ood_scores = ood.score(name, ood_cos, scale, args.temperature)
         metrics = ood.detection_metrics(id_scores, ood_scores)
         records.append(
-            Record(
-                task="ood",
-                model=record_model(model),
+            assemble(
+                "ood",
                 dataset={
                     "name": ident.dataset,
                     "kind": ident.kind,

@@ -9,9 +9,9 @@ from vlstress import provenance
 from vlstress import retrieval_metrics as metrics
 from vlstress.argtypes import int_list, positive_int
 from vlstress.caption_data.manifest import caption_table, load_manifest
-from vlstress.embedding.files import load_embeddings, record_model, same_model
+from vlstress.embedding.files import load_embeddings, same_model
 from vlstress.io import sha256_file
-from vlstress.record import Record, write_record
+from vlstress.record import assemble, write_record
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,9 +56,8 @@ def run(args: argparse.Namespace) -> None:
     )
     write_record(
         args.out,
-        Record(
-            task="retrieval",
-            model=record_model(model),
+        assemble(
+            "retrieval",
             dataset={
                 "name": manifest["dataset"],
                 "n_images": len(table.images),

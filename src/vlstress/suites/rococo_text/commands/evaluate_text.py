@@ -26,11 +26,10 @@ from vlstress.caption_data.manifest import (
 from vlstress.embedding.files import (
     check_embedded_from,
     load_embeddings,
-    record_model,
     same_model,
 )
 from vlstress.io import sha256_file
-from vlstress.record import Record, write_record
+from vlstress.record import assemble, write_record
 from vlstress.suites.rococo_text import caption_sets
 
 
@@ -114,9 +113,8 @@ def run(args: argparse.Namespace) -> None:
     )
     write_record(
         args.out,
-        Record(
-            task="text-stress",
-            model=record_model(model),
+        assemble(
+            "text-stress",
             dataset={
                 "name": manifest["dataset"],
                 "n_images": len(rows.image_rows),

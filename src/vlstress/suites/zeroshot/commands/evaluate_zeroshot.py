@@ -14,10 +14,10 @@ from pathlib import Path
 
 from vlstress import provenance
 from vlstress.argtypes import int_list, optional_path
-from vlstress.embedding.files import load_embeddings, record_model, same_model
+from vlstress.embedding.files import load_embeddings, same_model
 from vlstress.errors import VlstressError
 from vlstress.io import sha256_file, sidecar, write_json
-from vlstress.record import Record, read_record, write_record
+from vlstress.record import assemble, read_record, write_record
 from vlstress.suites.zeroshot import classifier, metrics
 from vlstress.testsets import manifest as testsets
 
@@ -115,9 +115,8 @@ def run(args: argparse.Namespace) -> None:
     ]
     write_record(
         args.out,
-        Record(
-            task=args.task,
-            model=record_model(model),
+        assemble(
+            args.task,
             dataset={
                 "name": testset.dataset,
                 "kind": testset.kind,

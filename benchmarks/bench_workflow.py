@@ -62,8 +62,8 @@ SHARED_STAGES = {
     "scorer_card",
     "ei_scores",
     "summarize",
-    "figures",
-    "tables",
+    "retrieval_figures",
+    "retrieval_tables",
 }  # run once, whatever the number of models
 
 
@@ -218,7 +218,7 @@ def add_a_seed(repo: Path, args: argparse.Namespace) -> dict:
 
 
 def stage_table(run: dict) -> list[dict]:
-    from vlstress.workflow.stages import STAGES
+    from vlstress.pipeline import STAGES
 
     gpu = {stage.name for stage in STAGES if stage.gpu}
     table = {}
@@ -242,7 +242,7 @@ def stage_table(run: dict) -> list[dict]:
 EMBED_STAGE = "embed_retrieval"  # every retrieval set of a model, in one job
 # what the embedding job logs for each set it embeds (vlstress.embedding.sets.write)
 SET_LINE = re.compile(
-    r"vlstress\.embedding_sets: \S+ \((?P<kind>[a-z-]+)\): "
+    r"vlstress\.embedding\.sets: \S+ \((?P<kind>[a-z-]+)\): "
     r"(?P<rows>\d+) rows embedded in (?P<s>[0-9.]+) s"
 )
 

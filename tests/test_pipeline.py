@@ -383,10 +383,10 @@ def test_both_front_ends_run_the_same_commands(project):
     # fine-tuning: training data (download, prepare, split, captions), base card, one variant, the
     # comparison table; the report: one figure stage per suite with figures (7, the retrieval one
     # replacing the old single figures stage) and one table stage per suite with tables (4, the
-    # retrieval one replacing the old tables stage)
+    # retrieval one replacing the old tables stage); accuracy_vs_recall: one job
     assert (
         sum(map(len, smk.values()))
-        == 46 + 1 + 2 * 3 + 4 * 3 + 3 + 1 + 2 * 2 + 2 + 1 + 2 + 4 + 1 + 1 + 1 + 6 + 3
+        == 46 + 1 + 2 * 3 + 4 * 3 + 3 + 1 + 2 * 2 + 2 + 1 + 2 + 4 + 1 + 1 + 1 + 6 + 3 + 1
     )
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from vlstress.errors import VlstressError
 from vlstress.io import sha256_file
-from vlstress.suites.zeroshot import robustness
+from vlstress.suites.zeroshot import baselines, robustness
 from vlstress.suites.zeroshot.commands import effective_robustness as command
 
 PUBLISHED_SHIFTS = ["imagenetv2", "imagenet-r", "imagenet_sketch", "imagenet-a", "objectnet"]
@@ -264,12 +264,12 @@ def test_command_errors_name_the_file_and_columns(tmp_path):
 
 
 def published_rows() -> list[dict[str, str]]:
-    with open(command.published_path(), newline="") as fh:
+    with open(baselines.published_path(), newline="") as fh:
         return list(csv.DictReader(fh))
 
 
 def test_published_table_is_shipped_as_documented():
-    path = command.published_path()
+    path = baselines.published_path()
     rows = published_rows()
     assert len(rows) >= 50
     assert list(rows[0]) == ["model", "name", "pretrained", "imagenet1k", *PUBLISHED_SHIFTS]
@@ -310,7 +310,7 @@ def test_published_logit_fit_matches_a_hand_computation(tmp_path):
     )
     provenance = summary["provenance"]
     assert provenance["inputs"] == {
-        str(command.published_path()): sha256_file(command.published_path())
+        str(baselines.published_path()): sha256_file(baselines.published_path())
     }
     assert provenance["params"]["transform"] == "logit" and provenance["params"]["fit"] == "ols"
     sidecar = json.loads((tmp_path / "er.csv.json").read_text())

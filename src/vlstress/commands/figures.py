@@ -3,7 +3,8 @@
 `--module` names the module (e.g. `vlstress.suites.calibration.figures`); its `FIGURES` maps each
 name to a function of the long summary table that returns (figure, notes). Writes
 `<out-dir>/<name>.png` and `<name>.pdf` for each of `--only` (default: all). A suite without
-records gets a placeholder figure that says so, and a log line.
+records gets a placeholder figure that says so, and a log line. The drawing:
+vlstress.report.figure_set.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import logging
 from pathlib import Path
 
 from vlstress.argtypes import suite_module
-from vlstress.errors import VlstressError
 
 log = logging.getLogger(__name__)
 
@@ -34,31 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     import importlib
 
-    from vlstress import provenance
-    from vlstress.io import sha256_file
-    from vlstress.report import figures, records
+    from vlstress.report import figure_set, records
 
     available = importlib.import_module(args.module).FIGURES
     table = records.read_summary(args.summary)
-    names = (
-        list(available)
-        if not args.only or args.only == "None"
-        else [n.strip() for n in args.only.split(",")]
-    )
-    unknown = [n for n in names if n not in available]
-    if unknown:
-        raise VlstressError(
-            f"unknown figure(s) {', '.join(unknown)} in {args.module}; known: "
-            f"{', '.join(available)}"
-        )
-    inputs = {str(args.summary): sha256_file(args.summary)}
-    figures.setup()
-    for name in names:
-        fig, notes = available[name](table)
-        for note in notes:
-            log.info("%s: %s", name, note)
-        block = provenance.build(
-            "figures", {"summary": str(args.summary), "figure": name, "notes": notes}, inputs=inputs
-        )
-        figures.save(fig, args.out_dir / f"{name}.png", block)
-        log.info("wrote %s.png/.pdf", args.out_dir / name)
+    names = figure_set.figure_names(available, args.only, args.module)
+    figure_set.draw(available, names, table, args.summary, args.out_dir, log)

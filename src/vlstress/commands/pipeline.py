@@ -18,24 +18,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from vlstress.pipeline_flags import add_pipeline_arguments, stage_line
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=["render", "check", "stages", "use"])
-    parser.add_argument(
-        "file", nargs="?", type=Path, help="use: the params file to merge into params.yaml"
-    )
-    parser.add_argument(
-        "--params",
-        action="append",
-        type=Path,
-        help="params file(s), merged in order (default: params.yaml)",
-    )
-    parser.add_argument(
-        "--dvc-yaml", type=Path, default=Path("dvc.yaml"), help="the file to write or check"
-    )
-    parser.add_argument(
-        "--stamp", type=Path, default=None, help="check: file to write when the check passes"
-    )
+    add_pipeline_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> None:
@@ -46,9 +33,7 @@ def run(args: argparse.Namespace) -> None:
     from vlstress.pipeline import GATE_STAMP, active_stages, rendered
 
     files = args.params or [Path("params.yaml")]
-    if args.action != "use":
-        params = params_check.validate(params_module.load(files), ", ".join(map(str, files)))
-    else:
+    if args.action == "use":
         if args.file is None or len(files) != 1:
             raise VlstressError("usage: vlstress pipeline use FILE [--params params.yaml]")
         params_check.validate(
@@ -57,13 +42,10 @@ def run(args: argparse.Namespace) -> None:
         params_check.merge_into_file(files[0], args.file)
         print(f"merged {args.file} into {files[0]}", file=sys.stderr)
         args.action = "render"
-        params = params_check.validate(params_module.load(files), ", ".join(map(str, files)))
+    params = params_check.validate(params_module.load(files), ", ".join(map(str, files)))
     if args.action == "stages":
         for stage in active_stages(params):
-            print(
-                f"{stage.name:22s} {'x'.join(stage.axes) or '-':22s} "
-                f"{stage.suite or 'always':14s} {stage.subcommand:20s} {stage.doc}"
-            )
+            print(stage_line(stage))
         return
     if args.action == "render":
         for path in rendered.write(params, args.dvc_yaml):

@@ -1,18 +1,13 @@
-"""`vlstress prepare`: raw data folder -> canonical manifest (see vlstress.manifest)."""
+"""`vlstress prepare`: raw data folder -> canonical manifest (see vlstress.caption_data.manifest;
+the reading: vlstress.caption_data.raw_folder)."""
 
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
-from typing import Any
 
-from vlstress import provenance
-from vlstress.caption_data.coco_dir import read_coco_captions
-from vlstress.caption_data.images import check_image
-from vlstress.caption_data.manifest import validate_entries
-from vlstress.errors import VlstressError
-from vlstress.io import read_json, sha256_file, write_json
+from vlstress.caption_data.raw_folder import build_manifest
+from vlstress.io import write_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,62 +18,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, type=Path, help="manifest json to write")
 
 
-def entries_from_coco(data: dict[str, Any], raw: Path) -> list[dict[str, Any]]:
-    captions: dict[Any, list[str]] = {}
-    for ann in data["annotations"]:
-        captions.setdefault(ann["image_id"], []).append(ann["caption"].strip())
-    return [
-        {
-            "image": img["file_name"],
-            "path": str(raw / "images" / img["file_name"]),
-            "image_id": str(img["id"]),
-            "caption": captions[img["id"]],
-        }
-        for img in data["images"]
-        if img["id"] in captions
-    ]
-
-
-def entries_from_list(data: list[dict[str, Any]], raw: Path, source: str) -> list[dict[str, Any]]:
-    validate_entries(data, source)
-    entries = []
-    for entry in data:
-        name = entry["image"]
-        digits = re.findall(r"\d+", Path(name).stem)
-        image_id = str(int(digits[-1])) if digits else Path(name).stem
-        captions = [entry["caption"]] if isinstance(entry["caption"], str) else entry["caption"]
-        entries.append(
-            {
-                "image": name,
-                "path": str(raw / "images" / Path(name).name),
-                "image_id": image_id,
-                "caption": [c.strip() for c in captions],
-            }
-        )
-    return entries
-
-
 def run(args: argparse.Namespace) -> None:
-    captions_path = args.raw / "captions.json"
-    data = read_json(captions_path, "captions json")
-    if isinstance(data, dict):
-        entries = entries_from_coco(read_coco_captions(captions_path), args.raw)
-    elif isinstance(data, list):
-        entries = entries_from_list(data, args.raw, f"captions json {captions_path}")
-    else:
-        raise VlstressError(
-            f"captions json {captions_path}: expected a COCO object or a list of {{image, caption}}"
-        )
-    validate_entries(entries, f"captions json {captions_path}")
-    for entry in entries:
-        check_image(Path(entry["path"]))
-    manifest = {
-        "dataset": args.dataset,
-        "images": entries,
-        "provenance": provenance.build(
-            "prepare",
-            {"dataset": args.dataset, "raw": str(args.raw)},
-            inputs={"captions.json": sha256_file(captions_path)},
-        ),
-    }
-    write_json(args.out, manifest)
+    write_json(args.out, build_manifest(args.dataset, args.raw))

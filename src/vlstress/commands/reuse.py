@@ -1,5 +1,5 @@
 """The `--reuse-dir` flag of the commands that embed every set of a model in one job
-(`embed-retrieval`, `embed-zeroshot`): earlier results of unchanged sets (vlstress.embedding_sets).
+(`embed-retrieval`, `embed-zeroshot`): earlier results of unchanged sets (vlstress.embedding.sets).
 Not a command itself."""
 
 from __future__ import annotations

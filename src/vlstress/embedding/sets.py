@@ -2,19 +2,19 @@
 
 A model step pays a fixed start-up (importing torch and open_clip, CUDA, building the model)
 that on a GPU costs more than embedding a 5,000-image set (docs/throughput.md). So the
-workflow embeds every retrieval set of a model in one job (`vlstress embed-retrieval`: the
-original images and captions, each image variant and each caption set) and every zero-shot
-set in another (`vlstress embed-zeroshot`: the classifier of each test set, the images of
-each test set, corrupted copy, typographic copy and OOD set). The single-set commands
-(`embed-images`, `embed-texts`, `embed-image-variant`, `embed-testset`, `zeroshot-classifier`)
-use the same functions.
+workflow embeds every set of a model's group in one job: `vlstress embed-retrieval` (the
+gallery's images and captions, and what the suites that are on add: image variants, caption
+sets) and `vlstress embed-zeroshot` (the classifier of each test set; or the images of each
+test set, corrupted copy, typographic copy and OOD set). This engine names no suite: the sets
+beyond the gallery come from the modules a stage names (`from_providers`), each suite's
+`sets.py`.
 
 Reuse: a set whose inputs, model and settings have not changed since an earlier run is
 placed from the reuse folder instead of being embedded again, so adding a seed embeds only
 that seed's images. The key is a digest of everything the bytes depend on: the sidecar's
 provenance (params, model, device, package versions, CPU kernel caps, the command line), the
-bytes of every file the set reads, the package's source files this module reaches
-(`Reuse.code`, from `pipeline.code_deps`) and, on CUDA, the GPU and its library versions. A
+bytes of every file the set reads, the package's source files this module and the providers
+reach (`Reuse.code`, from `vlstress.code_deps`) and, on CUDA, the GPU and its library versions. A
 reused set is therefore the very file a fresh run would write. An entry is hard links to the
 files a run wrote plus, written last, the sha256 of both; one that fails that check is
 reported and the set embedded again. Entries are never removed: the folder grows with every

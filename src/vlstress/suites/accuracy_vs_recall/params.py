@@ -12,7 +12,7 @@ SCHEMA = yaml.safe_load(
     r"""
 accuracy_vs_recall:
   type: object
-  description: "zero-shot top-1 against retrieval R@1 across models (docs/accuracy-vs-recall.md)"
+  description: "zero-shot top-1 against retrieval R@1 across models (docs/zeroshot.md)"
   required: [testset]
   additionalProperties: false
   properties:

@@ -11,6 +11,7 @@ anything of the test set is left.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from vlstress.errors import VlstressError
@@ -87,3 +88,25 @@ def check_disjoint(train_entries: list[dict[str, Any]], test_entries: list[dict[
                     f"training caption {caption!r} of {entry['path']} is a test caption: it "
                     "would leak the test set"
                 )
+
+
+def training_manifest(train_path: Path, test_path: Path) -> tuple[dict[str, Any], dict[str, int]]:
+    """(the training manifest without the test images and captions, with the counts in its
+    provenance; the counts)."""
+    from vlstress import provenance
+    from vlstress.caption_data.manifest import load_manifest
+
+    train = load_manifest(train_path)
+    test = load_manifest(test_path)
+    kept, counts = without_test(train["images"], test["images"])
+    manifest = {
+        "dataset": train.get("dataset"),
+        "images": kept,
+        "split": counts,
+        "provenance": provenance.build(
+            "train-split",
+            counts,
+            inputs={str(p): sha256_file(p) for p in (train_path, test_path)},
+        ),
+    }
+    return manifest, counts

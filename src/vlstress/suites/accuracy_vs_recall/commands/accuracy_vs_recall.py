@@ -3,7 +3,8 @@
 From the long summary table (`vlstress summarize`): per retrieval condition (each direction, the
 original gallery and every stress condition), a least-squares line and Pearson's and Spearman's
 correlation over the models (vlstress.suites.accuracy_vs_recall.correlation). Writes the table
-(Markdown, LaTeX), the numbers (JSON, DVC metrics) and the scatter (PNG + PDF).
+(Markdown, LaTeX) and the numbers (JSON, DVC metrics) of vlstress.suites.accuracy_vs_recall.outputs,
+and the scatter (PNG + PDF).
 """
 
 from __future__ import annotations
@@ -29,14 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    import math
-    from dataclasses import asdict
-
     from vlstress import provenance
     from vlstress.io import sha256_file, write_json, write_text
     from vlstress.report import figures, records
-    from vlstress.report.frames import render_frames
-    from vlstress.suites.accuracy_vs_recall import correlation, report
+    from vlstress.suites.accuracy_vs_recall import correlation, outputs, report
 
     pairs = correlation.paired(records.aggregate(records.read_summary(args.summary)), args.testset)
     found, notes = correlation.fits(pairs)
@@ -48,25 +45,10 @@ def run(args: argparse.Namespace) -> None:
         inputs={str(args.summary): sha256_file(args.summary)},
         packages=("scipy",),
     )
-    table = report.frame(found)
-    markdown, latex, _ = render_frames(
-        "accuracy_vs_recall", report.CAPTION, table if found else None, block
-    )
-    markdown = markdown.replace(
-        "\n\n<!-- provenance",
-        "".join(f"\n\n_Note: {n}._" for n in notes) + "\n\n<!-- provenance",
-        1,
-    )
+    markdown, latex = outputs.tables(found, notes, block)
     write_text(args.out_md, markdown)
     write_text(args.out_tex, latex)
-    numbers = [
-        {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in asdict(item).items()}
-        for item in found
-    ]
-    write_json(
-        args.out_json,
-        {"testset": args.testset, "fits": numbers, "notes": notes, "provenance": block},
-    )
+    write_json(args.out_json, outputs.numbers(args.testset, found, notes, block))
     figures.setup()
     figures.save(report.figure(pairs, found, args.testset, notes), args.out_fig, block)
     log.info("%d condition(s) over %d model(s)", len(found), pairs["model"].nunique())

@@ -3,7 +3,7 @@ caption.
 
 Reads a manifest made by `prepare` from the training data and the test manifest of the run;
 writes the training manifest minus the test images (same COCO id or same file content) and the
-test captions (vlstress.finetune.split), with the counts in its provenance.
+test captions (vlstress.suites.finetune.split), with the counts in its provenance.
 """
 
 from __future__ import annotations
@@ -28,27 +28,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     import logging
 
-    from vlstress import provenance
-    from vlstress.caption_data.manifest import load_manifest
-    from vlstress.io import sha256_file, write_json
-    from vlstress.suites.finetune.split import without_test
+    from vlstress.io import write_json
+    from vlstress.suites.finetune.split import training_manifest
 
-    train = load_manifest(args.train)
-    test = load_manifest(args.test)
-    kept, counts = without_test(train["images"], test["images"])
-    write_json(
-        args.out,
-        {
-            "dataset": train.get("dataset"),
-            "images": kept,
-            "split": counts,
-            "provenance": provenance.build(
-                "train-split",
-                counts,
-                inputs={str(p): sha256_file(p) for p in (args.train, args.test)},
-            ),
-        },
-    )
+    manifest, counts = training_manifest(args.train, args.test)
+    write_json(args.out, manifest)
     logging.getLogger(__name__).info(
         "training manifest: %d of %d images (%d test images and %d test captions removed)",
         counts["kept_images"],

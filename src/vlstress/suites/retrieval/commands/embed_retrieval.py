@@ -5,7 +5,7 @@ the suites that are on add to the `retrieval` group (`--sets-from`: their provid
 `image_variants/<variant>.npy`, `text_variants/<set>.npy`), each with its provenance sidecar
 `<file>.json`. The model and its start-up are paid once (docs/throughput.md); with --reuse-dir,
 a set unchanged since an earlier run is copied from there instead of embedded again
-(vlstress.embedding.sets).
+(vlstress.embedding.sets). What is embedded: vlstress.suites.retrieval.embedding_plan.
 """
 
 from __future__ import annotations
@@ -46,17 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from vlstress import params as params_module
     from vlstress.embedding import sets as embedding_sets
+    from vlstress.suites.retrieval.embedding_plan import plan
 
-    config = params_module.load(args.params) if args.params else {}
-    plan = [
-        ("images.npy", embedding_sets.original_images(args.manifest)),
-        ("texts.npy", embedding_sets.captions(args.manifest, "texts")),
-    ]
-    plan += embedding_sets.from_providers(args.sets_from, "retrieval", config)
-    embedding_sets.require_files([item for _, item in plan])
+    found = plan(args.manifest, args.params, args.sets_from)
     loaded = embedding_sets.load(model_spec(args), args)
     embedding_sets.write_folder(
-        plan, loaded, "embed-retrieval", args.out, reuse_folder(args, args.sets_from)
+        found, loaded, "embed-retrieval", args.out, reuse_folder(args, args.sets_from)
     )

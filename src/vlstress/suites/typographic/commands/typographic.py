@@ -3,7 +3,7 @@ written on each image).
 
 Writes OUT/images/<index>.png and OUT/manifest.json (a classification manifest whose entries
 keep `label` and add `written`, the drawn style and `source_path`; root = OUT).
-See vlstress.images.typographic for the draws and the font.
+See vlstress.suites.typographic.overlay for the draws and the font.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 from vlstress.argtypes import seed_int
-from vlstress.suites.corruptions.commands.corrupt import add_size_argument
+from vlstress.suites.corruptions.flags import add_size_argument
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,21 +35,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from PIL import features
-
-    from vlstress import provenance
-    from vlstress.io import sha256_file
     from vlstress.suites.typographic import overlay as typographic
-    from vlstress.testsets.manifest import load, manifest_path
+    from vlstress.suites.typographic.versions import provenance_block
+    from vlstress.testsets.manifest import load
 
     clean = load(args.manifest)
-    block = provenance.build(
-        "typographic",
-        {"size": args.size},
-        seed=args.seed,
-        inputs={str(args.manifest): sha256_file(manifest_path(args.manifest))},
-    )
-    # glyph rasterisation decides the pixels
-    block["packages"]["freetype2"] = features.version("freetype2") or "unknown"
-    block["font"] = typographic.font_record()
+    block = provenance_block(args.manifest, args.size, args.seed)
     typographic.generate(clean, args.seed, args.out, size=args.size, provenance=block)

@@ -1,16 +1,10 @@
 """`vlstress effective-robustness`: place models on (or off) the line of published baselines.
 
-Reads one or more wide CSV tables (one row per model; an ID-accuracy column and one column
-per shift). `--csv published` names the table shipped with vlstress: zero-shot accuracies
-of 121 open_clip models on ImageNet and five shifts (`vlstress/data/published`, see its
-SOURCES.md), so `--csv mine.csv --csv published --baselines published` places one's own
-models among them. Per shift, a line is fitted over the baseline models on logit, probit
-or linear axes (OLS or Huber, `vlstress.robustness`); every model gets predicted shifted
-accuracy, effective robustness (ER, shifted − predicted) and relative robustness (RR,
-shifted − ID).
-
-Units: `--scale 100` reads percent, `--scale 1` fractions (the shipped table is always
-fractions); outputs are fractions, plus ER and RR in percentage points (`*_pp`).
+Reads one or more wide CSV tables of accuracies (one row per model); `--csv published` is the
+table shipped with vlstress (121 open_clip models on ImageNet and five shifts), so `--csv mine.csv
+--csv published --baselines published` places one's own models among them. Per shift, a line is
+fitted over the baselines; every model gets effective and relative robustness
+(vlstress.suites.zeroshot.baselines, which also holds the flags).
 
 Outputs (atomic): `--out-csv` one row per (shift, model), sorted, with a provenance
 sidecar `<out-csv>.json`; `--out-json` the lines, the coloured models' numbers and the
@@ -21,262 +15,36 @@ from __future__ import annotations
 
 import argparse
 import logging
-from pathlib import Path
+
+from vlstress.suites.zeroshot import baselines
 
 log = logging.getLogger(__name__)
 
-PUBLISHED = "published"
-PUBLISHED_FILE = "data/published/openclip_zeroshot.csv"
-PUBLISHED_SHIFTS = ["imagenetv2", "imagenet-r", "imagenet_sketch", "imagenet-a", "objectnet"]
-
-
-def _names(value: str) -> list[str]:
-    return [part.strip() for part in value.split(",") if part.strip()]
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--csv",
-        action="append",
-        required=True,
-        help=(
-            f"wide accuracy table, one row per model (repeatable; '{PUBLISHED}' = the shipped "
-            "open_clip table)"
-        ),
-    )
-    parser.add_argument(
-        "--model-column", default="model", help="column naming the model (default: model)"
-    )
-    parser.add_argument(
-        "--id-column",
-        default="imagenet1k",
-        help="in-distribution accuracy column (default: imagenet1k)",
-    )
-    parser.add_argument(
-        "--shift-column",
-        action="append",
-        default=None,
-        help=f"shifted accuracy column (repeatable; default: {' '.join(PUBLISHED_SHIFTS)})",
-    )
-    parser.add_argument(
-        "--baselines",
-        default="all",
-        help=(
-            f"models the line is fitted on: all | {PUBLISHED} (every model of the shipped table) "
-            "| name,name | @file (one name a line)"
-        ),
-    )
-    parser.add_argument(
-        "--transform",
-        default="logit",
-        choices=["logit", "probit", "linear"],
-        help="axis transform (default: logit)",
-    )
-    parser.add_argument(
-        "--fit", default="ols", choices=["ols", "huber"], help="line fit (default: ols)"
-    )
-    parser.add_argument(
-        "--scale",
-        type=int,
-        default=1,
-        choices=[1, 100],
-        help="1 = fractions, 100 = percent (the --csv files other than 'published')",
-    )
-    parser.add_argument(
-        "--epsilon",
-        type=float,
-        default=None,
-        help="logit/probit clip of 0 and 1 accuracies (default: vlstress.robustness.EPSILON)",
-    )
-    parser.add_argument(
-        "--highlight",
-        type=_names,
-        default=[],
-        help="name,name: models drawn in colour besides the non-baselines",
-    )
-    parser.add_argument(
-        "--out-csv",
-        required=True,
-        type=Path,
-        help="one row per (shift, model); provenance in <file>.json",
-    )
-    parser.add_argument(
-        "--out-json",
-        required=True,
-        type=Path,
-        help="lines, coloured models' numbers and provenance",
-    )
-    parser.add_argument(
-        "--out-fig", type=Path, default=None, help="PNG to write (a PDF is written beside it)"
-    )
-
-
-def published_path() -> Path:
-    from importlib import resources
-
-    return Path(str(resources.files("vlstress").joinpath(PUBLISHED_FILE)))
-
-
-def read_wide(path: Path, model_column: str, id_column: str, shift_columns: list[str]):
-    """One wide table -> long rows (model, shift, id_accuracy, shifted_accuracy); columns named in
-    the error if absent."""
-    import pandas as pd
-
-    from vlstress.errors import VlstressError
-
-    if not path.is_file():
-        raise VlstressError(f"file not found: {path}")
-    try:
-        wide = pd.read_csv(path, dtype={model_column: str})
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise VlstressError(f"not a readable CSV: {exc}") from None
-    wanted = [model_column, id_column, *shift_columns]
-    missing = [c for c in wanted if c not in wide.columns]
-    if missing:
-        raise VlstressError(
-            f"lacks column(s) {', '.join(missing)}; has {', '.join(map(str, wide.columns))}"
-        )
-    long = wide.melt(
-        id_vars=[model_column, id_column],
-        value_vars=shift_columns,
-        var_name="shift",
-        value_name="shifted_accuracy",
-    )
-    return long.rename(columns={model_column: "model", id_column: "id_accuracy"})
-
-
-def read_tables(args: argparse.Namespace, shift_columns: list[str]):
-    """All --csv tables as one long frame in fractions, and the sha256 of every input."""
-    import pandas as pd
-
-    from vlstress.errors import VlstressError
-    from vlstress.io import sha256_file
-    from vlstress.suites.zeroshot.robustness import validate_table
-
-    frames, inputs = [], {}
-    seen: dict[str, str] = {}  # model -> the table it came from
-    for spec in args.csv:
-        path, scale = (published_path(), 1) if spec == PUBLISHED else (Path(spec), args.scale)
-        try:
-            frame = validate_table(
-                read_wide(path, args.model_column, args.id_column, shift_columns), scale
-            )
-        except VlstressError as exc:
-            raise VlstressError(f"accuracy table {spec}: {exc}") from None
-        for model in sorted(set(frame["model"])):
-            if model in seen:
-                raise VlstressError(f"model {model} is in both {seen[model]} and {spec}")
-            seen[model] = spec
-        frames.append(frame)
-        inputs[str(path)] = sha256_file(path)
-    return pd.concat(frames, ignore_index=True), inputs, seen
-
-
-def resolve_baselines(spec: str, origin: dict[str, str]) -> str | list[str]:
-    from vlstress.errors import VlstressError
-
-    if spec == "all":
-        return "all"
-    if spec == PUBLISHED:
-        names = sorted(m for m, source in origin.items() if source == PUBLISHED)
-        if not names:
-            raise VlstressError(f"--baselines {PUBLISHED} needs --csv {PUBLISHED}")
-        return names
-    if spec.startswith("@"):
-        path = Path(spec[1:])
-        if not path.is_file():
-            raise VlstressError(f"baselines file not found: {path}")
-        return [
-            line.strip()
-            for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip() and not line.startswith("#")
-        ]
-    return _names(spec)
-
-
-def summary(results, lines, coloured: list[str]) -> dict:
-    """The JSON body: the line of every shift and the numbers of the coloured models."""
-    models: dict = {}
-    for row in results[results["model"].isin(coloured)].itertuples(index=False):
-        models.setdefault(row.model, {"shifts": {}})["shifts"][row.shift] = {
-            "id_accuracy": row.id_accuracy,
-            "shifted_accuracy": row.shifted_accuracy,
-            "predicted": row.predicted,
-            "effective_robustness": row.effective_robustness,
-            "relative_robustness": row.relative_robustness,
-            "effective_robustness_pp": row.effective_robustness_pp,
-            "relative_robustness_pp": row.relative_robustness_pp,
-            "baseline": bool(row.baseline),
-        }
-    for entry in models.values():
-        values = [v["effective_robustness_pp"] for v in entry["shifts"].values()]
-        entry["mean_effective_robustness_pp"] = sum(values) / len(values)
-    return {
-        "lines": {shift: line.to_dict() for shift, line in lines.items()},
-        "models": models,
-        "n_models": int(results["model"].nunique()),
-        "n_baselines": int(results.loc[results["baseline"], "model"].nunique()),
-        "units": "fractions in [0, 1]; *_pp in percentage points",
-    }
+    baselines.add_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> None:
     from vlstress import provenance
-    from vlstress.errors import VlstressError
     from vlstress.io import dumps_json, sidecar, write_json, write_text
-    from vlstress.suites.zeroshot import robustness
 
-    shift_columns = list(dict.fromkeys(args.shift_column or PUBLISHED_SHIFTS))
-    if args.id_column in shift_columns:
-        raise VlstressError(f"--id-column {args.id_column} is also a --shift-column")
-    epsilon = robustness.EPSILON if args.epsilon is None else args.epsilon
-    table, inputs, origin = read_tables(args, shift_columns)
-    baselines = resolve_baselines(args.baselines, origin)
-    lines = robustness.fit_lines(table, baselines, args.transform, args.fit, 1, epsilon)
-    results = robustness.effective_robustness(
-        table, baselines, args.transform, args.fit, 1, epsilon, lines=lines
-    )
-    unknown = sorted(set(args.highlight) - set(results["model"]))
-    if unknown:
-        raise VlstressError(f"--highlight model(s) not in the tables: {', '.join(unknown)}")
-    from vlstress.suites.zeroshot.robustness_figure import coloured_models
-
-    coloured = coloured_models(results, args.highlight)
-    params = {
-        "csv": list(args.csv),
-        "model_column": args.model_column,
-        "id_column": args.id_column,
-        "shift_columns": shift_columns,
-        "baselines": args.baselines,
-        "transform": args.transform,
-        "fit": args.fit,
-        "scale": args.scale,
-        "epsilon": epsilon,
-        "highlight": list(args.highlight),
-    }
-    block = provenance.build("effective-robustness", params, inputs=inputs)
+    placed = baselines.place(args)
+    results, lines = placed.results, placed.lines
+    block = provenance.build("effective-robustness", placed.params, inputs=placed.inputs)
     write_text(args.out_csv, results.to_csv(index=False, lineterminator="\n"))
-    write_text(
-        sidecar(args.out_csv),
-        dumps_json({"rows": len(results), "columns": list(results.columns), "provenance": block}),
+    write_text(sidecar(args.out_csv), dumps_json(baselines.csv_sidecar(results, block)))
+    write_json(
+        args.out_json, {**baselines.summary(results, lines, placed.coloured), "provenance": block}
     )
-    write_json(args.out_json, {**summary(results, lines, coloured), "provenance": block})
-    for model in coloured:
-        mean = results.loc[results["model"] == model, "effective_robustness_pp"].mean()
+    for model in placed.coloured:
+        mean = baselines.mean_effective_robustness(results, model)
         log.info("%s: mean effective robustness %+.2f pp over %d shift(s)", model, mean, len(lines))
     if args.out_fig is not None:
         from vlstress.report import figures
-        from vlstress.suites.zeroshot import robustness_figure
 
         figures.setup()
-        digest = ", ".join(f"{Path(p).name} sha256 {h[:12]}" for p, h in inputs.items())
-        caption = (
-            f"vlstress effective-robustness; {len(results['model'].unique())} models, baselines: "
-            f"{args.baselines}; {digest}"
-        )
-        fig = robustness_figure.draw(
-            results, lines, args.highlight, id_name=args.id_column, caption=caption
-        )
+        fig = baselines.figure(placed, args.baselines, args.id_column, args.highlight)
         figures.save(fig, args.out_fig, block)
         log.info("wrote %s and its PDF", args.out_fig)
     log.info(

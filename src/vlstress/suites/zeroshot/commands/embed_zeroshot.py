@@ -49,22 +49,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from vlstress import params as params_module
     from vlstress.embedding import sets as embedding_sets
-    from vlstress.errors import VlstressError
-    from vlstress.suites.zeroshot import sets as zeroshot_sets
+    from vlstress.suites.zeroshot.embedding_plan import plan
 
-    config = params_module.load(args.params)
-    if "zeroshot" not in {name for name, on in (config.get("suites") or {}).items() if on}:
-        raise VlstressError(
-            "the params switch the zeroshot suite off: there is no zero-shot set to embed"
-        )
-    if args.sets == "classifiers":
-        plan = zeroshot_sets.classifiers(config, args.templates)
-    else:
-        plan = embedding_sets.from_providers(args.sets_from, "zeroshot", config)
-    embedding_sets.require_files([item for _, item in plan])
+    found = plan(args.params, args.sets, args.sets_from, args.templates)
     loaded = embedding_sets.load(model_spec(args), args)
     embedding_sets.write_folder(
-        plan, loaded, "embed-zeroshot", args.out, reuse_folder(args, args.sets_from)
+        found, loaded, "embed-zeroshot", args.out, reuse_folder(args, args.sets_from)
     )

@@ -1,0 +1,55 @@
+"""The figures of one suite's figure module (`vlstress figures`): which to draw, and drawing them.
+
+A figure module's `FIGURES` maps each name to a function of the long summary table that returns
+(figure, notes); each figure is saved as `<out-dir>/<name>.png` and `.pdf`, with its provenance
+in the file metadata (vlstress.report.figures).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from vlstress import provenance
+from vlstress.errors import VlstressError
+from vlstress.io import sha256_file
+from vlstress.report import figures
+
+Figures = Mapping[str, Callable[[Any], tuple[Any, list[str]]]]
+
+
+def figure_names(available: Figures, only: str | None, module: str) -> list[str]:
+    """The figures `only` names (comma-separated; None or "None": all of `module`), each checked
+    to be one of `available`."""
+    names = list(available) if not only or only == "None" else [n.strip() for n in only.split(",")]
+    unknown = [n for n in names if n not in available]
+    if unknown:
+        raise VlstressError(
+            f"unknown figure(s) {', '.join(unknown)} in {module}; known: {', '.join(available)}"
+        )
+    return names
+
+
+def draw(
+    available: Figures,
+    names: list[str],
+    table: Any,
+    summary: Path,
+    out_dir: Path,
+    log: logging.Logger,
+) -> None:
+    """Draw each of `names` from the summary table `table` (read from `summary`) and save it in
+    `out_dir`; `log` gets each figure's notes and each file written."""
+    inputs = {str(summary): sha256_file(summary)}
+    figures.setup()
+    for name in names:
+        fig, notes = available[name](table)
+        for note in notes:
+            log.info("%s: %s", name, note)
+        block = provenance.build(
+            "figures", {"summary": str(summary), "figure": name, "notes": notes}, inputs=inputs
+        )
+        figures.save(fig, out_dir / f"{name}.png", block)
+        log.info("wrote %s.png/.pdf", out_dir / name)

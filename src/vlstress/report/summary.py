@@ -1,0 +1,204 @@
+"""The summary of an explicit list of metric records (`vlstress summarize`): summary tables and
+DVC metrics.
+
+Outputs:
+- long table (`--out-csv`), one row per (record, metric): the per-seed rows;
+- aggregated table (`--out-agg`): mean, std and n_seeds over replicate seeds of every (model,
+  task, condition, metric);
+- the aggregated table for humans (`--out-md`, mean ± std);
+- nested model -> task -> condition -> metric (mean; `<metric>_std`, `n_seeds`) for
+  `dvc metrics show` (`--out-json`: numbers or null only, strict JSON; provenance in the sidecar
+  `<out-json>.json`);
+- R@1 / false R@1 / drop rate per (model, direction, condition) for `dvc plots show`
+  (`--out-plot`).
+A task without records is simply absent from every output (nothing is invented).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from vlstress import provenance
+from vlstress.io import sha256_file, sidecar, write_text
+from vlstress.report import records
+from vlstress.report.tasks import DIRECTIONS, TASKS
+
+
+def add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    """--out-csv, --out-agg, --out-md, --out-json, --out-plot (see the module docstring)."""
+    parser.add_argument(
+        "--out-csv",
+        required=True,
+        type=Path,
+        help="long table, one row per record and metric (per seed)",
+    )
+    parser.add_argument(
+        "--out-agg", required=True, type=Path, help="mean/std/n_seeds over replicate seeds (CSV)"
+    )
+    parser.add_argument("--out-md", required=True, type=Path, help="aggregated table, Markdown")
+    parser.add_argument(
+        "--out-json",
+        required=True,
+        type=Path,
+        help="nested model -> task -> condition -> metric (DVC metrics; provenance in <file>.json)",
+    )
+    parser.add_argument(
+        "--out-plot",
+        required=True,
+        type=Path,
+        help="R@1, false R@1, drop rate per case (DVC plots CSV)",
+    )
+
+
+def _clean(value) -> float | int | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return None
+    return value
+
+
+def metrics_json(agg: pd.DataFrame) -> dict:
+    nested: dict = {}
+    for row in agg.itertuples(index=False):
+        entry = (
+            nested.setdefault(row.model, {}).setdefault(row.task, {}).setdefault(row.condition, {})
+        )
+        entry[row.metric] = _clean(float(row.mean))
+        if row.n_seeds > 1:
+            entry[f"{row.metric}_std"] = _clean(float(row.std))
+        entry["n_seeds"] = int(row.n_seeds)
+    return nested
+
+
+def strict_json(obj) -> str:
+    return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _cell(mean: float, std: float, n: int) -> str:
+    if math.isnan(mean):
+        return "n/a"
+    return f"{mean:.2f} ± {std:.2f}" if n > 1 and not math.isnan(std) else f"{mean:.2f}"
+
+
+def markdown(agg: pd.DataFrame) -> str:
+    frame = agg.assign(
+        cell=[_cell(m, s, n) for m, s, n in zip(agg["mean"], agg["std"], agg["n_seeds"])]
+    )
+    ids = ["model", "dataset", "task", "condition"]
+    shown = ["label", "condition_label", "n_seeds"]
+    frame = frame.assign(n_seeds=frame.groupby(ids)["n_seeds"].transform("max"))
+    wide = frame.pivot(index=[*ids, *shown], columns="metric", values="cell")
+    wide = wide.reindex(pd.MultiIndex.from_frame(frame[[*ids, *shown]].drop_duplicates()))
+    metrics = sorted(wide.columns, key=records.metric_key)
+    wide = wide.droplevel(["model", "dataset", "condition"]).reset_index().fillna("")
+    wide = wide[["label", "task", "condition_label", "n_seeds", *metrics]]
+    wide = wide.rename(
+        columns={"label": "model", "condition_label": "condition", "n_seeds": "seeds"}
+    )
+    return wide.to_markdown(index=False, disable_numparse=True)
+
+
+def plot_table(agg: pd.DataFrame) -> pd.DataFrame:
+    """One row per (model, direction, condition): the numbers `dvc plots show` draws as bars."""
+    rows = []
+    for (model, task, condition), group in agg.groupby(
+        ["label", "task", "condition_label"], sort=False
+    ):
+        info = TASKS.get(task)
+        values = dict(zip(group["metric"], group["mean"]))
+        for direction in info.directions if info else ():
+            if f"{direction}_R@1" not in values:
+                continue
+            rows.append(
+                {
+                    "case": f"{model} | {DIRECTIONS[direction]} | {condition}",
+                    "model": model,
+                    "direction": DIRECTIONS[direction],
+                    "condition": condition,
+                    "R@1": values.get(f"{direction}_R@1"),
+                    "false_R@1": values.get(f"{direction}_false_R@1"),
+                    "drop_rate": values.get(f"{direction}_drop_rate"),
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["case", "model", "direction", "condition", "R@1", "false_R@1", "drop_rate"]
+    )
+
+
+def collect(paths: list[Path], log: logging.Logger) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(long table, aggregated table) of the records `paths`; `log` says which tasks have no
+    record and which have no display info."""
+    table = records.collect(paths)
+    agg = records.aggregate(table)
+    present = set(table["task"])
+    for name, task in TASKS.items():
+        if name not in present:
+            log.info(
+                "no %s records among the %d given: that task is absent from the summary",
+                task.title,
+                len(paths),
+            )
+    unknown = sorted(present - set(TASKS))
+    if unknown:
+        log.info(
+            "task(s) without display info in vlstress.report.tasks: %s (summarized as they are)",
+            ", ".join(unknown),
+        )
+    return table, agg
+
+
+def provenance_block(paths: list[Path], params_files: list[Path] | None) -> dict:
+    """The provenance of every output: the params files (when the records come from them) and
+    the records, each with its sha256."""
+    given = {"params": [str(p) for p in params_files]} if params_files else {}
+    return provenance.build(
+        "summarize",
+        {**given, "records": [str(p) for p in paths]},
+        inputs={str(p): sha256_file(p) for p in paths},
+    )
+
+
+def write(
+    table: pd.DataFrame,
+    agg: pd.DataFrame,
+    block: dict,
+    *,
+    out_csv: Path,
+    out_agg: Path,
+    out_md: Path,
+    out_json: Path,
+    out_plot: Path,
+) -> None:
+    """Write every output (see the module docstring), each with the provenance `block`."""
+    for path, frame in (
+        (out_csv, table),
+        (out_agg, agg),
+        (out_plot, plot_table(agg)),
+    ):
+        write_text(path, frame.to_csv(index=False, lineterminator="\n"))
+        write_text(
+            sidecar(path),
+            strict_json({"rows": len(frame), "columns": list(frame.columns), "provenance": block}),
+        )
+    write_text(out_md, f"{markdown(agg)}\n\n<!-- provenance\n{strict_json(block)}-->\n")
+    # numbers only: `dvc metrics show` lists every key
+    write_text(out_json, strict_json(metrics_json(agg)))
+    write_text(sidecar(out_json), strict_json({"provenance": block}))
+
+
+def log_totals(
+    table: pd.DataFrame, agg: pd.DataFrame, paths: list[Path], log: logging.Logger
+) -> None:
+    """One log line: how many records, models, tasks and conditions were summarized."""
+    log.info(
+        "summarized %d records of %d model(s), %d task(s), %d condition(s)",
+        len(paths),
+        table["model"].nunique(),
+        table["task"].nunique(),
+        agg.drop_duplicates(["task", "condition"]).shape[0],
+    )

@@ -1,0 +1,121 @@
+"""The flags of `vlstress finetune`: the training data and test manifest, the model
+(vlstress.embedding.flags), the training settings (`finetune:` in params.yaml) and the outputs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from vlstress.argtypes import (
+    non_negative_float,
+    non_negative_int,
+    optional_str,
+    positive_int,
+    seed_int,
+)
+from vlstress.embedding.flags import add_model_arguments
+
+
+def add_finetune_arguments(parser: argparse.ArgumentParser) -> None:
+    """Every flag of `vlstress finetune`."""
+    from vlstress.suites.finetune.losses import FORMS
+
+    parser.add_argument(
+        "--train", required=True, type=Path, help="training manifest (`vlstress train-split`)"
+    )
+    parser.add_argument(
+        "--train-captions",
+        required=True,
+        type=Path,
+        help="caption set of the training captions (`vlstress text-variants`)",
+    )
+    parser.add_argument(
+        "--test",
+        required=True,
+        type=Path,
+        help="the test manifest: none of its images or captions may be trained on",
+    )
+    add_model_arguments(parser)
+    group = parser.add_argument_group("training (finetune: in params.yaml)")
+    group.add_argument(
+        "--variant", required=True, help="name of this fine-tuning (finetune.variants key)"
+    )
+    group.add_argument(
+        "--w-sc",
+        type=non_negative_float,
+        default=1.0,
+        help="weight of the semantic contrastive loss",
+    )
+    group.add_argument(
+        "--w-vc", type=non_negative_float, default=1.0, help="weight of the visual contrastive loss"
+    )
+    group.add_argument(
+        "--form",
+        choices=list(FORMS),
+        default="hard-negative",
+        help="form of SC and VC (vlstress.finetune.losses)",
+    )
+    group.add_argument(
+        "--margin", type=non_negative_float, default=0.2, help="margin of the hinge form"
+    )
+    group.add_argument("--steps", type=positive_int, required=True, help="optimizer steps")
+    group.add_argument(
+        "--train-batch-size",
+        type=positive_int,
+        default=32,
+        help="image-caption pairs per optimizer step",
+    )
+    group.add_argument(
+        "--lr", type=non_negative_float, default=1e-5, help="peak learning rate (AdamW)"
+    )
+    group.add_argument("--weight-decay", type=non_negative_float, default=0.1)
+    group.add_argument(
+        "--warmup",
+        type=non_negative_int,
+        default=0,
+        help="linear warm-up steps before the cosine decay",
+    )
+    group.add_argument(
+        "--accumulate", type=positive_int, default=1, help="micro-batches per optimizer step"
+    )
+    group.add_argument(
+        "--freeze",
+        type=optional_str,
+        default=None,
+        help="image or text: keep that tower fixed (None = train both)",
+    )
+    group.add_argument(
+        "--checkpoint-every",
+        type=non_negative_int,
+        default=0,
+        help="steps between resume checkpoints (0 = none)",
+    )
+    group.add_argument(
+        "--train-seed", type=seed_int, default=0, help="seed of the data order and the mixing plan"
+    )
+    group.add_argument(
+        "--method",
+        default="mix",
+        help="how a mixed image is made: an image perturbation (mix, patch)",
+    )
+    group.add_argument(
+        "--lam", default="0.5", help="share of the original image in the mixed image"
+    )
+    group.add_argument(
+        "--processes",
+        type=positive_int,
+        default=1,
+        help="data-parallel processes (torchrun; GPUs on CUDA)",
+    )
+    group.add_argument(
+        "--resume", type=Path, default=None, help="resume checkpoint (default: <out>.resume)"
+    )
+    parser.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        help="fine-tuned weights (.safetensors; sidecar <out>.json)",
+    )
+    parser.add_argument(
+        "--out-log", required=True, type=Path, help="training log CSV (one row per step)"
+    )

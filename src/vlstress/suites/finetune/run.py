@@ -1,0 +1,188 @@
+"""The work of `vlstress finetune`: fine-tune a model of the registry with the CLIP loss + w_sc * SC
++ w_vc * VC.
+
+`under_torchrun` runs the very command again under torchrun when it asks for several
+data-parallel processes; `finetune` checks the settings and that no training image or caption is
+in the test manifest, loads the training pairs (vlstress.suites.finetune.data) and the model,
+and trains (vlstress.suites.finetune.trainer, resuming from the resume checkpoint when there is
+one). `Finetuned` holds what the main process writes: the weights, the training log and the
+checkpoint's sidecar.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+def under_torchrun(processes: int, log: logging.Logger) -> bool:
+    """With `processes` > 1 and not yet inside torchrun: run this very command under torchrun and
+    wait (`log`: the command's logger)."""
+    if processes <= 1 or "WORLD_SIZE" in os.environ:
+        return False
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc_per_node={processes}",
+        "-m",
+        "vlstress",
+        *sys.argv[1:],
+    ]
+    log.info("running %d data-parallel processes: %s", processes, " ".join(command))
+    result = subprocess.run(command)
+    if result.returncode != 0:
+        from vlstress.errors import VlstressError
+
+        raise VlstressError(
+            f"torchrun with {processes} processes failed (exit {result.returncode}); see "
+            "the messages above"
+        )
+    return True
+
+
+@dataclass(frozen=True)
+class Finetuned:
+    """A finished fine-tuning, as the main process has it."""
+
+    args: argparse.Namespace  # the flags of `vlstress finetune`
+    spec: Any  # the base model's ModelSpec
+    base: dict[str, Any]  # its description (provenance's model block)
+    device: str
+    config: Any  # the TrainConfig
+    counts: dict[str, int]  # of the training pairs
+    state: dict[str, Any]  # the fine-tuned weights (CPU tensors)
+    history: list[dict[str, float]]  # one row per step
+    resume: Path  # the resume checkpoint, no longer needed once the weights are written
+
+    def log_csv(self) -> str:
+        """The training log: one row per step (learning rate, loss terms, margins)."""
+        columns = list(self.history[0])
+        return (
+            ",".join(columns)
+            + "\n"
+            + "".join(",".join(f"{row[c]:.6g}" for c in columns) + "\n" for row in self.history)
+        )
+
+    def sidecar(self) -> dict[str, Any]:
+        """The checkpoint's sidecar: base model, settings, training counts, provenance."""
+        from vlstress import provenance
+        from vlstress.embedding.flags import model_params
+        from vlstress.io import sha256_file
+
+        args, config = self.args, self.config
+        return {
+            "kind": "finetuned-checkpoint",
+            "variant": args.variant,
+            "base": self.base,
+            "arch": self.spec.arch,
+            "training": {
+                **config.__dict__,
+                "method": args.method,
+                "lam": args.lam,
+                "nproc": args.processes,
+                **self.counts,
+            },
+            "final": self.history[-1],
+            "provenance": provenance.build(
+                "finetune",
+                {
+                    **model_params(args, self.spec),
+                    "variant": args.variant,
+                    **config.__dict__,
+                    "method": args.method,
+                    "lam": args.lam,
+                    "nproc": args.processes,
+                },
+                seed=args.train_seed,
+                model=self.base,
+                device=self.device,
+                inputs={
+                    str(p): sha256_file(p) for p in (args.train, args.train_captions, args.test)
+                },
+            ),
+        }
+
+
+def finetune(args: argparse.Namespace) -> Finetuned | None:
+    """Train as the flags say (vlstress.suites.finetune.flags); None in a data-parallel process
+    other than the main one."""
+    from vlstress.caption_data.manifest import load_manifest
+    from vlstress.embedding import models
+    from vlstress.embedding.flags import model_spec
+    from vlstress.errors import VlstressError
+    from vlstress.suites.finetune.data import TrainingPairs, load_pairs
+    from vlstress.suites.finetune.split import check_disjoint
+    from vlstress.suites.finetune.trainer import (
+        TrainConfig,
+        distributed_from_env,
+        train,
+    )
+    from vlstress.suites.rococo_image.variants import make_plan, parse_lam, perturbation
+
+    config = TrainConfig(
+        steps=args.steps,
+        batch_size=args.train_batch_size,
+        lr=args.lr,
+        weight_decay=args.weight_decay,
+        warmup=args.warmup,
+        accumulate=args.accumulate,
+        w_sc=args.w_sc,
+        w_vc=args.w_vc,
+        form=args.form,
+        margin=args.margin,
+        freeze=args.freeze,
+        checkpoint_every=args.checkpoint_every,
+        seed=args.train_seed,
+        precision=args.precision,
+    )
+    config.check()
+    if not perturbation(args.method).uses_partner:
+        raise VlstressError(
+            f"--method {args.method}: the visual contrastive loss needs a perturbation that "
+            "mixes in a partner image (mix, patch)"
+        )
+    train_entries = load_manifest(args.train)["images"]
+    check_disjoint(train_entries, load_manifest(args.test)["images"])
+    paths, samples, counts = load_pairs(args.train, args.train_captions)
+    dist = distributed_from_env()
+    spec = model_spec(args)
+    device = models.resolve_device(args.device)
+    if device.startswith("cuda") and dist.world_size > 1:
+        device = f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
+    model, preprocess, tokenizer = models.load(spec, device, threads=args.threads)
+    base = models.describe(spec, model)
+    plan = make_plan(len(paths), args.method, parse_lam(args.lam), args.train_seed)
+    pairs = TrainingPairs(paths, samples, plan, preprocess, tokenizer)
+    resume = args.resume or args.out.with_name(args.out.name + ".resume")
+    history = train(model, pairs, config, device=device, resume_path=resume, dist=dist)
+    if not dist.main:
+        return None
+    state = {
+        name: tensor.detach().cpu().contiguous().clone()
+        for name, tensor in model.state_dict().items()
+    }
+    return Finetuned(args, spec, base, device, config, counts, state, history, resume)
+
+
+def log_summary(finetuned: Finetuned, log: logging.Logger) -> None:
+    """One line: steps, first and last loss, last margins, where the weights went."""
+    history, args = finetuned.history, finetuned.args
+    last = history[-1]
+    log.info(
+        "%s: %d steps, loss %.4f -> %.4f, margins SC %.4f VC %.4f -> %s",
+        args.variant,
+        len(history),
+        history[0]["total"],
+        last["total"],
+        last["margin_sc"],
+        last["margin_vc"],
+        args.out,
+    )

@@ -1,0 +1,36 @@
+"""What `vlstress embed-zeroshot` embeds: the zero-shot classifiers of the test sets, or every
+zero-shot image set the suites that are on add (vlstress.embedding.sets)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from vlstress.embedding.sets import EmbeddingSet
+
+
+def plan(
+    params_files: Sequence[Path], sets: str, providers: list[str], templates: str | None
+) -> list[tuple[str, EmbeddingSet]]:
+    """The (file name, set) pairs of one folder, every input file checked before any model work.
+
+    `sets` is `classifiers` (one per test set, from `templates` or the params' zeroshot.templates)
+    or `images` (group `zeroshot` of the `providers` modules)."""
+    from vlstress import params as params_module
+    from vlstress.embedding import sets as embedding_sets
+    from vlstress.errors import VlstressError
+    from vlstress.suites.zeroshot import sets as zeroshot_sets
+
+    config = params_module.load(params_files)
+    if "zeroshot" not in {name for name, on in (config.get("suites") or {}).items() if on}:
+        raise VlstressError(
+            "the params switch the zeroshot suite off: there is no zero-shot set to embed"
+        )
+    if sets == "classifiers":
+        found = zeroshot_sets.classifiers(config, templates)
+    else:
+        found = embedding_sets.from_providers(providers, "zeroshot", config)
+    embedding_sets.require_files([item for _, item in found])
+    return found

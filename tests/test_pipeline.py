@@ -145,6 +145,46 @@ def test_code_deps_follow_imports_lazy_imports_registries_and_data_files():
     )
 
 
+def suite_imports(folder: Path, skip: str = "") -> set[str]:
+    """The `vlstress.suites.<name>` packages the Python files under `folder` import (but those
+    in its subfolder `skip`)."""
+    import ast
+
+    found = set()
+    for path in folder.rglob("*.py"):
+        if skip and path.relative_to(folder).parts[0] == skip:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+            names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            found |= {m.split(".")[2] for m in names if m.startswith("vlstress.suites.")}
+    return found
+
+
+def test_the_engine_imports_no_suite_and_suites_only_the_code_they_use():
+    """Outside vlstress/suites/ only the registry is imported; between suites, the imports are
+    exactly these (library code one suite uses of another): a new one is a deliberate edit here."""
+    src = REPO / "src/vlstress"
+    # the engine reaches the suites through `from vlstress.suites import registry` only
+    assert suite_imports(src, skip="suites") == set()
+    between = {name: suite_imports(src / "suites" / name) - {name} for name in SUITES}
+    assert between == {
+        "retrieval": set(),
+        "rococo_text": set(),
+        "rococo_image": {
+            "corruptions"
+        },  # the ImageNet-C corruptions as text-to-image perturbations
+        "zeroshot": {"corruptions"},  # mCE in the robustness summary
+        "corruptions": {"zeroshot"},
+        "typographic": {"corruptions", "zeroshot"},  # the resize + crop of the corrupted copies
+        "adversarial": {"zeroshot"},
+        "calibration": {"zeroshot"},
+        "ood": {"zeroshot"},
+        "finetune": {"rococo_text", "rococo_image"},  # the SC captions' generators, VC's mixing
+        "accuracy_vs_recall": set(),
+    }
+
+
 def test_every_report_caption_is_a_file_of_its_suite():
     from vlstress.pipeline.snakemake import caption_path
 

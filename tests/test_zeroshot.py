@@ -15,6 +15,7 @@ from vlstress.io import sidecar, write_json, write_npy
 from vlstress.record import read_record
 from vlstress.suites.zeroshot import metrics, templates
 from vlstress.testsets import manifest as testsets
+from vlstress.testsets.lists import load_names
 
 from conftest import finetune_off, zeroshot_off
 
@@ -56,7 +57,7 @@ def test_template_and_classname_files_in_clip_benchmark_format(tmp_path):
         templates.resolve("opneai")
     names = tmp_path / "classnames.json"
     names.write_text(json.dumps({"cifar10": ["airplane", "automobile"]}))
-    assert templates.load_names(f"{names}#cifar10") == ["airplane", "automobile"]
+    assert load_names(f"{names}#cifar10") == ["airplane", "automobile"]
 
 
 # ----------------------------------------------------------------------------- metrics

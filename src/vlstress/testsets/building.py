@@ -141,7 +141,7 @@ def class_names(
     """
     if spec is None:
         return own
-    from vlstress.suites.zeroshot.templates import load_names
+    from vlstress.testsets.lists import load_names
 
     names = load_names(spec)
     if len(names) == len(own):

@@ -83,8 +83,9 @@ def fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float, float
 
 
 def fits(pairs: pd.DataFrame) -> tuple[list[Fit], list[str]]:
-    """One Fit per retrieval condition (in table order), and notes on those that are undefined."""
-    found, notes = [], []
+    """One Fit per retrieval condition (in table order), and a note per reason some are undefined
+    (naming them)."""
+    found, undefined = [], {}
     for (direction, task, condition), group in pairs.groupby(
         ["direction", "task", "condition"], sort=False
     ):
@@ -97,5 +98,6 @@ def fits(pairs: pd.DataFrame) -> tuple[list[Fit], list[str]]:
                 if len(group) < MIN_MODELS
                 else "no spread in top-1 or R@1"
             )
-            notes.append(f"{DIRECTIONS[direction]}, {condition}: undefined ({why})")
+            undefined.setdefault(why, []).append(f"{DIRECTIONS[direction]} {condition}")
+    notes = [f"undefined ({why}): {', '.join(where)}" for why, where in undefined.items()]
     return found, notes

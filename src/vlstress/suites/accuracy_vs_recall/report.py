@@ -62,18 +62,23 @@ def figure(pairs: pd.DataFrame, found: list[Fit], testset: str, notes: list[str]
     fig, axes = plt.subplots(
         1, len(directions), figsize=(4.6 * len(directions) + 2.2, 4.0), squeeze=False
     )
+    # earlier conditions are drawn larger: points that coincide show as concentric rings
+    sizes = {
+        c: 25 + 330 * (len(conditions) - i) / len(conditions) for i, c in enumerate(conditions)
+    }
     for ax, direction in zip(axes[0], directions):
         data = pairs[pairs["direction"] == direction]
-        sns.scatterplot(
-            data=data,
-            x="accuracy",
-            y="recall",
-            hue="condition",
-            hue_order=conditions,
-            palette=palette,
-            ax=ax,
-            s=45,
-        )
+        for condition in conditions:
+            points = data[data["condition"] == condition]
+            ax.scatter(
+                points["accuracy"],
+                points["recall"],
+                s=sizes[condition],
+                color=palette[condition],
+                edgecolors="white",
+                linewidths=0.8,
+                zorder=3,
+            )
         for item in found:
             if item.direction == direction and not math.isnan(item.slope):
                 xs = np.linspace(data["accuracy"].min(), data["accuracy"].max(), 2)

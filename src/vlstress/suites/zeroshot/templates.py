@@ -10,18 +10,18 @@ registry name or a file:
 - a `.txt` file (one template per line), a `.json` list of templates, or a `.json` object
   keyed by dataset (CLIP_benchmark's file) with the key after `#`: `templates.json#cifar10`.
 
-Class-name files use the same forms (`load_names`): one name per line, a JSON list, or a
-JSON object keyed by dataset with `#key` (CLIP_benchmark's `en_classnames.json`).
+Class-name files use the same forms (`vlstress.testsets.lists.load_names`): one name per line, a
+JSON list, or a JSON object keyed by dataset with `#key` (CLIP_benchmark's `en_classnames.json`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from vlstress.errors import VlstressError
+from vlstress.testsets.lists import read_list
 
 
 def _open_clip_set(attribute: str) -> Callable[[], list[str]]:
@@ -52,38 +52,6 @@ TEMPLATE_SETS: dict[str, TemplateSet] = {
 }
 
 
-def _read_list(spec: str, what: str) -> list[str]:
-    path_text, _, key = spec.partition("#")
-    path = Path(path_text)
-    if not path.is_file():
-        raise VlstressError(f"{what} file not found: {path}")
-    text = path.read_text(encoding="utf-8")
-    if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise VlstressError(f"{what} file {path} is not valid JSON: {exc}") from None
-        if isinstance(data, dict):
-            if not key:
-                raise VlstressError(
-                    f"{what} file {path} is keyed by dataset ({', '.join(sorted(data)[:8])}, "
-                    "...): add #KEY"
-                )
-            if key not in data:
-                raise VlstressError(f"{what} file {path} has no key {key!r}")
-            data = data[key]
-        if not isinstance(data, list) or not all(isinstance(item, str) for item in data):
-            raise VlstressError(
-                f"{what} file {path}{'#' + key if key else ''}: expected a list of strings"
-            )
-        items = data
-    else:
-        items = [line.strip() for line in text.splitlines() if line.strip()]
-    if not items:
-        raise VlstressError(f"{what} file {spec} is empty")
-    return items
-
-
 def resolve(name: str) -> tuple[list[str], str]:
     """(templates, description) of a registry name or a template file."""
     if name in TEMPLATE_SETS:
@@ -94,16 +62,11 @@ def resolve(name: str) -> tuple[list[str], str]:
             f"unknown template set {name!r}: use one of {', '.join(TEMPLATE_SETS)} or a "
             ".txt/.json file"
         )
-    templates = _read_list(name, "template")
+    templates = read_list(name, "template")
     bad = [t for t in templates if "{c}" not in t]
     if bad:
         raise VlstressError(f"template file {name}: template {bad[0]!r} has no {{c}} placeholder")
     return templates, f"templates from {name}"
-
-
-def load_names(spec: str) -> list[str]:
-    """Class names from a file (one per line, JSON list, or JSON object with #key)."""
-    return _read_list(spec, "class-name")
 
 
 def prompts(templates: list[str], classname: str) -> list[str]:

@@ -85,7 +85,8 @@ def fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float, float
 def fits(pairs: pd.DataFrame) -> tuple[list[Fit], list[str]]:
     """One Fit per retrieval condition (in table order), and a note per reason some are undefined
     (naming them)."""
-    found, undefined = [], {}
+    found: list[Fit] = []
+    undefined: dict[str, list[str]] = {}
     for (direction, task, condition), group in pairs.groupby(
         ["direction", "task", "condition"], sort=False
     ):

@@ -185,6 +185,37 @@ def test_the_engine_imports_no_suite_and_suites_only_the_code_they_use():
     }
 
 
+REPORT_STEPS = ("pipeline", "summarize", "figures", "tables", "robustness", "finetune-table")
+MODEL_LIBRARIES = {"torch", "torchvision", "open_clip", "timm", "torchattacks", "torchmetrics"}
+
+
+def test_steps_without_a_model_do_not_import_torch():
+    """The report steps (summary, figures, tables, robustness summaries) and the gate: no module
+    they run imports a deep-learning library, not even lazily (found from the code, as code_deps
+    finds a step's files)."""
+    import ast
+
+    from vlstress.pipeline import stage_modules
+
+    report = [s for s in STAGES if s.subcommand in (*REPORT_STEPS, "accuracy-vs-recall")]
+    assert len(report) >= 10
+    for stage in report:
+        for path in {p for module in stage_modules(stage) for p in dependencies(module)}:
+            if path.suffix != ".py":
+                continue
+            imported = set()
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Import):
+                    imported |= {a.name.split(".")[0] for a in node.names}
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    imported.add(node.module.split(".")[0])
+            assert not imported & MODEL_LIBRARIES, (
+                stage.name,
+                path.name,
+                imported & MODEL_LIBRARIES,
+            )
+
+
 def test_every_report_caption_is_a_file_of_its_suite():
     from vlstress.pipeline.snakemake import caption_path
 

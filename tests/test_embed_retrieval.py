@@ -21,6 +21,7 @@ from PIL import Image
 from vlstress import cli
 from vlstress.embedding import sets as embedding_sets
 from vlstress.embedding.flags import add_model_arguments, model_spec
+from vlstress.params import Params
 from vlstress.pipeline import LISTS, providers
 
 VARIANT = "mix_lam0.5_seed1"
@@ -179,7 +180,7 @@ def test_one_job_writes_what_each_set_alone_writes(inputs, tmp_path, tiny_arch):
         ("texts.npy", embedding_sets.captions(inputs["manifest"], "texts")),
     ]
     plan += embedding_sets.from_providers(
-        PROVIDERS.split(","), "retrieval", yaml.safe_load(inputs["params"].read_text())
+        PROVIDERS.split(","), "retrieval", Params.load([inputs["params"]])
     )
     assert sorted(name for name, _ in plan) == sorted(FILES)
     alone(plan, tiny_arch, single)
@@ -397,10 +398,13 @@ def test_the_params_name_the_sets_of_the_suites_that_are_on(repo_root):
     variants = [
         f"data/image_variants/{m}_lam0.9_seed{s}" for m in ("mix", "patch") for s in (1, 10)
     ]
-    assert LISTS["text_sets"].paths(params) == sets
+    assert LISTS["text_sets"].paths(Params.of(params)) == sets
     # what the one job reads, in registry order
-    assert LISTS["retrieval_sets"].paths(params) == sets + variants
-    assert LISTS["retrieval_sets"].folders(params) == ["data/text_variants", "data/image_variants"]
+    assert LISTS["retrieval_sets"].paths(Params.of(params)) == sets + variants
+    assert LISTS["retrieval_sets"].folders(Params.of(params)) == [
+        "data/text_variants",
+        "data/image_variants",
+    ]
     assert providers("retrieval") == PROVIDERS.split(",")
     params["suites"].update(rococo_image=False, rococo_text=False)
     # a suite that is off needs no params block
@@ -408,8 +412,11 @@ def test_the_params_name_the_sets_of_the_suites_that_are_on(repo_root):
         params["image_variants"],
         params["text_variants"],
     )
-    assert LISTS["retrieval_sets"].paths(params) == [] and LISTS["text_sets"].paths(params) == []
     assert (
-        LISTS["retrieval_sets"].folders(params) == []
-        and LISTS["retrieval_sets"].params(params) == []
+        LISTS["retrieval_sets"].paths(Params.of(params)) == []
+        and LISTS["text_sets"].paths(Params.of(params)) == []
+    )
+    assert (
+        LISTS["retrieval_sets"].folders(Params.of(params)) == []
+        and LISTS["retrieval_sets"].params(Params.of(params)) == []
     )

@@ -19,6 +19,7 @@ import yaml
 from PIL import Image
 
 from vlstress.embedding.sets import from_providers
+from vlstress.params import Params
 from vlstress.pipeline import LISTS, providers
 from vlstress.suites.zeroshot.sets import classifiers
 from vlstress.testsets import manifest as testsets
@@ -107,8 +108,8 @@ def test_the_jobs_write_what_each_set_alone_writes(project, tiny_arch):
     )
     params = yaml.safe_load((project / "params.yaml").read_text())
     single = project / "single"
-    alone(classifiers(params), tiny_arch, single)
-    alone(from_providers(providers("zeroshot"), "zeroshot", params), tiny_arch, single)
+    alone(classifiers(Params.of(params)), tiny_arch, single)
+    alone(from_providers(providers("zeroshot"), "zeroshot", Params.of(params)), tiny_arch, single)
     for folder, name in [
         (project / "classifiers", CLASSIFIER),
         *((project / "zeroshot", name) for name in FILES),
@@ -221,9 +222,9 @@ def test_the_suite_off_is_an_error_not_an_empty_folder(project, tiny_arch, capsy
 def planned(params: dict, group: str) -> list[tuple[str, str]]:
     """(file inside the folder, the test-set folder it reads) of every set of a group."""
     found = (
-        classifiers(params)
+        classifiers(Params.of(params))
         if group == "classifiers"
-        else from_providers(providers("zeroshot"), "zeroshot", params)
+        else from_providers(providers("zeroshot"), "zeroshot", Params.of(params))
     )
     return [(name, str(item.source.parent)) for name, item in found]
 
@@ -233,21 +234,21 @@ def test_the_params_name_the_sets_and_the_job_inputs(project):
     assert planned(params, "classifiers") == [(CLASSIFIER, FOLDERS[0])]
     assert planned(params, "zeroshot") == list(zip(FILES, FOLDERS))
     # the image job's Snakemake inputs: every folder it reads, once
-    assert LISTS["zeroshot_data"].paths(params) == FOLDERS
-    assert LISTS["zeroshot_data"].folders(params) == [
+    assert LISTS["zeroshot_data"].paths(Params.of(params)) == FOLDERS
+    assert LISTS["zeroshot_data"].folders(Params.of(params)) == [
         "data/testsets",
         "data/corruptions",
         "data/typographic",
         "data/ood",
     ]
-    assert "ood.sets" in LISTS["zeroshot_data"].params(params) and "corruptions.names" in LISTS[
-        "zeroshot_data"
-    ].params(params)
-    assert LISTS["zeroshot_testsets"].paths(params) == FOLDERS[:1]
+    assert "ood.sets" in LISTS["zeroshot_data"].params(
+        Params.of(params)
+    ) and "corruptions.names" in LISTS["zeroshot_data"].params(Params.of(params))
+    assert LISTS["zeroshot_testsets"].paths(Params.of(params)) == FOLDERS[:1]
     # calibration reads the folders the jobs write, never a file inside one (no Snakemake rule makes
     # one)
     emb = "results/embeddings/{model}"
-    assert LISTS["zeroshot_sets"].paths(params) == [
+    assert LISTS["zeroshot_sets"].paths(Params.of(params)) == [
         FOLDERS[0],
         f"{emb}/zeroshot",
         f"{emb}/classifiers",
@@ -256,4 +257,7 @@ def test_the_params_name_the_sets_and_the_job_inputs(project):
     params["suites"].update(ood=False, typographic=False, corruptions=False)
     assert planned(params, "zeroshot") == [(FILES[0], FOLDERS[0])]
     params["suites"]["zeroshot"] = False
-    assert LISTS["zeroshot_testsets"].paths(params) == [] and planned(params, "classifiers") == []
+    assert (
+        LISTS["zeroshot_testsets"].paths(Params.of(params)) == []
+        and planned(params, "classifiers") == []
+    )

@@ -72,6 +72,13 @@ def optional_float(value: str) -> float | None:
     )
 
 
+def optional_names(value: str) -> list[str] | None:
+    """`a,b` -> ["a", "b"]; None (DVC's rendering of null) -> None."""
+    if value.strip().lower() in NULLS:
+        return None
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
 def int_list(value: str) -> list[int]:
     """`1,5,10` -> [1, 5, 10]: lists travel as one flag (DVC cannot interpolate YAML lists)."""
     try:

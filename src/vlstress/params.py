@@ -1,16 +1,22 @@
-"""params.yaml: load and merge (Snakemake's rule for --configfile). Only that: a step that reads
-the params files depends on this small module, not on the checks (`vlstress.params_check`), which
-know every suite."""
+"""params.yaml: load and merge (Snakemake's rule for --configfile), and the typed view of it.
+
+`Params` is built once from the merged mapping: the engine's blocks typed here, each suite's block
+typed by the dataclass its package declares (`vlstress.suites.<suite>.params`, read with
+`Params.block`), and which suites are on (`suites_on`, the one place that says so). A step that
+reads the params files depends on this small module and on the blocks it reads, not on the checks
+(`vlstress.params_check`), which know every suite."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 import yaml
 
+from vlstress import typed
 from vlstress.errors import VlstressError
 
 
@@ -41,3 +47,120 @@ def load(paths: Sequence[str | Path]) -> dict[str, Any]:
             raise VlstressError(f"params file {path}: expected a mapping at the top level")
         params = merge(params, data)
     return params
+
+
+def suites_on(values: Mapping[str, Any]) -> frozenset[str]:
+    """The suites the `suites:` block switches on: the one place that computes it. The always-on
+    suite (original retrieval) has no switch; its stages belong to no suite."""
+    return frozenset(str(name) for name, on in (values.get("suites") or {}).items() if on)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A caption dataset (`dataset`, and the training set of `finetune.train`)."""
+
+    name: str
+    kind: str
+    images: str | None = None
+    captions: str | None = None
+    max_images: int | None = None
+    image_ids: tuple[int, ...] | None = None
+    coco_url: str | None = None
+    karpathy_url: str | None = None
+    rococo_url: str | None = None
+
+
+@dataclass(frozen=True)
+class Model:
+    arch: str
+    pretrained: str | None
+
+
+@dataclass(frozen=True)
+class Embed:
+    batch_size: int
+    cuda_batch_size: int | None
+    device: str
+    cache_dir: str
+    threads: int
+    workers: int | None
+    precision: Literal["fp32", "amp"]
+
+
+@dataclass(frozen=True)
+class Evaluate:
+    ks: tuple[int, ...]
+    chunk_size: int
+    ties: Literal["optimistic", "pessimistic"]
+
+
+@dataclass(frozen=True)
+class Testset:
+    """A labelled test set (zero-shot test sets, OOD sets): a kind of `vlstress.testsets.kinds`."""
+
+    kind: str
+    root: str | None
+    annotations: str | None
+    classnames: str | None
+    max_per_class: int | None
+    min_size: int
+    label: Literal["category", "supercategory"]
+    corruption: str | None
+    keep: tuple[str, ...] | None
+    drop: tuple[str, ...] | None
+
+
+class Block(Protocol):
+    """A suite's params block: a frozen dataclass naming its key in params.yaml."""
+
+    KEY: ClassVar[str]
+
+
+B = TypeVar("B", bound=Block)
+
+
+@dataclass(frozen=True)
+class Params:
+    """The params, typed once. `values` is the merged mapping as in the files: what the schema
+    checks and what DVC's templating and the workflow renderer read."""
+
+    values: Mapping[str, Any]
+    on: frozenset[str]
+    seed: int
+    dataset: Dataset
+    models: Mapping[str, Model]
+    embed: Embed
+    evaluate: Evaluate
+    _blocks: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, values: Mapping[str, Any]) -> Params:
+        """The typed view of a merged params mapping (the engine's blocks converted here)."""
+        missing = [
+            key for key in ("seed", "dataset", "models", "embed", "evaluate") if key not in values
+        ]
+        if missing:
+            raise VlstressError(f"params lack {', '.join(missing)}")
+        return cls(
+            values=values,
+            on=suites_on(values),
+            seed=typed.build(int, values["seed"], "seed"),
+            dataset=typed.build(Dataset, values["dataset"], "dataset"),
+            models=typed.build(dict[str, Model], values["models"], "models"),
+            embed=typed.build(Embed, values["embed"], "embed"),
+            evaluate=typed.build(Evaluate, values["evaluate"], "evaluate"),
+        )
+
+    @classmethod
+    def load(cls, paths: Sequence[str | Path]) -> Params:
+        return cls.of(load(paths))
+
+    def block(self, kind: type[B]) -> B:
+        """A suite's block, typed by the dataclass its package declares (built once, kept)."""
+        key = kind.KEY
+        if key not in self._blocks:
+            if key not in self.values:
+                raise VlstressError(f"params have no `{key}` block")
+            self._blocks[key] = typed.build(kind, self.values[key], key)
+        found: B = self._blocks[key]
+        return found

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from vlstress.errors import VlstressError
+from vlstress.params import suites_on
 
 SCHEMA_FILE = "data/params.schema.yaml"
 
@@ -110,18 +111,19 @@ def problems(params: Any) -> list[str]:
     if found or not isinstance(params, dict):
         return found
     switchable = [name for name, suite in suites.items() if not suite.always]
-    for name, on in params.get("suites", {}).items():
+    on = suites_on(params)
+    for name in params.get("suites", {}):
         if name not in switchable:
             close = difflib.get_close_matches(name, switchable, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             found.append(
                 f"suites: unknown suite {name!r}{hint}; known suites: {', '.join(switchable)}"
             )
-        elif on:
+        elif name in on:
             missing = [block for block in suites[name].needs if block not in params]
             if missing:
                 found.append(f"suites.{name} is on but params lack {', '.join(missing)}")
-            off = [other for other in suites[name].requires if not params["suites"].get(other)]
+            off = [other for other in suites[name].requires if other not in on]
             if off:
                 found.append(f"suites.{name} is on but needs suite(s) {', '.join(off)} on too")
     if found:
@@ -129,9 +131,6 @@ def problems(params: Any) -> list[str]:
     kind = params["dataset"]["kind"]
     if kind not in DATASET_KINDS:
         found.append("dataset.kind: " + unknown("dataset kind", kind, DATASET_KINDS))
-    on = {name for name, value in params["suites"].items() if value} | {
-        n for n, s in suites.items() if s.always
-    }
     for suite in suites.values():
         if suite.params:
             found += importlib.import_module(suite.params).problems(params, on)

@@ -13,7 +13,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from vlstress.argtypes import suite_module
+from vlstress.argtypes import optional_names, suite_module
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out-dir", required=True, type=Path, help="folder for <figure>.png and <figure>.pdf"
     )
-    parser.add_argument("--only", default=None, help="comma-separated figure names (default: all)")
+    parser.add_argument(
+        "--only",
+        type=optional_names,
+        default=None,
+        help="comma-separated figure names (default: all)",
+    )
 
 
 def run(args: argparse.Namespace) -> None:

@@ -45,6 +45,7 @@ from vlstress.caption_data.manifest import (
 from vlstress.embedding import models
 from vlstress.errors import VlstressError
 from vlstress.io import dumps_json, sha256_file, sidecar, write_json, write_npy
+from vlstress.params import Params
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +215,7 @@ def testset_images(folder: Path, name: str | None = None) -> EmbeddingSet:
 
 
 def from_providers(
-    modules: list[str], group: str, config: dict[str, Any]
+    modules: list[str], group: str, config: Params
 ) -> list[tuple[str, EmbeddingSet]]:
     """The sets each module adds to `group`: `module.<group>(config)` -> [(file inside the folder,
     set)]. The modules are named by the workflow (a stage's `{providers.GROUP}`), never by this

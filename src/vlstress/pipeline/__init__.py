@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from vlstress.code_deps import dependencies
+from vlstress.params import Params, suites_on
 from vlstress.suites import registry
 from vlstress.workflow.spec import (
     PLACEHOLDER,
@@ -67,13 +68,19 @@ AXES: dict[str, Axis] = {
 EXTRA_PLOTS = [*ENGINE_PLOTS, *(plot for suite in _suites() for plot in suite.extra_plots)]
 
 
-def suites_on(params: dict[str, Any]) -> set[str]:
-    """The suites that are on: those `suites:` switches on, and those always on."""
-    switched = {name for name, on in (params.get("suites") or {}).items() if on}
-    return switched | {name for name, suite in SUITES.items() if suite.always}
+_TYPED: dict[int, tuple[Mapping[str, Any], Params]] = {}
 
 
-def _keep(output: Output, on: set[str]) -> bool:
+def typed(params: Mapping[str, Any]) -> Params:
+    """The typed view of a params mapping the renderer was handed, built once per mapping: path
+    lists and set providers read it; templates read the mapping itself (as DVC does)."""
+    held = _TYPED.get(id(params))
+    if held is None or held[0] is not params:
+        held = _TYPED[id(params)] = (params, Params.of(params))
+    return held[1]
+
+
+def _keep(output: Output, on: frozenset[str]) -> bool:
     return not output.suites or bool(set(output.suites) & on)
 
 
@@ -83,7 +90,7 @@ def active_stages(params: dict[str, Any]) -> list[Stage]:
     on = suites_on(params)
     active = []
     for stage in STAGES:
-        if stage.suite is not None and stage.suite not in on:
+        if stage.suite is not None and stage.suite not in on and not SUITES[stage.suite].always:
             continue
         outputs = {name: out for name, out in stage.outputs.items() if _keep(out, on)}
         active.append(replace(stage, outputs=outputs))
@@ -202,7 +209,7 @@ def record_params(params: dict[str, Any]) -> list[str]:
 def _joined(lists: list[PathList]) -> PathList:
     """One path list from the contributions of several suites (duplicates dropped, order kept)."""
 
-    def join(part: str) -> Callable[[dict[str, Any]], list[str]]:
+    def join(part: str) -> Callable[[Params], list[str]]:
         return lambda params: list(
             dict.fromkeys(p for found in lists for p in getattr(found, part)(params))
         )
@@ -220,9 +227,9 @@ def _lists() -> dict[str, PathList]:
 
 LISTS: dict[str, PathList] = {
     "records": PathList(
-        lambda params: [str(p) for p in record_paths(params)],
+        lambda params: [str(p) for p in record_paths(dict(params.values))],
         lambda params: ["results/metrics"],
-        record_params,
+        lambda params: record_params(dict(params.values)),
     ),
     **_lists(),
 }

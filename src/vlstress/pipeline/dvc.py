@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from vlstress.params import suites_on
 from vlstress.pipeline import (
     AXES,
     EXTRA_PLOTS,
@@ -26,6 +27,7 @@ from vlstress.pipeline import (
     item_field,
     produced_paths,
     substitute_params,
+    typed,
 )
 from vlstress.workflow.spec import PLACEHOLDER, Stage
 
@@ -109,14 +111,16 @@ def stage_entry(stage: Stage, params: dict[str, Any]) -> dict[str, Any]:
     deps += [
         _path(folder, stage)
         for name in stage.input_lists.values()
-        for folder in LISTS[name].folders(params)
+        for folder in LISTS[name].folders(typed(params))
     ]
     # external files are literal paths: switching one on or off changes dvc.yaml (the gate says so)
     axis_param = AXES[stage.axes[0]].param if len(stage.axes) == 1 else None
     deps += external.paths(params, stage.external, axis_param, produced=produced_paths(params))
     deps += code_paths(stage)
     body["deps"] = list(dict.fromkeys(deps))
-    list_params = [p for name in stage.input_lists.values() for p in LISTS[name].params(params)]
+    list_params = [
+        p for name in stage.input_lists.values() for p in LISTS[name].params(typed(params))
+    ]
     if list_params:
         body["params"] = list(dict.fromkeys(list_params))
     outs, metrics, plots = [], [], []
@@ -153,7 +157,7 @@ def render(params: dict[str, Any]) -> str:
     extra = [plot for plot in EXTRA_PLOTS if plot["stage"] in names]
     if extra:
         document["plots"] = [{plot["title"]: plot["options"]} for plot in extra]
-    on = sorted(name for name, value in (params.get("suites") or {}).items() if value)
+    on = sorted(suites_on(params))
     body = yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
     return HEADER % (", ".join(on) or "none") + body
 

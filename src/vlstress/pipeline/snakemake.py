@@ -33,6 +33,7 @@ from vlstress.pipeline import (
     item_field,
     produced_paths,
     substitute_params,
+    typed,
 )
 from vlstress.workflow.spec import PLACEHOLDER, Stage, lookup, render_value
 
@@ -185,7 +186,7 @@ def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpe
         name: substitute_params(path, config) for name, path in stage.inputs.items()
     }
     for name, producer in stage.input_lists.items():
-        inputs[name] = LISTS[producer].paths(config)
+        inputs[name] = LISTS[producer].paths(typed(config))
     # `after` gates order DVC's stages only: Snakemake checks the params when it reads the
     # Snakefile, before any job, and a gate job would make every job downstream "updated"
     if stage.external:

@@ -20,10 +20,10 @@ from vlstress.report import figures
 Figures = Mapping[str, Callable[[Any], tuple[Any, list[str]]]]
 
 
-def figure_names(available: Figures, only: str | None, module: str) -> list[str]:
-    """The figures `only` names (comma-separated; None or "None": all of `module`), each checked
-    to be one of `available`."""
-    names = list(available) if not only or only == "None" else [n.strip() for n in only.split(",")]
+def figure_names(available: Figures, only: list[str] | None, module: str) -> list[str]:
+    """The figures `only` names (None: all of `module`), each checked to be one of
+    `available`."""
+    names = list(available) if only is None else only
     unknown = [n for n in names if n not in available]
     if unknown:
         raise VlstressError(

@@ -128,22 +128,15 @@ def load(path: str | Path) -> ClassificationSet:
     return check(data, f"classification manifest {path}")
 
 
-def _names(text: str | None) -> list[str] | None:
-    if text is None:
-        return None
-    names = [part.strip() for part in text.split(",") if part.strip()]
-    return names or None
-
-
 def select_classes(
-    data: ClassificationSet, keep: str | None, drop: str | None
+    data: ClassificationSet, keep: list[str] | None, drop: list[str] | None
 ) -> ClassificationSet:
-    """The set restricted to some classes: `keep` and `drop` are comma-separated class names, class
-    ids or superclasses (a superclass selects all its classes). Labels are renumbered in the
+    """The set restricted to some classes: `keep` and `drop` name classes, class ids or
+    superclasses (a superclass selects all its classes). Labels are renumbered in the
     original class order; images of dropped classes leave the manifest. A name that matches nothing
     is an error (a typo would otherwise select nothing or everything).
     """
-    keep_names, drop_names = _names(keep), _names(drop)
+    keep_names, drop_names = keep or None, drop or None
     if keep_names is None and drop_names is None:
         return data
     supers: Sequence[str | None] = data.superclasses or [None] * len(data.classes)

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vlstress.argtypes import optional_int, optional_path, optional_str
+from vlstress.argtypes import optional_int, optional_names, optional_path, optional_str
 
 if TYPE_CHECKING:
     from vlstress.testsets.manifest import ClassificationSet
@@ -63,7 +63,7 @@ def add_option_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--keep",
-        type=optional_str,
+        type=optional_names,
         default=None,
         help=(
             "keep only these classes: comma-separated class names, ids or superclasses (None = all)"
@@ -71,7 +71,7 @@ def add_option_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--drop",
-        type=optional_str,
+        type=optional_names,
         default=None,
         help="leave out these classes (names, ids or superclasses)",
     )
@@ -99,8 +99,8 @@ def write_testset(
     name: str,
     kind: str,
     options: dict[str, Any],
-    keep: str | None,
-    drop: str | None,
+    keep: list[str] | None,
+    drop: list[str] | None,
 ) -> ClassificationSet:
     """Build the test set `name` of `kind` into the folder `out` (replaced as a whole), only the
     classes `keep` names and not those `drop` names (vlstress.testsets.manifest.select_classes)."""

@@ -52,8 +52,3 @@ def of(template: str, testset: str) -> str:
 def inside(folder: str, template: str, **values: object) -> str:
     """A file inside a model's folder, with the given axis values filled in."""
     return f"{folder}/" + template.format(**{name: str(value) for name, value in values.items()})
-
-
-def suites_on(params: dict) -> set[str]:
-    """The suites `suites:` switches on (the always-on suite is not listed there)."""
-    return {name for name, on in (params.get("suites") or {}).items() if on}

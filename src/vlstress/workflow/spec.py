@@ -22,7 +22,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vlstress.params import Params
 
 PLACEHOLDER = re.compile(r"\{(?:(in|out|p|item)\.)?([A-Za-z_][A-Za-z0-9_.]*)\}")
 
@@ -122,9 +125,9 @@ class PathList:
     name add to it (the zero-shot image sets of a model come from four suites).
     """
 
-    paths: Callable[[dict[str, Any]], list[str]]
-    folders: Callable[[dict[str, Any]], list[str]]
-    params: Callable[[dict[str, Any]], list[str]]
+    paths: Callable[[Params], list[str]]
+    folders: Callable[[Params], list[str]]
+    params: Callable[[Params], list[str]]
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ accuracy_vs_recall:
 )
 
 
-def problems(params: dict[str, Any], on: set[str]) -> list[str]:
+def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     if "accuracy_vs_recall" not in on or "zeroshot" not in on or "accuracy_vs_recall" not in params:
         return []
     testsets = params["zeroshot"]["testsets"]

@@ -255,7 +255,7 @@ def _accepted_options(spec: AttackSpec) -> set[str]:
 def parse_extra(text: str | None) -> dict[str, Any]:
     """`decay=1.0,nb_sample=32` -> {"decay": 1.0, "nb_sample": 32} (ints, floats, true/false, else
     text)."""
-    if text is None or not str(text).strip() or str(text).strip().lower() in {"none", "null"}:
+    if text is None or not text.strip():
         return {}
     out: dict[str, Any] = {}
     for part in str(text).split(","):

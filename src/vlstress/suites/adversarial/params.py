@@ -6,7 +6,9 @@ from typing import Any
 
 import yaml
 
+from vlstress import typed
 from vlstress.params_check import unknown
+from vlstress.suites.adversarial.block import AdversarialParams, AttackEntry
 
 SCHEMA = yaml.safe_load(
     r"""
@@ -49,25 +51,24 @@ adversarial:
 )
 
 
-def attack_spec(entry: dict[str, Any]):
+def attack_spec(entry: AttackEntry):
     """An `adversarial.attacks` entry of params as the AttackSpec `vlstress attack` builds from its
     flags."""
     from vlstress.suites.adversarial.attacks import AttackSpec, parse_extra
 
-    eps = tuple(float(part) for part in str(entry["eps"]).split(","))
     return AttackSpec(
-        name=entry["name"],
-        kind=entry["kind"],
-        norm=entry["norm"],
-        eps=eps,
-        steps=entry["steps"],
-        alpha=entry["alpha"],
-        restarts=entry["restarts"],
-        extra=parse_extra(entry["extra"]),
+        name=entry.name,
+        kind=entry.kind,
+        norm=entry.norm,
+        eps=entry.eps,
+        steps=entry.steps,
+        alpha=entry.alpha,
+        restarts=entry.restarts,
+        extra=parse_extra(entry.extra),
     )
 
 
-def problems(params: dict[str, Any], on: set[str]) -> list[str]:
+def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     """The attacked test set, attack names used once, and each attack's kind and options."""
     from vlstress.errors import VlstressError
     from vlstress.suites.adversarial import attacks
@@ -82,7 +83,7 @@ def problems(params: dict[str, Any], on: set[str]) -> list[str]:
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         found.append(f"adversarial.attacks: attack name(s) used twice: {', '.join(repeated)}")
-    for entry in block["attacks"]:
+    for entry in typed.build(AdversarialParams, block, "adversarial").attacks:
         try:
             attacks.check_spec(attack_spec(entry))
         except VlstressError as exc:

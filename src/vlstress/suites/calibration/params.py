@@ -27,7 +27,7 @@ calibration:
 )
 
 
-def problems(params: dict[str, Any], on: set[str]) -> list[str]:
+def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     if "calibration" not in on or "zeroshot" not in on or "calibration" not in params:
         return []
     testsets = params["zeroshot"]["testsets"]

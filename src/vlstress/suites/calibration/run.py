@@ -22,6 +22,7 @@ import numpy as np
 from vlstress import provenance
 from vlstress.errors import VlstressError
 from vlstress.io import sha256_file
+from vlstress.params import Params
 from vlstress.record import Record, assemble, record_model, weights_short
 from vlstress.suites.calibration import calibration as cal
 
@@ -78,7 +79,7 @@ class Calibration:
 
 
 def calibrate(
-    params: dict[str, Any],
+    params: Params,
     *,
     params_files: list[Path],
     model_slug: str,

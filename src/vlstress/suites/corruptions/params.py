@@ -39,7 +39,7 @@ corruptions:
 )
 
 
-def problems(params: dict[str, Any], on: set[str]) -> list[str]:
+def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     """The corrupted test set must be a zero-shot test set, the corruptions registry entries."""
     from vlstress.suites.corruptions.imagenet_c import CORRUPTIONS
 

@@ -3,45 +3,45 @@ embedding job and calibration read them)."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from vlstress.params import Params
+from vlstress.suites.corruptions.block import CorruptionsParams
 from vlstress.suites.zeroshot.paths import Evaluation, classifier
-from vlstress.workflow.paths import ZEROSHOT_EMB, inside, suites_on
+from vlstress.workflow.paths import ZEROSHOT_EMB, inside
 
 SUITE = "corruptions"
 CORRUPTED = "data/corruptions/{corruption}/s{severity}"
 CORRUPTED_EMB = "corrupted/{corruption}_s{severity}.npy"  # inside the model's zero-shot folder
 
 
-def evaluations(params: dict[str, Any]) -> list[Evaluation]:
+def evaluations(params: Params) -> list[Evaluation]:
     """Each corruption at each severity (params order) of `corruptions.testset`; none when off."""
-    if SUITE not in suites_on(params) or "zeroshot" not in suites_on(params):
+    if SUITE not in params.on or "zeroshot" not in params.on:
         return []
-    block = params["corruptions"]
-    clean = block["testset"]
+    block = params.block(CorruptionsParams)
+    clean = block.testset
     return [
         Evaluation(
-            {"set": clean, "corruption": corruption, "severity": int(severity)},
+            {"set": clean, "corruption": corruption, "severity": severity},
             CORRUPTED.format(corruption=corruption, severity=severity),
             inside(ZEROSHOT_EMB, CORRUPTED_EMB, corruption=corruption, severity=severity),
             classifier(clean),
         )
-        for corruption in block["names"]
-        for severity in block["severities"]
+        for corruption in block.names
+        for severity in block.severities
     ]
 
 
-def folders(params: dict[str, Any]) -> list[str]:
+def folders(params: Params) -> list[str]:
     return [e.testset for e in evaluations(params)]
 
 
-def data_folders(params: dict[str, Any]) -> list[str]:
-    return ["data/corruptions"] if SUITE in suites_on(params) else []
+def data_folders(params: Params) -> list[str]:
+    return ["data/corruptions"] if SUITE in params.on else []
 
 
-def shaping_params(params: dict[str, Any]) -> list[str]:
+def shaping_params(params: Params) -> list[str]:
     return (
         ["corruptions.testset", "corruptions.names", "corruptions.severities"]
-        if SUITE in suites_on(params)
+        if SUITE in params.on
         else []
     )

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from vlstress.embedding.sets import EmbeddingSet
+from vlstress.params import Params
 from vlstress.suites.corruptions.paths import evaluations
 from vlstress.suites.zeroshot.sets import image_sets
 
 
-def zeroshot(config: dict[str, Any]) -> list[tuple[str, EmbeddingSet]]:
+def zeroshot(config: Params) -> list[tuple[str, EmbeddingSet]]:
     return image_sets(evaluations(config))

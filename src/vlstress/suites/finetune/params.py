@@ -78,7 +78,7 @@ DOWNLOAD_KEYS = (
 )
 
 
-def problems(params: dict[str, Any], on: set[str]) -> list[str]:
+def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     """The fine-tuning block: training data, generators, and the models that evaluate the base and
     each variant."""
     import os

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from vlstress.params import Params
 from vlstress.report import records
+from vlstress.suites.finetune.block import FinetuneParams
 
 MISSING = "–"
 
@@ -115,7 +117,7 @@ def cells(frame: pd.DataFrame, signed: bool = False) -> pd.DataFrame:
     return frame.map(cell)
 
 
-def finetuned_models(params: dict) -> list[Finetuned]:
+def finetuned_models(params: Params) -> list[Finetuned]:
     """The fine-tuned models of the params: a model whose `pretrained` is a variant's checkpoint
     (`results/finetune/<variant>/model.safetensors`)."""
     import os
@@ -123,17 +125,14 @@ def finetuned_models(params: dict) -> list[Finetuned]:
     from vlstress.suites.finetune.paths import FINETUNED
 
     found = []
-    for variant, weights in sorted(params["finetune"]["variants"].items()):
+    for variant, weights in sorted(params.block(FinetuneParams).variants.items()):
         path = os.path.normpath(FINETUNED.replace("{variant}", variant))
         slugs = [
             slug
-            for slug, entry in params["models"].items()
-            if entry.get("pretrained") and os.path.normpath(str(entry["pretrained"])) == path
+            for slug, model in params.models.items()
+            if model.pretrained and os.path.normpath(model.pretrained) == path
         ]
-        found += [
-            Finetuned(variant, slug, float(weights["w_sc"]), float(weights["w_vc"]))
-            for slug in slugs
-        ]
+        found += [Finetuned(variant, slug, weights.w_sc, weights.w_vc) for slug in slugs]
     return found
 
 
@@ -147,7 +146,7 @@ class FinetuneTables:
     notes: list[str]
 
 
-def finetune_tables(params: dict, params_files: list[Path], summary: Path) -> FinetuneTables:
+def finetune_tables(params: Params, params_files: list[Path], summary: Path) -> FinetuneTables:
     """Base against its fine-tuned variants from the aggregated summary: values, then changes
     against the base (Markdown), the values (CSV) and a LaTeX table, each with its provenance."""
     from vlstress import provenance
@@ -155,7 +154,7 @@ def finetune_tables(params: dict, params_files: list[Path], summary: Path) -> Fi
     from vlstress.report.frames import latex_escape
 
     agg = pd.read_csv(summary, keep_default_na=False, na_values=[""], dtype={"condition_json": str})
-    base = params["finetune"]["base"]["slug"]
+    base = params.block(FinetuneParams).base.slug
     values, changes, notes = comparison(agg, base, finetuned_models(params))
     block = provenance.build(
         "finetune-table",

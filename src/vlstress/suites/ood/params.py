@@ -30,7 +30,7 @@ ood:
 )
 
 
-def problems(params: dict[str, Any], on: set[str]) -> list[str]:
+def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     """The in-distribution set, the OOD sets' kinds and names, and the scores."""
     from vlstress.suites.ood.scores import SCORES
     from vlstress.testsets.kinds import KINDS as TESTSET_KINDS

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from vlstress.embedding.sets import EmbeddingSet, testset_images
+from vlstress.params import Params
 from vlstress.suites.ood.paths import OOD_EMB, OOD_SET, names
 
 
-def zeroshot(config: dict[str, Any]) -> list[tuple[str, EmbeddingSet]]:
+def zeroshot(config: Params) -> list[tuple[str, EmbeddingSet]]:
     files = [OOD_EMB.format(oodset=name) for name in names(config)]
     return [
         (file, testset_images(Path(OOD_SET.format(oodset=name)), file.removesuffix(".npy")))

@@ -17,14 +17,14 @@ def plan(
     """The (file name, set) pairs of one folder: `images.npy` and `texts.npy`, then the sets of
     the `providers` modules for the params (none given: no suite is on), every input file checked
     before any model work."""
-    from vlstress import params as params_module
     from vlstress.embedding import sets as embedding_sets
+    from vlstress.params import Params
 
-    config = params_module.load(params_files) if params_files else {}
     found = [
         ("images.npy", embedding_sets.original_images(manifest)),
         ("texts.npy", embedding_sets.captions(manifest, "texts")),
     ]
-    found += embedding_sets.from_providers(providers, "retrieval", config)
+    if params_files:  # none given: no suite is on
+        found += embedding_sets.from_providers(providers, "retrieval", Params.load(params_files))
     embedding_sets.require_files([item for _, item in found])
     return found

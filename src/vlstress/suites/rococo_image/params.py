@@ -43,7 +43,7 @@ image_variants:
 )
 
 
-def problems(params: dict[str, Any], on: set[str]) -> list[str]:
+def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     """Perturbations must be registry entries, and faithful-only ones need the faithful mode."""
     from vlstress.suites.rococo_image.variants import PERTURBATIONS
 

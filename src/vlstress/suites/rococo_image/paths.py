@@ -3,9 +3,7 @@ declaration: the embedding job reads them)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from vlstress.workflow.paths import suites_on
+from vlstress.params import Params
 from vlstress.workflow.spec import render_value
 
 SUITE = "rococo_image"
@@ -15,12 +13,13 @@ VARIANT_EMB = f"image_variants/{VARIANT}.npy"  # inside the model's retrieval fo
 AXIS_PARAMS = ("image_variants.methods", "image_variants.lams", "image_variants.seeds")
 
 
-def variant_folders(params: dict[str, Any]) -> list[str]:
+def variant_folders(params: Params) -> list[str]:
     """Every variant folder the params make (methods x lams x seeds, in that order); none when
     off."""
-    if SUITE not in suites_on(params):
+    if SUITE not in params.on:
         return []
-    block = params["image_variants"]
+    # the folders are named as DVC prints the raw values (`${item}`): 1 stays "1", not "1.0"
+    block = params.values["image_variants"]
     return [
         VARIANT_DIR.format(
             method=render_value(method), lam=render_value(lam), seed=render_value(seed)
@@ -31,9 +30,9 @@ def variant_folders(params: dict[str, Any]) -> list[str]:
     ]
 
 
-def folders(params: dict[str, Any]) -> list[str]:
-    return ["data/image_variants"] if SUITE in suites_on(params) else []
+def folders(params: Params) -> list[str]:
+    return ["data/image_variants"] if SUITE in params.on else []
 
 
-def shaping_params(params: dict[str, Any]) -> list[str]:
-    return list(AXIS_PARAMS) if SUITE in suites_on(params) else []
+def shaping_params(params: Params) -> list[str]:
+    return list(AXIS_PARAMS) if SUITE in params.on else []

@@ -5,13 +5,13 @@ preprocessing."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from vlstress.caption_data.manifest import load_manifest
 from vlstress.embedding.sets import EmbeddingSet, Loaded, image_options
 from vlstress.errors import VlstressError
+from vlstress.params import Params
 from vlstress.suites.rococo_image.paths import variant_folders
 
 
@@ -56,7 +56,7 @@ def image_variant(folder: Path) -> EmbeddingSet:
     )
 
 
-def retrieval(config: dict[str, Any]) -> list[tuple[str, EmbeddingSet]]:
+def retrieval(config: Params) -> list[tuple[str, EmbeddingSet]]:
     """The sets this suite adds to a model's retrieval embedding job (file inside its folder,
     set)."""
     return [

@@ -58,7 +58,7 @@ text_variants:
 )
 
 
-def problems(params: dict[str, Any], on: set[str]) -> list[str]:
+def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     """Caption-set kinds must be registry entries; word-list kinds need their words."""
     from vlstress.suites.rococo_text.variants import KINDS
 

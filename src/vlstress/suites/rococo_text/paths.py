@@ -3,9 +3,8 @@ declaration: the embedding job and the statistics read them)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from vlstress.workflow.paths import suites_on
+from vlstress.params import Params
+from vlstress.suites.rococo_text.block import TextVariantsParams
 
 SUITE = "rococo_text"
 TEXT_SET = "data/text_variants/{set}.json"
@@ -15,19 +14,16 @@ NLTK_DATA = "{p.text_variants.nltk_data}"
 SCORER_CARD = "results/text/scorer.json"
 
 
-def caption_sets(params: dict[str, Any]) -> list[str]:
+def caption_sets(params: Params) -> list[str]:
     """Every caption-set file the params make (sorted names); none when off."""
-    if SUITE not in suites_on(params):
+    if SUITE not in params.on:
         return []
-    return [
-        TEXT_SET.format(set=name)
-        for name in sorted(str(key) for key in params["text_variants"]["sets"])
-    ]
+    return [TEXT_SET.format(set=name) for name in sorted(params.block(TextVariantsParams).sets)]
 
 
-def folders(params: dict[str, Any]) -> list[str]:
-    return ["data/text_variants"] if SUITE in suites_on(params) else []
+def folders(params: Params) -> list[str]:
+    return ["data/text_variants"] if SUITE in params.on else []
 
 
-def shaping_params(params: dict[str, Any]) -> list[str]:
-    return ["text_variants.sets"] if SUITE in suites_on(params) else []
+def shaping_params(params: Params) -> list[str]:
+    return ["text_variants.sets"] if SUITE in params.on else []

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from vlstress.embedding.sets import EmbeddingSet, captions
+from vlstress.params import Params
 from vlstress.suites.rococo_text.paths import caption_sets
 
 
-def retrieval(config: dict[str, Any]) -> list[tuple[str, EmbeddingSet]]:
+def retrieval(config: Params) -> list[tuple[str, EmbeddingSet]]:
     """The sets this suite adds to a model's retrieval embedding job (file inside its folder,
     set)."""
     return [

@@ -92,9 +92,10 @@ def selected_files(variants_dir: Path, params_files: Sequence[Path] | None) -> d
 
     names = None
     if params_files:
-        from vlstress import params as params_module
+        from vlstress.params import Params
+        from vlstress.suites.rococo_text.block import TextVariantsParams
 
-        names = sorted(params_module.load(params_files)["text_variants"]["sets"])
+        names = sorted(Params.load(params_files).block(TextVariantsParams).sets)
     files = set_files(variants_dir, names)
     if not files:
         raise VlstressError(

@@ -24,7 +24,7 @@ typographic:
 )
 
 
-def problems(params: dict[str, Any], on: set[str]) -> list[str]:
+def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     if "typographic" not in on or "zeroshot" not in on or "typographic" not in params:
         return []
     testsets = params["zeroshot"]["testsets"]

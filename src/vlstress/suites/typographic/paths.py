@@ -3,20 +3,20 @@ and calibration read them)."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from vlstress.params import Params
+from vlstress.suites.typographic.block import TypographicParams
 from vlstress.suites.zeroshot.paths import Evaluation, classifier
-from vlstress.workflow.paths import ZEROSHOT_EMB, inside, suites_on
+from vlstress.workflow.paths import ZEROSHOT_EMB, inside
 
 SUITE = "typographic"
 TYPOGRAPHIC = "data/typographic/{p.typographic.testset}"
 TYPOGRAPHIC_EMB = "typographic.npy"  # inside the model's zero-shot folder
 
 
-def evaluations(params: dict[str, Any]) -> list[Evaluation]:
-    if SUITE not in suites_on(params) or "zeroshot" not in suites_on(params):
+def evaluations(params: Params) -> list[Evaluation]:
+    if SUITE not in params.on or "zeroshot" not in params.on:
         return []
-    clean = params["typographic"]["testset"]
+    clean = params.block(TypographicParams).testset
     folder = TYPOGRAPHIC.replace("{p.typographic.testset}", clean)
     return [
         Evaluation(
@@ -28,13 +28,13 @@ def evaluations(params: dict[str, Any]) -> list[Evaluation]:
     ]
 
 
-def folders(params: dict[str, Any]) -> list[str]:
+def folders(params: Params) -> list[str]:
     return [e.testset for e in evaluations(params)]
 
 
-def data_folders(params: dict[str, Any]) -> list[str]:
-    return ["data/typographic"] if SUITE in suites_on(params) else []
+def data_folders(params: Params) -> list[str]:
+    return ["data/typographic"] if SUITE in params.on else []
 
 
-def shaping_params(params: dict[str, Any]) -> list[str]:
-    return ["typographic.testset"] if SUITE in suites_on(params) else []
+def shaping_params(params: Params) -> list[str]:
+    return ["typographic.testset"] if SUITE in params.on else []

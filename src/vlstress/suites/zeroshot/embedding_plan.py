@@ -18,13 +18,13 @@ def plan(
 
     `sets` is `classifiers` (one per test set, from `templates` or the params' zeroshot.templates)
     or `images` (group `zeroshot` of the `providers` modules)."""
-    from vlstress import params as params_module
     from vlstress.embedding import sets as embedding_sets
     from vlstress.errors import VlstressError
+    from vlstress.params import Params
     from vlstress.suites.zeroshot import sets as zeroshot_sets
 
-    config = params_module.load(params_files)
-    if "zeroshot" not in {name for name, on in (config.get("suites") or {}).items() if on}:
+    config = Params.load(params_files)
+    if "zeroshot" not in config.on:
         raise VlstressError(
             "the params switch the zeroshot suite off: there is no zero-shot set to embed"
         )

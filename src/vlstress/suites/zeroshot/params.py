@@ -41,7 +41,7 @@ zeroshot:
 )
 
 
-def problems(params: dict[str, Any], on: set[str]) -> list[str]:
+def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     """Test-set kinds, the template set, the in-distribution set and the mCE baseline model."""
     from pathlib import Path
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from vlstress.params import Params
+from vlstress.suites.zeroshot.block import ZeroshotParams
 from vlstress.workflow.paths import (
     CLASSIFIER,
     CLASSIFIERS,
@@ -14,7 +16,6 @@ from vlstress.workflow.paths import (
     TESTSET_EMB,
     ZEROSHOT_EMB,
     inside,
-    suites_on,
 )
 
 SUITE = "zeroshot"
@@ -43,16 +44,12 @@ def classifier(testset: str) -> str:
     return inside(CLASSIFIERS, CLASSIFIER, testset=testset)
 
 
-def testsets(params: dict[str, Any]) -> list[str]:
+def testsets(params: Params) -> list[str]:
     """The test-set names (sorted); none when the suite is off."""
-    return (
-        sorted(str(name) for name in params["zeroshot"]["testsets"])
-        if SUITE in suites_on(params)
-        else []
-    )
+    return sorted(params.block(ZeroshotParams).testsets) if SUITE in params.on else []
 
 
-def evaluations(params: dict[str, Any]) -> list[Evaluation]:
+def evaluations(params: Params) -> list[Evaluation]:
     """The clean evaluation of every test set (sorted)."""
     return [
         Evaluation(
@@ -66,28 +63,28 @@ def evaluations(params: dict[str, Any]) -> list[Evaluation]:
 
 
 # ---- path lists: what the model jobs and calibration read
-def testset_folders(params: dict[str, Any]) -> list[str]:
+def testset_folders(params: Params) -> list[str]:
     return [TESTSET.format(testset=name) for name in testsets(params)]
 
 
-def evaluation_paths(params: dict[str, Any]) -> list[str]:
+def evaluation_paths(params: Params) -> list[str]:
     """Test-set folders and the model's two folders (a file inside a folder output is no Snakemake
     input)."""
     found = testset_folders(params)
     return found + [ZEROSHOT_EMB, CLASSIFIERS] * bool(found)
 
 
-def evaluation_folders(params: dict[str, Any]) -> list[str]:
-    return ["data/testsets", ZEROSHOT_EMB, CLASSIFIERS] if SUITE in suites_on(params) else []
+def evaluation_folders(params: Params) -> list[str]:
+    return ["data/testsets", ZEROSHOT_EMB, CLASSIFIERS] if SUITE in params.on else []
 
 
-def data_folders(params: dict[str, Any]) -> list[str]:
-    return ["data/testsets"] if SUITE in suites_on(params) else []
+def data_folders(params: Params) -> list[str]:
+    return ["data/testsets"] if SUITE in params.on else []
 
 
-def shaping_params(params: dict[str, Any]) -> list[str]:
-    return ["suites", "zeroshot.testsets"] if SUITE in suites_on(params) else []
+def shaping_params(params: Params) -> list[str]:
+    return ["suites", "zeroshot.testsets"] if SUITE in params.on else []
 
 
-def testset_params(params: dict[str, Any]) -> list[str]:
-    return ["zeroshot.testsets"] if SUITE in suites_on(params) else []
+def testset_params(params: Params) -> list[str]:
+    return ["zeroshot.testsets"] if SUITE in params.on else []

@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 
 from vlstress.embedding.sets import EmbeddingSet, Loaded, testset_images
-from vlstress.errors import VlstressError
+from vlstress.params import Params
 from vlstress.suites.zeroshot import paths
+from vlstress.suites.zeroshot.block import ZeroshotParams
 from vlstress.workflow.paths import CLASSIFIER, ZEROSHOT_EMB
 
 
@@ -59,16 +60,12 @@ def classifier(folder: Path, templates: str) -> EmbeddingSet:
     )
 
 
-def classifiers(
-    config: dict[str, Any], templates: str | None = None
-) -> list[tuple[str, EmbeddingSet]]:
+def classifiers(config: Params, templates: str | None = None) -> list[tuple[str, EmbeddingSet]]:
     """The classifier of every test set, from `templates` (default: zeroshot.templates)."""
-    chosen = templates or (config.get("zeroshot") or {}).get("templates")
     found = list(zip(paths.testsets(config), paths.testset_folders(config)))
     if not found:
         return []
-    if chosen is None:
-        raise VlstressError("no prompt templates: pass --templates or set zeroshot.templates")
+    chosen = templates or config.block(ZeroshotParams).templates
     return [
         (CLASSIFIER.format(testset=name), classifier(Path(folder), chosen))
         for name, folder in found
@@ -85,6 +82,6 @@ def image_sets(found: list[paths.Evaluation]) -> list[tuple[str, EmbeddingSet]]:
     ]
 
 
-def zeroshot(config: dict[str, Any]) -> list[tuple[str, EmbeddingSet]]:
+def zeroshot(config: Params) -> list[tuple[str, EmbeddingSet]]:
     """The images of every test set (the clean evaluations)."""
     return image_sets(paths.evaluations(config))

@@ -26,14 +26,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from vlstress import params as params_module
     from vlstress.io import sidecar, write_json
+    from vlstress.params import Params
     from vlstress.record import write_records
     from vlstress.report import figures
     from vlstress.suites.calibration.run import calibrate, log_records
 
     calibration = calibrate(
-        params_module.load(args.params),
+        Params.load(args.params),
         params_files=args.params,
         model_slug=args.model,
         modules=args.evaluations_from,

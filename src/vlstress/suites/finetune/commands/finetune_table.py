@@ -32,11 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from vlstress import params as params_module
     from vlstress.io import write_text
+    from vlstress.params import Params
     from vlstress.suites.finetune.table import finetune_tables
 
-    tables = finetune_tables(params_module.load(args.params), args.params, args.summary)
+    tables = finetune_tables(Params.load(args.params), args.params, args.summary)
     for note in tables.notes:
         log.info("%s", note)
     write_text(args.out_md, tables.markdown)

@@ -116,6 +116,7 @@ def project(tmp_path_factory) -> Path:
 def test_snakemake_run_leaves_nothing_for_dvc(project):
     assert (project / "dvc.lock").is_file()
     assert "Data and pipelines are up to date" in sh("dvc", "status", cwd=project)
+    assert "Nothing to be done" in sh("snakemake", "-n", cwd=project)
     log = sh("dvc", "repro", cwd=project)
     assert ran_stages(log) == set(), log
 

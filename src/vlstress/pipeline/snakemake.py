@@ -297,8 +297,36 @@ def record_in_dvc_lock(workflow, checkout=None, files: list[str] | None = None) 
         return
     # naming many targets makes `dvc commit` slow (minutes for the demo): none when all were built
     targets = [] if len(built) == len(stages) else built
+    # `dvc commit` re-links outputs from its cache (new files, new mtimes): Snakemake would then
+    # see inputs newer than the outputs built from them and plan the run again. Times are put back.
+    times = _mtimes(sorted(current))
     result = subprocess.run(
         ["dvc", "commit", "--force", "--quiet", *targets], capture_output=True, text=True
     )
+    _restore(times)
     if result.returncode != 0:
         print(f"warning: `dvc commit` failed; dvc.lock not updated:\n{result.stderr}")
+
+
+def _mtimes(paths: list[str]) -> dict[str, int]:
+    """The mtime (ns) of every output file and folder, folders' contents included."""
+    found = {}
+    for path in paths:
+        if os.path.isdir(path):
+            for root, _, files in os.walk(path):
+                for name in [root, *(os.path.join(root, f) for f in files)]:
+                    found[name] = os.stat(name, follow_symlinks=False).st_mtime_ns
+        elif os.path.lexists(path):
+            found[path] = os.stat(path, follow_symlinks=False).st_mtime_ns
+    return found
+
+
+def _restore(times: dict[str, int]) -> None:
+    """Put back the mtimes of `_mtimes`: files first, then folders deepest first (a file replaced in
+    a folder changes the folder's mtime)."""
+    for path in sorted(times, key=lambda p: (os.path.isdir(p), -p.count(os.sep))):
+        try:
+            if os.stat(path, follow_symlinks=False).st_mtime_ns != times[path]:
+                os.utime(path, ns=(times[path], times[path]), follow_symlinks=False)
+        except (FileNotFoundError, NotImplementedError):
+            continue

@@ -27,10 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--params",
         action="append",
         type=Path,
-        help=(
-            "params file (repeatable, merged left to right): summarize the records these params "
-            "produce"
-        ),
+        help="params file (repeatable, merged in order): the records these params produce",
     )
     summary.add_output_arguments(parser)
 

@@ -30,7 +30,7 @@ def add_ood_detect_arguments(parser: argparse.ArgumentParser) -> None:
         "--image-emb",
         required=True,
         type=Path,
-        help="its image embeddings (`vlstress embed-testset`)",
+        help="its image embeddings (`vlstress embed-zeroshot --sets images`)",
     )
     parser.add_argument(
         "--classifier", required=True, type=Path, help="its zero-shot classifier (same model)"

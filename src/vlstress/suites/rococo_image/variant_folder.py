@@ -113,8 +113,8 @@ def write_variant(manifest_path: Path, spec: dict[str, Any], out: Path) -> None:
             if spec["mode"] == "faithful":
                 item["path"] = str(out / "images" / names[index])
                 item["sha256"] = sha256_file(tmp / "images" / names[index])
-            # clean mode has no `path` on purpose: the plain embed-images step cannot embed
-            # it by mistake as if it were mixed; `vlstress embed-image-variant` mixes on the fly.
+            # clean mode has no `path` on purpose: a plain image embedding cannot embed
+            # it by mistake as if it were mixed; the retrieval embedding job mixes on the fly.
             out_entries.append(item)
         write_json(
             tmp / "manifest.json",

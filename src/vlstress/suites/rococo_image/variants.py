@@ -17,9 +17,9 @@ Modes (see docs/image-variants.md):
   faithful  as the official RoCOCO release (mix_images.py): resize to 384x384 bicubic,
             mix in float32 [0, 1], quantise like torchvision.save_image, save JPEG
             (quality 75 = PIL's default used by save_image). Files on disk; any
-            embedding step (`vlstress embed-images`) reads them unchanged.
+            embedding step (`vlstress embed-retrieval`) reads them unchanged.
   clean     mix the model's own preprocessed tensors inside the embedding step
-            (`vlstress embed-image-variant`): no 384 resize, no uint8 rounding, no JPEG.
+            (`vlstress embed-retrieval`): no 384 resize, no uint8 rounding, no JPEG.
             Lossless; blending commutes with the affine Normalize, so `mix` equals blending
             the resized/cropped RGB images
             (up to float rounding).
@@ -403,5 +403,5 @@ def check_variant_embeddings(
     if (meta.get("variant") or {}).get("name") != spec.get("name"):
         raise VlstressError(
             f"{emb_path} embeds another variant than {variant_dir}; re-run "
-            "`vlstress embed-image-variant`"
+            "`vlstress embed-retrieval`"
         )

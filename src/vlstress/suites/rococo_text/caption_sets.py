@@ -8,8 +8,8 @@ RoCOCO images with 6 originals carry 6 + 5 (the official evaluation splits 10 ->
 
 `layout` says which rows of which embedding file the evaluation uses: the set's images
 (in manifest order), their original captions (rows of the manifest's caption list) and
-the altered captions (rows of the set's flattened caption list, as embedded by
-embed-texts). A set may cover only some manifest images; the metrics then use those
+the altered captions (rows of the set's flattened caption list, as the retrieval
+embedding job embeds them). A set may cover only some manifest images; the metrics then use those
 images only, and `subset_info` says so.
 """
 
@@ -37,7 +37,8 @@ def split_variant_entries(
     """Validate a caption set against the manifest; return (images in set order, altered-caption row
     numbers).
 
-    Row numbers index the flattened caption list of the set (as embedded by embed-texts).
+    Row numbers index the flattened caption list of the set (as the retrieval embedding job
+    embeds them).
     """
     images: list[str] = []
     seen: set[str] = set()

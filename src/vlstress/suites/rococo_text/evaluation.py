@@ -63,7 +63,7 @@ def evaluate(
         (variant_emb_path, variant_meta),
     )
     check_embedded_from(
-        variant_emb_path, variant_meta, variant_captions, "caption file", "embed-texts"
+        variant_emb_path, variant_meta, variant_captions, "caption file", "embed-retrieval"
     )
 
     scores = metrics.stress_recalls(

@@ -60,7 +60,8 @@ def load(path: Path, classes: list[str]) -> tuple[np.ndarray, dict[str, Any]]:
     path = Path(path)
     if not path.is_file():
         raise VlstressError(
-            f"zero-shot classifier not found: {path}; run `vlstress zeroshot-classifier`"
+            f"zero-shot classifier not found: {path}; run "
+            "`vlstress embed-zeroshot --sets classifiers`"
         )
     meta = read_json(sidecar(path), "zero-shot classifier sidecar")
     if meta.get("classes") != list(classes):
@@ -96,6 +97,6 @@ def logit_scale(path: Path, meta: dict[str, Any]) -> float:
     if not isinstance(value, (int, float)) or not value > 0:
         raise VlstressError(
             f"zero-shot classifier {path}: its sidecar records no logit scale; rebuild it with "
-            "`vlstress zeroshot-classifier`"
+            "`vlstress embed-zeroshot --sets classifiers`"
         )
     return float(value)

@@ -14,10 +14,10 @@ from vlstress.suites.retrieval import evaluation
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--manifest", required=True, type=Path)
     parser.add_argument(
-        "--image-emb", required=True, type=Path, help="from `vlstress embed-images`"
+        "--image-emb", required=True, type=Path, help="images.npy of `vlstress embed-retrieval`"
     )
     parser.add_argument(
-        "--text-emb", required=True, type=Path, help="from `vlstress embed-texts` on the manifest"
+        "--text-emb", required=True, type=Path, help="texts.npy of `vlstress embed-retrieval`"
     )
     add_ranking_arguments(parser, "query rows")
     parser.add_argument("--out", required=True, type=Path)

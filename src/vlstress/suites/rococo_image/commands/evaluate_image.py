@@ -23,19 +23,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--image-emb",
         required=True,
         type=Path,
-        help="original images, from `vlstress embed-images`",
+        help="original images: images.npy of `vlstress embed-retrieval`",
     )
     parser.add_argument(
         "--text-emb",
         required=True,
         type=Path,
-        help="captions of the manifest, from `vlstress embed-texts`",
+        help="captions of the manifest: texts.npy of `vlstress embed-retrieval`",
     )
     parser.add_argument(
         "--variant", required=True, type=Path, help="variant folder from `vlstress image-variants`"
     )
     parser.add_argument(
-        "--variant-emb", required=True, type=Path, help="from `vlstress embed-image-variant`"
+        "--variant-emb",
+        required=True,
+        type=Path,
+        help="image_variants/<variant>.npy of `vlstress embed-retrieval`",
     )
     add_ranking_arguments(parser, "caption rows")
     parser.add_argument("--out", required=True, type=Path)

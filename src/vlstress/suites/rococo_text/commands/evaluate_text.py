@@ -22,13 +22,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--image-emb",
         required=True,
         type=Path,
-        help="images of the manifest, from `vlstress embed-images`",
+        help="images of the manifest: images.npy of `vlstress embed-retrieval`",
     )
     parser.add_argument(
         "--original-emb",
         required=True,
         type=Path,
-        help="captions of the manifest, from `vlstress embed-texts`",
+        help="captions of the manifest: texts.npy of `vlstress embed-retrieval`",
     )
     parser.add_argument(
         "--variant-captions", required=True, type=Path, help="caption set (official RoCOCO format)"
@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--variant-emb",
         required=True,
         type=Path,
-        help="the caption set embedded by `vlstress embed-texts`",
+        help="the caption set: text_variants/<set>.npy of `vlstress embed-retrieval`",
     )
     parser.add_argument(
         "--set", required=True, dest="set_name", help="name of the caption set, e.g. same_concept"

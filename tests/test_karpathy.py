@@ -130,7 +130,6 @@ def test_select_keeps_split_order_and_max_images():
     "value, expected",
     [
         (None, None),
-        ("None", None),
         ("", None),
         ("22192", [22192]),
         (22192, [22192]),

@@ -72,11 +72,17 @@ def optional_float(value: str) -> float | None:
     )
 
 
+def names(value: str) -> list[str]:
+    """`a, b` -> ["a", "b"]: a list travels as one comma-separated flag."""
+    found = [part.strip() for part in value.split(",") if part.strip()]
+    if not found:
+        raise argparse.ArgumentTypeError(f"expected comma-separated names, got {value!r}")
+    return found
+
+
 def optional_names(value: str) -> list[str] | None:
     """`a,b` -> ["a", "b"]; None (DVC's rendering of null) -> None."""
-    if value.strip().lower() in NULLS:
-        return None
-    return [part.strip() for part in value.split(",") if part.strip()]
+    return None if value.strip().lower() in NULLS else names(value)
 
 
 def int_list(value: str) -> list[int]:

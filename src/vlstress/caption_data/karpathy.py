@@ -57,11 +57,12 @@ def image_file(image_id: int) -> str:
 
 
 def parse_image_ids(value: str | int | None) -> list[int] | None:
-    """`"22192, 22892"` -> [22192, 22892]; None/empty -> None (the whole split)."""
+    """`"22192, 22892"` -> [22192, 22892]; None or empty -> None (the whole split). The flag turns
+    DVC's `None` into None (`argtypes.optional_str`)."""
     if value is None:
         return None
     text = str(value).strip()
-    if text.lower() in {"", "none", "null", "~"}:
+    if not text:
         return None
     ids = []
     for part in re.split(r"[,\s]+", text):

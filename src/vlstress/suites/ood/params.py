@@ -6,7 +6,9 @@ from typing import Any
 
 import yaml
 
+from vlstress import typed
 from vlstress.params_check import unknown
+from vlstress.suites.ood.block import OodParams
 
 SCHEMA = yaml.safe_load(
     r"""
@@ -52,7 +54,7 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
             found.append(
                 f"ood.sets.{name}: also a zero-shot test set name; give the OOD set its own name"
             )
-    for score in block["scores"].split(","):
+    for score in typed.build(OodParams, block, "ood").scores:
         if score not in SCORES:
             found.append("ood.scores: " + unknown("OOD score", score, SCORES))
     return found

@@ -18,7 +18,7 @@ from typing import Any
 def add_generation_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of a generated set: its kind, seed and word list, and how the replaced word is
     chosen and where its replacements come from."""
-    from vlstress.argtypes import optional_str, seed_int
+    from vlstress.argtypes import optional_names, optional_str, seed_int
     from vlstress.suites.rococo_text import variants
 
     parser.add_argument(
@@ -32,7 +32,7 @@ def add_generation_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--words",
-        type=optional_str,
+        type=optional_names,
         default=None,
         help="comma-separated fixed word list (danger), or None",
     )
@@ -139,7 +139,7 @@ def generated_set(
     set_name: str,
     kind: str | None,
     seed: int,
-    words: str | None,
+    words: list[str] | None,
     strategy: str,
     strategy_seed: int,
     pool: str,
@@ -173,7 +173,7 @@ def generated_set(
             )
         ei = variants.load_ei_scores(ei_scores)
         inputs[str(ei_scores)] = sha256_file(ei_scores)
-    word_list = [w.strip().lower() for w in words.split(",") if w.strip()] if words else None
+    word_list = [w.lower() for w in words] if words else None
     vocab = list(vocabulary())
     pools = (
         variants.Pools(ci, variants.caption_nouns(entries, wc), vocabulary_nouns(), pool)
@@ -204,7 +204,7 @@ def build(
     source: str,
     kind: str | None,
     seed: int,
-    words: str | None,
+    words: list[str] | None,
     strategy: str,
     strategy_seed: int,
     pool: str,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from vlstress.argtypes import names
     from vlstress.suites.rococo_text.nlp import DEFAULT_NLTK_DATA
 
     parser.add_argument(
@@ -23,7 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--sources",
-        default="copy,nltk,debian",
+        type=names,
+        default=["copy", "nltk", "debian"],
         help=(
             "comma-separated sources to try in order: copy (existing install), nltk "
             "(nltk.download), debian (apt-get download wordnet-base)"
@@ -41,9 +43,7 @@ def run(args: argparse.Namespace) -> None:
         wordnet_folder,
     )
 
-    record = install_wordnet(
-        args.out, tuple(s.strip() for s in args.sources.split(",") if s.strip()), force=args.force
-    )
+    record = install_wordnet(args.out, tuple(args.sources), force=args.force)
     wn = load_wordnet(str(args.out))
     n_nouns = sum(1 for _ in wn.all_lemma_names(pos="n"))
     print(

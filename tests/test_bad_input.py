@@ -141,6 +141,7 @@ def test_invalid_flag_values_are_named():
     assert result.returncode == 2 and "invalid choice: 'flickr'" in result.stderr
 
 
+@pytest.mark.slow
 def test_unknown_arch_through_the_cli(tmp_path):
     images, captions = make_coco_dir(tmp_path / "src", n=1)
     raw, manifest = tmp_path / "raw", tmp_path / "manifest.json"

@@ -99,6 +99,7 @@ def test_split_preprocess_equals_the_whole_one(preprocess):
     assert ours.dtype == torch.float32 and torch.equal(ours, expected)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not COCO_MINI.is_dir(), reason="needs ../shared/data/coco-mini")
 def test_split_preprocess_on_real_coco_photos(preprocess):
     paths = sorted(COCO_MINI.rglob("*.jpg"))

@@ -80,6 +80,7 @@ def test_every_registered_figure_is_written_as_png_and_pdf(drawn):
         assert b"figures" in pdf.read_bytes()  # provenance in the PDF Subject
 
 
+@pytest.mark.slow
 def test_figures_are_deterministic(full_summary, tmp_path):
     """Same summary, same command -> byte-identical PNG and PDF (no timestamps anywhere)."""
     args = (
@@ -199,6 +200,7 @@ def _data_axes(fig):
     return [ax for ax in fig.axes if ax.lines or ax.collections or ax.patches]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "kinds, panels, sweep",
     [
@@ -285,6 +287,7 @@ def test_unknown_figure_is_a_clear_error(full_summary, tmp_path):
     assert result.returncode == 2 and "is not a suite module" in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("snakemake") is None, reason="snakemake not installed")
 def test_snakemake_report_collects_figures_and_tables(tmp_path):
     """`snakemake --report` in a copy of the repo, on hand-made records run through the rules'

@@ -69,6 +69,7 @@ def test_device_resolution():
         models.resolve_device("tpu")
 
 
+@pytest.mark.slow
 def test_model_card_pins_the_model_and_its_checkpoint(tiny_arch, tmp_path):
     from conftest import run_cli
 

@@ -461,6 +461,7 @@ def test_both_front_ends_run_the_same_commands(project):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("suites", "present", "absent"),
     [
@@ -492,6 +493,7 @@ def test_a_suite_switched_off_has_no_job_in_either_front_end(project, suites, pr
         sh("vlstress", "pipeline", "render", cwd=project)
 
 
+@pytest.mark.slow
 def test_the_default_profile_is_picked_up(project):
     # a DVC-cached output: never in a fresh copy
     target = "results/embeddings/vit-b-32-random/retrieval"
@@ -594,6 +596,7 @@ def test_a_new_perturbation_is_valid_in_params_without_touching_the_schema():
     assert params_check.validate(params) is params
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("edit", "needle"),
     [

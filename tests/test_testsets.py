@@ -532,6 +532,7 @@ def test_demo_objects_split_into_objects_and_scenes(tmp_path, run):
     assert len(list((tmp_path / "scenes" / "images").iterdir())) == 42
 
 
+@pytest.mark.slow
 def test_coco_mini_crops(shared_data, run, tmp_path):
     coco = shared_data / "coco-mini"
     counts = {}

@@ -66,6 +66,7 @@ def test_set_stats_known_answers(wc):
     ] == 100.0
 
 
+@pytest.mark.slow
 def test_command_table_figure_and_official_beside(tmp_path, nltk_data):
     from conftest import run_cli
 

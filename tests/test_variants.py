@@ -359,6 +359,7 @@ def test_command_generated_and_official(tmp_path, nltk_data, wc, capsys):
     ]
 
 
+@pytest.mark.slow
 def test_cli_subprocess_runs(tmp_path, nltk_data):
     """One real `vlstress text-variants` process (entry point, imports, exit code)."""
     (tmp_path / "manifest.json").write_text(json.dumps(MANIFEST))

@@ -42,6 +42,7 @@ def edit_params(root: Path, edit) -> None:
     path.write_text(yaml.safe_dump(params, sort_keys=False))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("edit", "needle"),
     [
@@ -77,6 +78,7 @@ def test_valid_params_dry_run_plans_every_model(project):
         assert f"results/metrics/{slug}/original.json" in result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_a_failed_step_prints_its_own_error_on_the_console(project, tmp_path):
     def edit(params):
         params["dataset"].update(

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from vlstress.errors import VlstressError
-from vlstress.suites.corruptions.corruption_error import corruption_table
+from vlstress.suites.zeroshot.corruption_error import corruption_table
 
 
 def _grid(rows):

@@ -2,7 +2,7 @@
 
 From the long summary table (`vlstress summarize`):
 - corruptions: mean corruption accuracy, relative drop, mCE and relative mCE against a
-  baseline model (vlstress.suites.corruptions.corruption_error);
+  baseline model (vlstress.suites.zeroshot.corruption_error);
 - effective robustness: every shift (each test set other than the in-distribution one,
   the mean over corruptions, the typographic attack) against the in-distribution test
   set, with a line fitted over this run's models (vlstress.suites.zeroshot.robustness_summary,
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> None:
     from vlstress import provenance
     from vlstress.io import sha256_file, write_json, write_text
     from vlstress.report import figures, records
-    from vlstress.suites.corruptions.corruption_error import corruption_table
+    from vlstress.suites.zeroshot.corruption_error import corruption_table
 
     table = records.read_summary(args.summary)
     top1, clean = summary.corruption_top1(table)

@@ -119,6 +119,17 @@ def test_imagefolder_generic_and_classnames(tmp_path, run, fails):
         str(names),
         names="2 names for 3 classes",
     )
+    # two classes of one name: their classifier rows would tie and each score the other's images
+    names.write_text("apple\nApple \ncherry\n")
+    fails(
+        tmp_path / "e",
+        "imagefolder",
+        "--root",
+        str(root),
+        "--classnames",
+        str(names),
+        names="'apple' names classes cat, golden_retriever",
+    )
 
 
 def test_imagefolder_of_wnids_reads_as_imagenet(tmp_path, run):

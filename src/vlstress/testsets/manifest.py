@@ -67,6 +67,14 @@ class ClassificationSet:
         }
 
 
+def duplicate_names(classes: Sequence[str]) -> dict[str, list[int]]:
+    """Class names equal after case folding and whitespace collapsing, with their positions."""
+    rows: dict[str, list[int]] = {}
+    for i, name in enumerate(classes):
+        rows.setdefault(" ".join(name.casefold().split()), []).append(i)
+    return {classes[found[0]]: found for found in rows.values() if len(found) > 1}
+
+
 def check(data: ClassificationSet, source: str) -> ClassificationSet:
     """Raise a VlstressError naming `source` and the first inconsistency."""
     n = len(data.classes)
@@ -74,6 +82,16 @@ def check(data: ClassificationSet, source: str) -> ClassificationSet:
         raise VlstressError(f"{source}: no classes")
     if len(data.class_ids) != n:
         raise VlstressError(f"{source}: {len(data.class_ids)} class ids for {n} classes")
+    same = duplicate_names(data.classes)
+    if same:
+        raise VlstressError(
+            f"{source}: class names must be distinct (their classifier rows would tie and the "
+            "true class wins ties, so each would score the other's images): "
+            + "; ".join(
+                f"{name!r} names classes {', '.join(data.class_ids[i] for i in rows)}"
+                for name, rows in same.items()
+            )
+        )
     if data.superclasses is not None and len(data.superclasses) != n:
         raise VlstressError(f"{source}: {len(data.superclasses)} superclasses for {n} classes")
     if not data.images:

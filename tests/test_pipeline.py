@@ -77,6 +77,21 @@ def test_checked_in_dvc_yaml_is_the_rendering_of_the_table():
     )
 
 
+def test_no_dependency_is_an_empty_file():
+    """DVC warns twice per command about an empty dependency ("... is empty."), a warning a user
+    cannot act on."""
+    document = yaml.safe_load((REPO / "dvc.yaml").read_text())
+    deps = {
+        dep
+        for stage in document["stages"].values()
+        for dep in stage.get("do", stage).get("deps", [])
+        if "${" not in dep
+    }
+    assert deps and not [
+        dep for dep in sorted(deps) if (REPO / dep).is_file() and not (REPO / dep).stat().st_size
+    ]
+
+
 def test_the_check_fails_when_a_stage_changes_without_re_rendering(tmp_path):
     stale = tmp_path / "dvc.yaml"
     stale.write_text(

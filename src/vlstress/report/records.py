@@ -101,7 +101,9 @@ def record_rows(rec: record_format.Record) -> list[dict[str, Any]]:
         {
             **base,
             "metric": metric,
-            "value": float("nan") if value is None else round(float(value), 4),
+            # unrounded: steps that compute from the summary (mCE, effective robustness) must not
+            # compute from rounded numbers; tables and figures format for display
+            "value": float("nan") if value is None else float(value),
         }
         for metric, value in sorted(rec.metrics.items())
     ]

@@ -8,6 +8,11 @@ For model f, corruption c, severities s (error E = 100 − top-1):
   mCE likewise.
 The baseline model (ImageNet-C: AlexNet) is a model of the same run named in params.
 A CE whose baseline denominator is 0 is undefined (None), never infinite.
+
+`mCE_note` flags an mCE that means nothing though it is a number: a baseline at 0% top-1 under a
+corruption (error 100% whatever the corruption does: CE is then only the model's own error rate),
+or a baseline that loses no accuracy under a corruption (no drop to be relative to). Random-init
+baselines do both.
 """
 
 from __future__ import annotations
@@ -27,11 +32,35 @@ COLUMNS = [
     "relative_mCE",
     "n_corruptions",
     "n_severities",
+    "mCE_note",
 ]
 
 
 def _ratio(numerator: float, denominator: float) -> float | None:
     return None if denominator == 0 or math.isnan(denominator) else 100.0 * numerator / denominator
+
+
+def baseline_note(grid: pd.DataFrame, clean: dict[str, float], baseline: str | None) -> str | None:
+    """Why the mCE against `baseline` means nothing (None when it does): `grid` is top-1 per
+    (corruption, severity) x model."""
+    if baseline is None:
+        return None
+    top1 = grid[baseline].groupby(level="corruption")
+    notes = []
+    blind = sorted(str(c) for c, worst in top1.max().items() if worst == 0)
+    if blind:
+        notes.append(
+            f"baseline {baseline} has 0% top-1 under {', '.join(blind)}: its error is 100% "
+            "whatever the corruption does, so CE there is only the model's own error rate"
+        )
+    if clean.get(baseline) is not None:
+        flat = sorted(str(c) for c, mean in top1.mean().items() if mean >= clean[baseline])
+        if flat:
+            notes.append(
+                f"baseline {baseline} loses no top-1 under {', '.join(flat)} (clean "
+                f"{clean[baseline]:.4g}%): no drop for relative CE to compare with"
+            )
+    return "; ".join(notes) or None
 
 
 def corruption_table(
@@ -60,6 +89,7 @@ def corruption_table(
             "the same grid for every model"
         )
     error = 100.0 - grid
+    note = baseline_note(grid, clean, baseline)
     rows = []
     for model in grid.columns:
         clean_top1 = clean.get(model)
@@ -73,6 +103,7 @@ def corruption_table(
             "relative_mCE": None,
             "n_corruptions": int(grid.index.get_level_values("corruption").nunique()),
             "n_severities": int(grid.index.get_level_values("severity").nunique()),
+            "mCE_note": note,
         }
         if baseline is not None:
             per_corruption = error.groupby(level="corruption").sum()

@@ -155,6 +155,8 @@ def numbers(corruptions, found, lines, note: str | None, block: dict[str, Any]) 
         models.setdefault(row.model, {}).update(
             {k: _number(getattr(row, k)) for k in ("mCA", "relative_drop", "mCE", "relative_mCE")}
         )
+        if row.mCE_note:
+            models[row.model]["mCE_note"] = row.mCE_note
     for row in found.itertuples(index=False):
         models.setdefault(row.model, {})[f"ER {row.shift}"] = _number(row.effective_robustness, 100)
         models[row.model][f"RR {row.shift}"] = _number(row.relative_robustness, 100)

@@ -260,6 +260,32 @@ def test_command_errors_name_the_file_and_columns(tmp_path):
     assert not (tmp_path / "er.csv").exists()  # nothing half-written
 
 
+def test_rows_with_an_empty_accuracy_are_left_out_and_named(tmp_path, caplog):
+    """imagenet-testbed's raw table lacks some models' shifts: those rows are left out, counted and
+    named (log and provenance); the lines are fitted on the rest."""
+    table = tmp_path / "testbed.csv"
+    table.write_text(
+        "model,val,imagenet-r,objectnet,unused\n"
+        "a,60,30,20,\n"
+        "b,70,40,,1\n"  # no objectnet
+        "c,80,50,40,\n"
+        "d,,55,45,\n"  # no ID accuracy
+        "e,90,60,50,\n"
+    )
+    flags = ["--csv", str(table), "--id-column", "val", "--scale", "100"]
+    flags += ["--shift-column", "imagenet-r", "--shift-column", "objectnet"]
+    with caplog.at_level("WARNING"):
+        results, summary = run_command(tmp_path, *flags)
+    assert sorted(set(results["model"])) == ["a", "c", "e"]
+    left_out = ["b (objectnet)", "d (val)"]
+    assert summary["provenance"]["params"]["skipped_rows"] == {str(table): left_out}
+    assert f"2 row(s) left out, an accuracy empty: {'; '.join(left_out)}" in caplog.text
+    # text where a number belongs is still an error, not a skipped row
+    table.write_text("model,val,imagenet-r,objectnet\na,60,lots,20\nc,80,50,40\n")
+    with pytest.raises(VlstressError, match="non-numeric"):
+        run_command(tmp_path, *flags)
+
+
 # --------------------------------------------------------------------------- the published table
 
 

@@ -114,8 +114,12 @@ def published_path() -> Path:
 
 
 def read_wide(path: Path, model_column: str, id_column: str, shift_columns: list[str]):
-    """One wide table -> long rows (model, shift, id_accuracy, shifted_accuracy); columns named in
-    the error if absent."""
+    """One wide table -> (long rows model, shift, id_accuracy, shifted_accuracy; the rows left out).
+
+    A row with an empty cell among the accuracies used is left out and named ("model (column,
+    ...)"): published tables (imagenet-testbed's) lack some models' shifts. Columns absent are an
+    error naming them; text where a number should be is an error too (robustness.validate_table).
+    """
     import pandas as pd
 
     from vlstress.errors import VlstressError
@@ -132,13 +136,22 @@ def read_wide(path: Path, model_column: str, id_column: str, shift_columns: list
         raise VlstressError(
             f"lacks column(s) {', '.join(missing)}; has {', '.join(map(str, wide.columns))}"
         )
+    used = [id_column, *shift_columns]
+    empty = wide[used].isna()
+    skipped = [
+        f"{wide.at[i, model_column]} ({', '.join(c for c in used if empty.at[i, c])})"
+        for i in wide.index[empty.any(axis=1)]
+    ]
+    wide = wide[~empty.any(axis=1)]
+    if wide.empty:
+        raise VlstressError(f"every row lacks some of the accuracies {', '.join(used)}")
     long = wide.melt(
         id_vars=[model_column, id_column],
         value_vars=shift_columns,
         var_name="shift",
         value_name="shifted_accuracy",
     )
-    return long.rename(columns={model_column: "model", id_column: "id_accuracy"})
+    return long.rename(columns={model_column: "model", id_column: "id_accuracy"}), skipped
 
 
 def read_tables(args: argparse.Namespace, shift_columns: list[str]):
@@ -151,12 +164,12 @@ def read_tables(args: argparse.Namespace, shift_columns: list[str]):
 
     frames, inputs = [], {}
     seen: dict[str, str] = {}  # model -> the table it came from
+    skipped: dict[str, list[str]] = {}  # table -> its rows left out for an empty accuracy
     for spec in args.csv:
         path, scale = (published_path(), 1) if spec == PUBLISHED else (Path(spec), args.scale)
         try:
-            frame = validate_table(
-                read_wide(path, args.model_column, args.id_column, shift_columns), scale
-            )
+            long, left_out = read_wide(path, args.model_column, args.id_column, shift_columns)
+            frame = validate_table(long, scale)
         except VlstressError as exc:
             raise VlstressError(f"accuracy table {spec}: {exc}") from None
         for model in sorted(set(frame["model"])):
@@ -165,7 +178,9 @@ def read_tables(args: argparse.Namespace, shift_columns: list[str]):
             seen[model] = spec
         frames.append(frame)
         inputs[str(path)] = sha256_file(path)
-    return pd.concat(frames, ignore_index=True), inputs, seen
+        if left_out:
+            skipped[spec] = left_out
+    return pd.concat(frames, ignore_index=True), inputs, seen, skipped
 
 
 def resolve_baselines(spec: str, origin: dict[str, str]) -> str | list[str]:
@@ -199,6 +214,7 @@ class Placement:
     coloured: list[str]  # the models drawn in colour (and summarised in the JSON)
     inputs: dict[str, str]  # table path -> sha256
     params: dict[str, Any]  # what provenance records
+    skipped: dict[str, list[str]]  # table -> rows left out: "model (empty columns)"
 
 
 def place(args: argparse.Namespace) -> Placement:
@@ -210,7 +226,7 @@ def place(args: argparse.Namespace) -> Placement:
     if args.id_column in shift_columns:
         raise VlstressError(f"--id-column {args.id_column} is also a --shift-column")
     epsilon = robustness.EPSILON if args.epsilon is None else args.epsilon
-    table, inputs, origin = read_tables(args, shift_columns)
+    table, inputs, origin, skipped = read_tables(args, shift_columns)
     baselines = resolve_baselines(args.baselines, origin)
     lines = robustness.fit_lines(table, baselines, args.transform, args.fit, 1, epsilon)
     results = robustness.effective_robustness(
@@ -233,8 +249,9 @@ def place(args: argparse.Namespace) -> Placement:
         "scale": args.scale,
         "epsilon": epsilon,
         "highlight": list(args.highlight),
+        "skipped_rows": skipped,
     }
-    return Placement(results, lines, coloured, inputs, params)
+    return Placement(results, lines, coloured, inputs, params, skipped)
 
 
 def summary(results, lines, coloured: list[str]) -> dict:

@@ -30,6 +30,10 @@ def run(args: argparse.Namespace) -> None:
     from vlstress.io import dumps_json, sidecar, write_json, write_text
 
     placed = baselines.place(args)
+    for table, rows in placed.skipped.items():
+        log.warning(
+            "%s: %d row(s) left out, an accuracy empty: %s", table, len(rows), "; ".join(rows)
+        )
     results, lines = placed.results, placed.lines
     block = provenance.build("effective-robustness", placed.params, inputs=placed.inputs)
     write_text(args.out_csv, results.to_csv(index=False, lineterminator="\n"))

@@ -332,7 +332,14 @@ def test_expand_renders_numbers_as_dvc_does():
             lambda p: p["adversarial"]["attacks"][1].update(name="fgsm"),
             ["attack name(s) used twice: fgsm"],
         ),
-        (lambda p: p["adversarial"]["attacks"][0].update(eps="1,a"), ["adversarial.attacks.0.eps"]),
+        (
+            lambda p: p["adversarial"]["attacks"][0].update(eps="1,a"),
+            ["adversarial.attacks[0] (fgsm)", "`adversarial.attacks[0].eps[1]`: expected a number"],
+        ),
+        (
+            lambda p: p["adversarial"]["attacks"][0].update(eps="-1,4"),
+            ["adversarial.attacks[0] (fgsm).eps: budgets are numbers >= 0", "got '-1,4'"],
+        ),
         (
             lambda p: p["adversarial"]["attacks"][0].pop("restarts"),
             ["'restarts' is a required property"],
@@ -395,6 +402,30 @@ def test_invalid_params_name_the_problem(edit, needles):
         params_check.validate(params)
     for needle in needles:
         assert needle in str(error.value)
+
+
+def test_small_files_the_params_name_are_checked_before_any_model_work(tmp_path):
+    """A template file or a class-name file is read by the params check: empty, without `{c}` or
+    with repeated class names, every offending item is named."""
+    params = demo_params()
+    empty = tmp_path / "templates.txt"
+    empty.write_text("\n")
+    params["zeroshot"]["templates"] = str(empty)
+    names = tmp_path / "names.txt"
+    names.write_text("cat\nApple\ndog\napple\ncat\n")
+    params["zeroshot"]["testsets"]["objects"]["classnames"] = str(names)
+    with pytest.raises(VlstressError) as error:
+        params_check.validate(params)
+    message = str(error.value)
+    assert f"zeroshot.templates: template file {empty} is empty" in message
+    assert "class name 'cat' is in" in message and "(lines 1, 5)" in message
+    assert "class name 'Apple' is in" in message and "(lines 2, 4)" in message
+    empty.write_text("a photo of a {c}.\na photo\nart\n")
+    params["zeroshot"]["testsets"]["objects"]["classnames"] = None
+    with pytest.raises(
+        VlstressError, match="2 template\\(s\\) without the \\{c\\} placeholder: 'a photo'; 'art'"
+    ):
+        params_check.validate(params)
 
 
 def test_a_suite_that_is_off_needs_no_params_block():

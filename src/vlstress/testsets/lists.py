@@ -45,3 +45,23 @@ def read_list(spec: str, what: str) -> list[str]:
 def load_names(spec: str) -> list[str]:
     """Class names from a file (one per line, JSON list, or JSON object with #key)."""
     return read_list(spec, "class-name")
+
+
+def class_name_problems(spec: str | None, where: str) -> list[str]:
+    """What is wrong with a class-name file, known before any test set is built: unreadable,
+    empty, or names that coincide (every duplicate named)."""
+    from vlstress.testsets.manifest import duplicate_names
+
+    if not spec:
+        return []
+    try:
+        names = load_names(spec)
+    except VlstressError as exc:
+        return [f"{where}: {exc}"]
+    same = duplicate_names(names)
+    return [
+        f"{where}: class name {name!r} is in {spec} {len(rows)} times (lines "
+        f"{', '.join(str(i + 1) for i in rows)}): tied classifier rows would score each other's "
+        "images"
+        for name, rows in same.items()
+    ]

@@ -8,7 +8,7 @@ import yaml
 
 from vlstress import typed
 from vlstress.params_check import unknown
-from vlstress.suites.adversarial.block import AdversarialParams, AttackEntry
+from vlstress.suites.adversarial.block import AttackEntry
 
 SCHEMA = yaml.safe_load(
     r"""
@@ -37,7 +37,6 @@ adversarial:
           norm: {enum: [linf, l2]}
           eps:
             type: [string, number]
-            pattern: "^[0-9]+(\\.[0-9]+)?(,[0-9]+(\\.[0-9]+)?)*$"
             minimum: 0
             description: "budgets in 1/255 units of the norm, comma-separated (e.g. \"1,2,4\")"
           steps: {type: [integer, "null"], minimum: 1,
@@ -83,7 +82,20 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         found.append(f"adversarial.attacks: attack name(s) used twice: {', '.join(repeated)}")
-    for entry in typed.build(AdversarialParams, block, "adversarial").attacks:
+    for i, raw in enumerate(block["attacks"]):
+        where = f"adversarial.attacks[{i}] ({raw['name']})"
+        try:
+            entry = typed.build(AttackEntry, raw, f"adversarial.attacks[{i}]")
+        except VlstressError as exc:  # e.g. an eps that is no number: say so in words
+            found.append(f"{where}: {exc}")
+            continue
+        negative = [eps for eps in entry.eps if eps < 0]
+        if negative or not entry.eps:
+            found.append(
+                f"{where}.eps: budgets are numbers >= 0 in 1/255 units, comma-separated "
+                f'(e.g. "1,4"); got {raw["eps"]!r}'
+            )
+            continue
         try:
             attacks.check_spec(attack_spec(entry))
         except VlstressError as exc:

@@ -36,6 +36,7 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     """The in-distribution set, the OOD sets' kinds and names, and the scores."""
     from vlstress.suites.ood.scores import SCORES
     from vlstress.testsets.kinds import KINDS as TESTSET_KINDS
+    from vlstress.testsets.lists import class_name_problems
 
     if "ood" not in on or "zeroshot" not in on or "ood" not in params:
         return []
@@ -50,6 +51,7 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
             found.append(
                 f"ood.sets.{name}.kind: " + unknown("test-set kind", entry["kind"], TESTSET_KINDS)
             )
+        found += class_name_problems(entry["classnames"], f"ood.sets.{name}.classnames")
         if name in testsets:
             found.append(
                 f"ood.sets.{name}: also a zero-shot test set name; give the OOD set its own name"

@@ -45,8 +45,10 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     """Test-set kinds, the template set, the in-distribution set and the mCE baseline model."""
     from pathlib import Path
 
-    from vlstress.suites.zeroshot.templates import TEMPLATE_SETS
+    from vlstress.errors import VlstressError
+    from vlstress.suites.zeroshot.templates import TEMPLATE_SETS, resolve
     from vlstress.testsets.kinds import KINDS as TESTSET_KINDS
+    from vlstress.testsets.lists import class_name_problems
 
     if "zeroshot" not in on:
         return []
@@ -59,6 +61,7 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
                 f"zeroshot.testsets.{name}.kind: "
                 + unknown("test-set kind", entry["kind"], TESTSET_KINDS)
             )
+        found += class_name_problems(entry["classnames"], f"zeroshot.testsets.{name}.classnames")
     templates = zeroshot["templates"]
     if templates not in TEMPLATE_SETS and not Path(templates.partition("#")[0]).suffix:
         found.append(
@@ -66,6 +69,11 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
             + unknown("template set", templates, TEMPLATE_SETS)
             + " (or a .txt/.json file)"
         )
+    elif templates not in TEMPLATE_SETS:  # a small file: read it now, before any model work
+        try:
+            resolve(templates)
+        except VlstressError as exc:
+            found.append(f"zeroshot.templates: {exc}")
     if zeroshot["in_distribution"] not in testsets:
         found.append(
             "zeroshot.in_distribution: "

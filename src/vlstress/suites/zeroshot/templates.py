@@ -65,7 +65,10 @@ def resolve(name: str) -> tuple[list[str], str]:
     templates = read_list(name, "template")
     bad = [t for t in templates if "{c}" not in t]
     if bad:
-        raise VlstressError(f"template file {name}: template {bad[0]!r} has no {{c}} placeholder")
+        raise VlstressError(
+            f"template file {name}: {len(bad)} template(s) without the {{c}} placeholder: "
+            + "; ".join(map(repr, bad))
+        )
     return templates, f"templates from {name}"
 
 

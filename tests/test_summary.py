@@ -413,3 +413,12 @@ def test_unknown_perturbation_and_task_just_work(tmp_path):
         ("zeroshot", "fog severity=3"),
     ]
     assert set(rn50.loc[rn50["task"] == "zeroshot", "condition"]) == {"corruption=fog,severity=3"}
+
+
+def test_the_report_docs_list_every_task_of_the_registry():
+    from pathlib import Path
+
+    from vlstress.report.tasks import TASKS
+
+    text = (Path(__file__).resolve().parents[1] / "docs/report.md").read_text()
+    assert [task for task in TASKS if f"| `{task}` |" not in text] == []

@@ -11,6 +11,7 @@ import torch
 
 from vlstress.errors import VlstressError
 from vlstress.suites.calibration import calibration as cal
+from vlstress.suites.calibration.bounds import at_bound
 
 
 def two_class_logits(confidences: list[float], predicted: list[int]) -> np.ndarray:
@@ -106,5 +107,31 @@ def test_a_fit_without_interior_optimum_lands_on_the_bound_and_says_so():
     logits = np.array([[5.0, 0.0], [0.0, 5.0], [4.0, 1.0]])
     labels = np.array([1, 0, 1])  # every image wrong: the NLL falls as T grows
     t = cal.fit_temperature(logits, labels)
-    assert t == pytest.approx(100.0, rel=1e-3) and cal.at_bound(t)
-    assert not cal.at_bound(cal.fit_temperature(logits, np.array([0, 1, 1])))
+    assert t == pytest.approx(100.0, rel=1e-3) and at_bound(t)
+    assert not at_bound(cal.fit_temperature(logits, np.array([0, 1, 1])))
+
+
+def test_a_temperature_on_the_bound_is_marked_in_the_table(tmp_path):
+    """The fit at its search bound is flagged in the table and its caption, not only in a log."""
+    from vlstress.record import write_record
+    from vlstress.report import records
+    from vlstress.suites.calibration import table as calibration_table
+
+    from report_fixtures import record
+
+    paths = []
+    for model, temperature in (("vit-b-32-random", 100.0), ("rn50-openai", 1.7)):
+        rec = record(
+            model,
+            "calibration",
+            {"set": "objects", "split": "held-out"},
+            {"top1": 50.0, "ece": 10.0, "ece_ts": 8.0, "temperature": temperature},
+        )
+        paths.append(tmp_path / f"{model}.json")
+        write_record(paths[-1], rec)
+    markdown, latex, notes = calibration_table.render(records.collect(paths), {})
+    frame = calibration_table.calibration_table(records.aggregate(records.collect(paths)))
+    cells = frame["T"].droplevel("set").to_dict()
+    assert cells == {"ViT-B-32 (random-init)": "100.000†", "RN50 (openai)": "1.700"}
+    assert "† T on the search bound [0.01, 100]" in markdown and "100.000†" in markdown
+    assert "search bound" in latex

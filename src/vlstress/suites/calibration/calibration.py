@@ -19,11 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from vlstress.errors import VlstressError
+from vlstress.suites.calibration.bounds import LOG_T_MAX, LOG_T_MIN
 from vlstress.suites.zeroshot.metrics import softmax
 
 N_BINS = 15
-# log T is searched in [LOG_T_MIN, LOG_T_MAX]: T from 0.01 to 100
-LOG_T_MIN, LOG_T_MAX = float(np.log(1e-2)), float(np.log(1e2))
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:
@@ -143,14 +142,6 @@ def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
         options={"xatol": 1e-6},
     )
     return float(np.exp(result.x))
-
-
-def at_bound(temperature: float) -> bool:
-    """Whether a fitted temperature sits on the search bound (no interior optimum: e.g. every fit
-    image wrong)."""
-    return bool(
-        abs(np.log(temperature) - LOG_T_MIN) < 1e-3 or abs(np.log(temperature) - LOG_T_MAX) < 1e-3
-    )
 
 
 def calibration_metrics(

@@ -25,6 +25,7 @@ from vlstress.io import sha256_file
 from vlstress.params import Params
 from vlstress.record import Record, assemble, record_model, weights_short
 from vlstress.suites.calibration import calibration as cal
+from vlstress.suites.calibration.bounds import at_bound
 
 
 def evaluation_logits(evaluation):
@@ -112,7 +113,7 @@ def calibrate(
         len(labels),
         in_distribution,
     )
-    bounded = cal.at_bound(temperature)
+    bounded = at_bound(temperature)
     if bounded:
         log.warning(
             "%s: T = %.4g is on the search bound [0.01, 100]: the fit split has no interior NLL "

@@ -11,6 +11,13 @@ import pandas as pd
 from vlstress.report import records
 from vlstress.report.frames import cell as _cell
 from vlstress.report.frames import render_frames
+from vlstress.suites.calibration.bounds import at_bound
+
+AT_BOUND = "†"
+BOUND_NOTE = (
+    f"{AT_BOUND} T on the search bound [0.01, 100]: the fit split has no interior NLL optimum "
+    "(e.g. every fit image wrong); the (T) columns use the bound"
+)
 
 CAPTION = (
     "Calibration of the zero-shot softmax: ECE (%), NLL, Brier, raw and with the temperature T "
@@ -43,6 +50,8 @@ def calibration_table(agg: pd.DataFrame) -> pd.DataFrame | None:
         elif c.get("split"):
             name += f" ({c['split']}, ID)"
         values = dict(zip(group["metric"], group["mean"]))
+        temperature = values.get("temperature")
+        flagged = temperature is not None and temperature > 0 and at_bound(temperature)
         out.append(
             {
                 "model": label,
@@ -55,8 +64,13 @@ def calibration_table(agg: pd.DataFrame) -> pd.DataFrame | None:
                 },
             }
         )
+        if flagged:
+            out[-1]["T"] += AT_BOUND
     return pd.DataFrame(out).set_index(["model", "set"])
 
 
 def render(table: pd.DataFrame, block: dict) -> tuple[str, str, list[str]]:
-    return render_frames("calibration", CAPTION, calibration_table(records.aggregate(table)), block)
+    frame = calibration_table(records.aggregate(table))
+    bounded = frame is not None and frame["T"].str.endswith(AT_BOUND).any()
+    caption = f"{CAPTION}. {BOUND_NOTE}" if bounded else CAPTION
+    return render_frames("calibration", caption, frame, block)

@@ -115,3 +115,37 @@ def test_model_card_pins_the_model_and_its_checkpoint(tiny_arch, tmp_path):
     assert models.spec_from_card(tmp_path / "r.json") == models.ModelSpec(
         "r", "RN50", None, seed=4, cache_dir=None
     )
+
+
+@pytest.mark.slow
+def test_fetch_weights_names_every_model_it_cannot_cache(tmp_path, monkeypatch):
+    """`vlstress fetch-weights` skips random-init and checkpoint models, tries every hub model
+    and lists each failure by name (here: offline with an empty cache, and an unknown tag)."""
+    from pathlib import Path
+
+    from conftest import run_cli
+
+    repo = Path(__file__).resolve().parents[1]
+    (tmp_path / "params.yaml").write_text((repo / "params.yaml").read_text())
+    (tmp_path / "more.yaml").write_text(
+        "models:\n"
+        "  hub-model: {arch: ViT-B-32, pretrained: openai}\n"
+        "  typo: {arch: ViT-B-32, pretrained: opneai}\n"
+        "embed: {cache_dir: empty-cache}\n"
+    )
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # what the nodes without network run with
+    done = run_cli(
+        "fetch-weights",
+        "--params",
+        "params.yaml",
+        "--params",
+        "more.yaml",
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "vit-b-32-random: random-init (seed 0), nothing to fetch" in done.stderr
+    assert "2 model(s) not fetched" in done.stderr
+    assert "model 'hub-model': could not load ViT-B-32 from pretrained tag 'openai'" in done.stderr
+    assert "not cached in empty-cache" in done.stderr
+    assert "model 'typo': 'opneai' is not a known pretrained tag" in done.stderr

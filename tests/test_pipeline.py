@@ -428,6 +428,28 @@ def test_small_files_the_params_name_are_checked_before_any_model_work(tmp_path)
         params_check.validate(params)
 
 
+def test_the_imagenet_example_passes_the_params_check(tmp_path):
+    """The README's ImageNet blocks (params.imagenet.yaml), in place of the demo's, are valid params;
+    their folders are stand-ins here (the datasets cannot be downloaded)."""
+    text = (REPO / "params.imagenet.yaml").read_text().replace("/data/", f"{tmp_path}/")
+    example = yaml.safe_load(text)
+    params = {**demo_params(), **example}
+    params_check.validate(params)
+    testsets = params["zeroshot"]["testsets"]
+    assert {entry["kind"] for entry in testsets.values()} == {
+        "imagenet",
+        "imagenet-v2",
+        "imagenet-sketch",
+        "imagenet-r",
+        "imagenet-a",
+        "objectnet",
+    }
+    assert all(entry["root"].startswith(str(tmp_path)) for entry in testsets.values())
+    assert all(model["pretrained"] for model in params["models"].values())  # real weights
+    # the README shows the same file
+    assert "params.imagenet.yaml" in (REPO / "README.md").read_text()
+
+
 def test_a_suite_that_is_off_needs_no_params_block():
     params = demo_params()
     for block in ("image_variants", "ei", "text_variants"):

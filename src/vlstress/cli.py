@@ -42,6 +42,10 @@ ENGINE_COMMANDS: dict[str, tuple[str, str]] = {
         "the tables of one suite's table module (Markdown + LaTeX) from the summary",
     ),
     "models": ("vlstress.commands.models", "list open_clip architectures and pretrained tags"),
+    "fetch-weights": (
+        "vlstress.commands.fetch_weights",
+        "put every hub model of the params in the weight cache (for nodes without network)",
+    ),
     "pipeline": (
         "vlstress.commands.pipeline",
         "render dvc.yaml from the stage declarations (render), check it is current (check), list "

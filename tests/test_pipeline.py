@@ -466,6 +466,8 @@ def test_a_suite_that_is_off_needs_no_params_block():
 def project(tmp_path_factory) -> Path:
     root = copy_repo(tmp_path_factory.mktemp("pipeline") / "repo")
     sh("git", "init", "-q", cwd=root)  # DVC wants a git repository
+    sh("git", "add", "-A", cwd=root)
+    sh("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy", cwd=root)
     return root
 
 
@@ -695,5 +697,8 @@ def test_dvc_repro_checks_params_before_any_step_works(project, edit, needle):
         assert not (project / "data" / "raw" / "demo").exists() and not list(
             (project / "results").glob("models/*.json")
         )
+        # the failed check deleted its stamp (DVC removes a stage's outputs first): no tracked file
+        status = sh("git", "status", "--porcelain", cwd=project).stdout.splitlines()
+        assert status == [" M params.yaml"], status
     finally:
         (project / "params.yaml").write_text(original)

@@ -117,7 +117,9 @@ GATE = Stage(
     "check_params",
     "vlstress pipeline check {params_files} --stamp {out.stamp}",
     inputs={"params": "params.yaml"},
-    outputs={"stamp": small(CHECKED)},
+    # cached by DVC, never tracked by git: DVC deletes a stage's outputs before running it, so a
+    # failing check must not leave a tracked file deleted (`dvc pull` restores the stamp)
+    outputs={"stamp": Output(CHECKED)},
     doc="params valid and dvc.yaml current, before any step works (every first step waits for it)",
 )
 

@@ -429,8 +429,8 @@ def test_small_files_the_params_name_are_checked_before_any_model_work(tmp_path)
 
 
 def test_the_imagenet_example_passes_the_params_check(tmp_path):
-    """The README's ImageNet blocks (params.imagenet.yaml), in place of the demo's, are valid params;
-    their folders are stand-ins here (the datasets cannot be downloaded)."""
+    """The README's ImageNet blocks (params.imagenet.yaml), in place of the demo's, are valid
+    params; their folders are stand-ins here (the datasets cannot be downloaded)."""
     text = (REPO / "params.imagenet.yaml").read_text().replace("/data/", f"{tmp_path}/")
     example = yaml.safe_load(text)
     params = {**demo_params(), **example}

@@ -71,6 +71,49 @@ def test_generate_is_deterministic_and_writes_wrong_names(clean, tmp_path):
     assert [e["box"] for e in other.images] != [e["box"] for e in data.images]
 
 
+def wcag(rgb) -> float:
+    """WCAG 2 relative luminance, written out here (not the module's)."""
+
+    def channel(value: float) -> float:
+        c = value / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(float(v)) for v in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def ratio(l1: float, l2: float) -> float:
+    return (max(l1, l2) + 0.05) / (min(l1, l2) + 0.05)
+
+
+def test_the_text_is_legible_against_its_background(clean, tmp_path):
+    """Every fill has a WCAG contrast >= 4.5 with the mean colour under its box (recomputed here
+    from the clean image), every stroke >= 4.5 with its fill, and the recorded contrasts are
+    those."""
+    data = typographic.generate(clean, 3, tmp_path / "t", size=96, progress=False)
+    moved = 0
+    for index, entry in enumerate(data.images):
+        image = resize_center_crop(load_rgb(Path(entry["source_path"])), 96)
+        under = np.asarray(image.crop(tuple(entry["box"])), dtype=np.float64).reshape(-1, 3)
+        achieved = ratio(wcag(entry["fill"]), wcag(under.mean(axis=0)))
+        assert achieved >= 4.5 and achieved == pytest.approx(entry["contrast"], rel=1e-9)
+        if entry["stroke_width"]:
+            stroke = ratio(wcag(entry["stroke_fill"]), wcag(entry["fill"]))
+            assert stroke >= 4.5 and stroke == pytest.approx(entry["stroke_contrast"], rel=1e-9)
+        else:
+            assert entry["stroke_contrast"] is None
+        rng = typographic.image_rng(3, index)
+        typographic.wrong_class(entry["label"], len(data.classes), rng)
+        rng.uniform(*typographic.FONT_FRACTION)
+        drawn = [int(v) for v in rng.integers(0, 256, 3)]  # the seeded colour before the fix
+        moved += drawn != entry["fill"]
+    assert moved  # some seeded colours were too close to their background: the check can fail
+    # a grey on grey is moved to black or white, as little as needed
+    fill, achieved = typographic.legible((120, 120, 120), wcag((128, 128, 128)))
+    assert achieved >= 4.5 and ratio(wcag(fill), wcag((128, 128, 128))) == pytest.approx(achieved)
+    assert max(fill) < 120 or min(fill) > 120
+
+
 def test_text_changes_pixels_inside_its_box_only(clean, tmp_path):
     data = typographic.generate(clean, 1, tmp_path / "t", size=0, progress=False)
     for entry, path in zip(data.images, data.image_paths()):

@@ -13,7 +13,11 @@ Per image i a numpy Generator seeded by (seed, i) draws, in this order:
   stroke        width as a fraction STROKE_FRACTION of the font size, RGB colour, uniform;
   position      the text box (stroke included) uniform over positions fully inside the image.
 Every image draws the same number of values, so image i's style does not depend on the
-others. Images are first resized and centre-cropped like the corruptions
+others. The text is always legible: the fill is then moved towards black or white until its
+WCAG contrast with the mean colour of the background under the box is at least MIN_CONTRAST
+(4.5:1, the WCAG AA level for text), and a stroke likewise against the fill (a stroke of the
+fill's own colour would merge the letters). The achieved contrasts are recorded per image.
+Images are first resized and centre-cropped like the corruptions
 (vlstress.images.corruptions.resize_center_crop; `size=0` keeps the original), then
 written as PNG: deterministic bytes for given Pillow/FreeType versions.
 
@@ -46,6 +50,7 @@ FONT_FILE = "fonts/ttf/DejaVuSans.ttf"  # relative to matplotlib.get_data_path()
 FONT_FRACTION = (0.08, 0.20)  # font size / shorter image side
 STROKE_FRACTION = (0.0, 0.10)  # stroke width / font size
 MIN_FONT_PX = 6
+MIN_CONTRAST = 4.5  # WCAG 2 AA for text: (L_light + 0.05) / (L_dark + 0.05)
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,8 @@ class TextStyle:
     stroke_fill: tuple[int, int, int]
     # left, top, right, bottom (exclusive) of the inked text, stroke included
     box: tuple[int, int, int, int]
+    contrast: float  # WCAG contrast of the fill with the background under the box
+    stroke_contrast: float | None  # of the stroke with the fill (None without a stroke)
 
 
 def font_path() -> Path:
@@ -103,16 +110,46 @@ def text_box(
     return int(left), int(top), int(right), int(bottom)
 
 
+def luminance(rgb: np.ndarray) -> np.ndarray:
+    """WCAG relative luminance of sRGB colours (0..255, last axis RGB)."""
+    c = np.asarray(rgb, dtype=np.float64) / 255.0
+    linear = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return linear @ np.array([0.2126, 0.7152, 0.0722])
+
+
+def contrast(l1: float, l2: float) -> float:
+    """WCAG contrast ratio of two relative luminances (1 to 21)."""
+    return (max(l1, l2) + 0.05) / (min(l1, l2) + 0.05)
+
+
+def legible(colour: tuple[int, ...], against: float) -> tuple[tuple[int, int, int], float]:
+    """`colour` moved towards black or white (whichever can reach further from the luminance
+    `against`) by the least step of 1% that gives a contrast of MIN_CONTRAST; (colour, contrast)."""
+    base = np.asarray(colour, dtype=np.float64)
+    end = np.zeros(3) if contrast(0.0, against) >= contrast(1.0, against) else np.full(3, 255.0)
+    for t in np.linspace(0.0, 1.0, 101):
+        moved = np.rint(base + t * (end - base))
+        ratio = contrast(float(luminance(moved)), against)
+        if ratio >= MIN_CONTRAST:
+            return (int(moved[0]), int(moved[1]), int(moved[2])), ratio
+    raise AssertionError("black or white always reaches 4.58:1")  # sqrt(21) > MIN_CONTRAST
+
+
 def draw_style(
-    image_size: tuple[int, int], label: int, classes: list[str], rng: np.random.Generator
+    image_size: tuple[int, int],
+    label: int,
+    classes: list[str],
+    rng: np.random.Generator,
+    image: Image.Image | None = None,
 ) -> TextStyle:
-    """The style of one image (see the module docstring for the draws and their order)."""
+    """The style of one image (see the module docstring for the draws and their order); the fill
+    is made legible against `image` under the box (None: a mid-grey background)."""
     width, height = image_size
     written = wrong_class(label, len(classes), rng)
     font_fraction = rng.uniform(*FONT_FRACTION)
     fill = tuple(int(v) for v in rng.integers(0, 256, 3))
     stroke_fraction = rng.uniform(*STROKE_FRACTION)
-    stroke_fill = tuple(int(v) for v in rng.integers(0, 256, 3))
+    stroke_fill: tuple[int, ...] = tuple(int(v) for v in rng.integers(0, 256, 3))
     u, v = rng.random(2)
     text = classes[written]
     measure = ImageDraw.Draw(Image.new("RGB", (1, 1)))
@@ -131,7 +168,17 @@ def draw_style(
     x = int(u * (width - (right - left) + 1))  # box left edge, uniform over inside positions
     y = int(v * (height - (bottom - top) + 1))
     box = (x, y, x + right - left, y + bottom - top)
-    return TextStyle(written, text, size, fill, stroke, stroke_fill, box)  # type: ignore[arg-type]
+    under = (
+        luminance(np.asarray(image.crop(box), dtype=np.float64).reshape(-1, 3).mean(axis=0))
+        if image is not None
+        else float(luminance(np.full(3, 128.0)))
+    )
+    fill, ratio = legible(fill, float(under))
+    stroke_ratio = None
+    if stroke:
+        stroke_fill, stroke_ratio = legible(stroke_fill, float(luminance(np.asarray(fill))))
+    stroke_rgb = (int(stroke_fill[0]), int(stroke_fill[1]), int(stroke_fill[2]))
+    return TextStyle(written, text, size, fill, stroke, stroke_rgb, box, ratio, stroke_ratio)
 
 
 def write_text(image: Image.Image, style: TextStyle) -> Image.Image:
@@ -183,7 +230,9 @@ def generate(
         ):
             source = Path(clean.root) / entry["path"]
             image = resize_center_crop(load_rgb(source), size)
-            style = draw_style(image.size, entry["label"], clean.classes, image_rng(seed, index))
+            style = draw_style(
+                image.size, entry["label"], clean.classes, image_rng(seed, index), image
+            )
             name = f"images/{index:06d}.png"
             write_text(image, style).save(tmp / name, format="PNG", compress_level=6)
             record = asdict(style)

@@ -355,3 +355,76 @@ def test_snakemake_report_collects_figures_and_tables(tmp_path):
     html = (root / "report.html").read_text(errors="replace")
     for name in [*drawn, "stress.md", "stress.tex", "summary_agg.csv"]:
         assert name in html, name
+
+
+# --------------------------------------------------------------------------- overlapping text
+
+
+def every_figure(table):
+    """(name, figure) of every registered figure of every suite, drawn from `table`."""
+    from vlstress.suites import registry
+
+    for suite in registry.suites():
+        try:
+            module = importlib.import_module(f"vlstress.suites.{suite.name}.figures")
+        except ModuleNotFoundError:
+            continue
+        for name, draw in module.FIGURES.items():
+            yield name, draw(table)[0]
+
+
+def test_no_figure_has_overlapping_text(full_summary):
+    """Every registered figure, on the demo's summary (every task) and on the report fixtures
+    (three seeds, two models), and the effective-robustness scatter: no tick label on another or
+    on its axis label, no model label under the legend."""
+    import matplotlib.pyplot as plt
+
+    from vlstress.report.overlaps import overlapping_text
+    from vlstress.suites.zeroshot import robustness_summary as summary
+    from vlstress.suites.zeroshot.corruption_error import corruption_table
+
+    setup()
+    found = {}
+    for source in (REPO / "results/summary.csv", full_summary):
+        table = records.read_summary(source)
+        for name, fig in every_figure(table):
+            found[f"{source.parent.name}/{name}"] = overlapping_text(fig)
+            plt.close(fig)
+    table = records.read_summary(REPO / "results/summary.csv")
+    top1, clean = summary.corruption_top1(table)
+    corruptions = corruption_table(top1, clean, None)
+    effective, lines, note = summary.effective(table, "objects", corruptions, "logit", "ols")
+    names = dict(zip(table["model"], table["label"]))
+    fig = summary.figure(effective, lines, note, "objects", names)
+    found["effective_robustness"] = overlapping_text(fig)
+    plt.close(fig)
+    assert len(found) > 20 and {name: hits for name, hits in found.items() if hits} == {}
+
+
+def test_the_overlap_check_sees_crowded_and_slanted_labels():
+    import matplotlib.pyplot as plt
+
+    from vlstress.report.overlaps import overlapping_text
+
+    setup()
+    names = ["gaussian_noise", "shot_noise", "impulse_noise", "defocus_blur"]
+    fig, ax = plt.subplots(figsize=(2.0, 2.0))
+    ax.bar(names, [1, 2, 3, 4])
+    assert any(
+        "tick labels 'gaussian_noise' and 'shot_noise' overlap" in hit
+        for hit in overlapping_text(fig)
+    )
+    ax.tick_params(axis="x", labelrotation=60)  # slanted: their screen boxes overlap, not the text
+    assert overlapping_text(fig) == []
+    ax.set_xlabel("corruption")
+    ax.tick_params(axis="x", labelrotation=0)
+    assert any(
+        "overlaps the axis label" in hit or "overlap" in hit for hit in overlapping_text(fig)
+    )
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(3, 3))
+    ax.plot([0, 1], [0, 1], label="a line")
+    ax.legend(loc="upper left")
+    ax.annotate("a model", (0.02, 0.95), xycoords="axes fraction")
+    assert any("under the legend" in hit for hit in overlapping_text(fig))
+    plt.close(fig)

@@ -203,15 +203,16 @@ def read_records(path: str | os.PathLike) -> list[Record]:
 
 
 def weights_short(model: dict[str, Any], fallback: str = "") -> str:
-    """`random-init` for seeded random weights (always visible), else the tag or checkpoint file
-    name."""
+    """`random-init` for seeded random weights (always visible), else the tag, or a checkpoint's
+    folder and file name (`sc_vc/model.safetensors`: fine-tuned checkpoints share a file name)."""
     if not model:
         return fallback
     kind = model.get("weights") or ("random-init" if model.get("pretrained") is None else "hub")
     if kind == "random-init":
         return "random-init"
     if kind == "checkpoint":
-        return Path(str(model.get("pretrained"))).name
+        path = Path(str(model.get("pretrained")))
+        return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
     return str(model.get("pretrained"))
 
 

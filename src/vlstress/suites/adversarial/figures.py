@@ -21,6 +21,11 @@ def adversarial_eps(table: pd.DataFrame) -> FigureResult:
     labels = list(dict.fromkeys(rows["label"]))
     attacks = list(dict.fromkeys(rows["attack"]))
     palette = dict(zip(attacks, sns.color_palette("colorblind", len(attacks))))
+    # attacks often coincide (every image broken at once): each its own marker and dash, the
+    # first drawn largest, so that a curve under another stays visible
+    markers = dict(zip(attacks, "osD^vP*X" * (1 + len(attacks) // 8)))
+    dashes = dict(zip(attacks, ["-", "--", ":", "-."] * (1 + len(attacks) // 4)))
+    sizes = {attack: 9.0 - 5.0 * i / max(1, len(attacks) - 1) for i, attack in enumerate(attacks)}
     fig, axes = plt.subplots(
         1, len(labels), figsize=(4.2 * len(labels) + 1.8, 3.8), squeeze=False, sharey=True
     )
@@ -38,11 +43,21 @@ def adversarial_eps(table: pd.DataFrame) -> FigureResult:
                 len(clean) and 0.0 not in x
             ):  # the clean accuracy of the same images is the point at eps 0
                 x, y = [0.0, *x], [float(clean["value"].iloc[0]), *y]
-            ax.plot(x, y, marker="o", label=attack, color=palette[attack])
+            ax.plot(
+                x,
+                y,
+                marker=markers[attack],
+                markersize=sizes[attack],
+                markerfacecolor="none",
+                linestyle=dashes[attack],
+                label=attack,
+                color=palette[attack],
+            )
         ax.set_title(_tick(label), fontsize="medium")
         ax.set_xlabel("eps (1/255 of the attack's norm)")
     axes[0][0].set_ylabel("robust top-1 (%)")
-    axes[0][0].set_ylim(bottom=0)
+    top = max(1.0, float(rows["value"].max()))
+    axes[0][0].set_ylim(-0.05 * top, 1.08 * top)  # markers at 0 stay whole
     axes[0][-1].legend(
         loc="upper left",
         bbox_to_anchor=(1.01, 1.0),

@@ -48,7 +48,10 @@ def corruption_heatmap(table: pd.DataFrame) -> FigureResult:
             vmax=vmax,
             cbar=ax is axes[0][-1],
             cbar_kws={"label": "top-1 (%)"},
+            # the corruption names once, on the left, read horizontally
+            yticklabels=[c.replace("_", " ") for c in corruptions] if ax is axes[0][0] else False,
         )
+        ax.tick_params(axis="y", labelrotation=0)
         ax.set_title(_tick(label), fontsize="medium")
         ax.set_xlabel("severity")
         ax.set_ylabel("corruption" if ax is axes[0][0] else "")

@@ -35,6 +35,13 @@ from vlstress.report.tasks import DIRECTIONS, ORIGINAL, SHORT_DIRECTIONS, TASKS
 
 log = logging.getLogger(__name__)
 
+
+def retrieval_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of retrieval tasks (those with directions): titles name their datasets only, not
+    the zero-shot test sets of the same summary."""
+    return table[table["task"].map(lambda task: bool(task in TASKS and TASKS[task].directions))]
+
+
 ORIGINAL_COLOR = "0.65"
 ERRORBAR_NOTE = "error bars: standard deviation over variant seeds"
 
@@ -143,7 +150,9 @@ def recall_bars(table: pd.DataFrame) -> FigureResult:
             title=None,
             frameon=False,
         )
-    fig.suptitle(f"Recall@1 on the original gallery and under stress ({_dataset(table)})")
+    fig.suptitle(
+        f"Recall@1 on the original gallery and under stress ({_dataset(retrieval_rows(table))})"
+    )
     fig.tight_layout()
     _add_notes(fig, notes)
     return fig, notes
@@ -192,7 +201,7 @@ def false_r1_heatmap(table: pd.DataFrame) -> FigureResult:
     )
     if records.max_replicates(data) > 1:
         notes.append("cells: mean over variant seeds")
-    fig, ax = plt.subplots(figsize=(2.4 + 1.2 * len(columns), 1.8 + 0.6 * len(models)))
+    fig, ax = plt.subplots(figsize=(2.4 + 1.5 * len(columns), 1.8 + 0.6 * len(models)))
     sns.heatmap(
         matrix,
         annot=True,
@@ -211,7 +220,7 @@ def false_r1_heatmap(table: pd.DataFrame) -> FigureResult:
         " / ".join(dict.fromkeys(info.distractor for _, _, info in found if info.distractor))
         or "a distractor"
     )
-    ax.set_title(f"False R@1: top-1 is {distractors} ({_dataset(table)})")
+    ax.set_title(f"False R@1: top-1 is {distractors} ({_dataset(retrieval_rows(table))})")
     fig.tight_layout()
     _add_notes(fig, notes)
     return fig, notes
@@ -331,7 +340,9 @@ def lambda_sweep(table: pd.DataFrame) -> FigureResult:
         dict.fromkeys(DIRECTIONS[info.directions[0]] for _, info, _, _ in columns)
     )
     symbols = " / ".join(dict.fromkeys(tasks.sweep_symbol(info) for _, info, _, _ in columns))
-    fig.suptitle(f"{_capital(directions)} retrieval against {symbols} ({_dataset(table)})")
+    fig.suptitle(
+        f"{_capital(directions)} retrieval against {symbols} ({_dataset(retrieval_rows(table))})"
+    )
     fig.tight_layout()
     fig.legend(
         handles=handles,
@@ -396,7 +407,7 @@ def drop_vs_size(table: pd.DataFrame) -> FigureResult:
     ax.set_xlabel("model size (parameters, log scale)")
     ax.set_ylabel("drop rate of R@1 (%)")
     ax.axhline(0, color="0.5", linewidth=0.8)
-    ax.set_title(f"Drop rate vs model size ({_dataset(table)})")
+    ax.set_title(f"Drop rate vs model size ({_dataset(retrieval_rows(table))})")
     sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, title=None)
     fig.tight_layout()
     _add_notes(fig, notes)

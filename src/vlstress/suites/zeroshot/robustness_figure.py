@@ -62,6 +62,7 @@ def _panel(
     colours: dict[str, tuple],
     shift: str,
     id_name: str,
+    names: dict[str, str],
 ) -> None:
     axis = get_transform(line.transform)
     x = axis.to_axis(rows["id_accuracy"].to_numpy(), line.epsilon)
@@ -102,7 +103,10 @@ def _panel(
         gid="identity",
         zorder=1,
     )
+    middle = (low + high) / 2
     for xi, yi, row in zip(x[coloured], y[coloured], rows[coloured].itertuples(index=False)):
+        # labels point into the panel: left of points in its right half, below those at the top
+        right, top = xi > middle, yi > middle
         ax.scatter(
             [xi],
             [yi],
@@ -115,10 +119,15 @@ def _panel(
             zorder=4,
         )
         ax.annotate(
-            f"{row.model}\nER {row.effective_robustness_pp:+.1f} pp",
+            # no "-0.0": a value that rounds to zero reads +0.0
+            f"{names.get(row.model, row.model)}\nER {row.effective_robustness_pp + 0.0:+.1f} pp"
+            if round(row.effective_robustness_pp, 1) != 0
+            else f"{names.get(row.model, row.model)}\nER +0.0 pp",
             (xi, yi),
-            xytext=(4, 4),
+            xytext=(-6 if right else 6, -6 if top else 6),
             textcoords="offset points",
+            ha="right" if right else "left",
+            va="top" if top else "bottom",
             fontsize="x-small",
             color=colours[row.model],
             zorder=3.5,
@@ -140,9 +149,10 @@ def draw(
     highlight: Sequence[str] = (),
     id_name: str = "ID",
     caption: str | None = None,
+    names: dict[str, str] | None = None,
 ) -> plt.Figure:
     """One panel per shift of `lines`; `results` is the frame of
-    `robustness.effective_robustness`."""
+    `robustness.effective_robustness`; `names`: model -> the label shown (default: the model)."""
     shifts = list(lines)
     first = lines[shifts[0]]
     models = coloured_models(results, highlight)
@@ -152,13 +162,24 @@ def draw(
     nrows = math.ceil(len(shifts) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 4.4 * nrows), squeeze=False)
     for ax, shift in zip(axes.flat, shifts):
-        _panel(ax, results[results["shift"] == shift], lines[shift], colours, shift, id_name)
+        _panel(
+            ax,
+            results[results["shift"] == shift],
+            lines[shift],
+            colours,
+            shift,
+            id_name,
+            names or {},
+        )
     for ax in list(axes.flat)[len(shifts) :]:
         ax.set_axis_off()
     handles, labels = axes.flat[0].get_legend_handles_labels()
     # models are labelled at their points
     keep = [(h, label) for h, label in zip(handles, labels) if label not in colours]
-    axes.flat[0].legend(*zip(*keep), loc="upper left", fontsize="x-small", frameon=True)
+    # beside the panels, never over a point or its label
+    axes.flat[ncols - 1].legend(
+        *zip(*keep), loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="x-small", frameon=False
+    )
     fig.suptitle(
         f"Effective robustness: {first.transform} axes, {FIT_TITLES[first.fit]} fit over "
         "baseline models"

@@ -168,19 +168,29 @@ def numbers(corruptions, found, lines, note: str | None, block: dict[str, Any]) 
     }
 
 
-def figure(found, lines, note: str | None, in_distribution: str):
+def figure(found, lines, note: str | None, in_distribution: str, names: dict[str, str]):
     """The effective-robustness scatter, or a placeholder that says why there is none (after
-    vlstress.report.figures.setup)."""
+    vlstress.report.figures.setup); `names`: model -> its label in the summary."""
     from vlstress.errors import VlstressError
     from vlstress.report import figures
     from vlstress.suites.zeroshot.robustness_figure import draw
 
     if lines:
+        fitted = max(line.n for line in lines.values())
+        caption = (
+            f"Note: the line is fitted over this run's {fitted} models themselves; with two it "
+            "passes through both, so ER is 0 by construction. Add models, or place them among "
+            "published ones with `vlstress effective-robustness`."
+            if fitted <= 2
+            else None
+        )
         return draw(
             found,
             lines,
             highlight=sorted(found["model"].unique()),
             id_name=in_distribution,
+            caption=caption,
+            names=names,
         )
     if note is None:  # fit_lines fits a line per shift or raises
         raise VlstressError("no effective-robustness line was fitted, and no reason was given")

@@ -53,4 +53,6 @@ def run(args: argparse.Namespace) -> None:
     write_text(args.out_effective, summary.csv_text(effective, "%.6f"))
     write_json(args.out_json, summary.numbers(corruptions, effective, lines, note, block))
     figures.setup()
-    figures.save(summary.figure(effective, lines, note, args.in_distribution), args.out_fig, block)
+    names = dict(zip(table["model"], table["label"]))  # one readable label everywhere
+    fig = summary.figure(effective, lines, note, args.in_distribution, names)
+    figures.save(fig, args.out_fig, block)

@@ -31,9 +31,13 @@ def expit(z):
 
 
 def run_command(tmp_path: Path, *flags: str, fig: bool = False) -> tuple[pd.DataFrame, dict]:
-    """The subcommand end to end through its own argparse flags; returns its CSV and JSON."""
+    """The subcommand end to end through its own argparse flags; returns its CSV and JSON. Without
+    `--baselines`, the line is fitted over every model of the tables (`all`; the default,
+    `imagenet-trained`, has its own tests)."""
     parser = argparse.ArgumentParser()
     command.add_arguments(parser)
+    if "--baselines" not in flags:
+        flags = (*flags, "--baselines", "all")
     outs = ["--out-csv", str(tmp_path / "er.csv"), "--out-json", str(tmp_path / "er.json")]
     if fig:
         outs += ["--out-fig", str(tmp_path / "er.png")]
@@ -471,6 +475,8 @@ def test_cli_entry(tmp_path):
             "effective-robustness",
             "--csv",
             "published",
+            "--baselines",
+            "all",
             "--out-csv",
             str(tmp_path / "e.csv"),
             "--out-json",
@@ -492,3 +498,64 @@ def test_cli_entry(tmp_path):
         )
         == 2
     )
+
+
+# --------------------------------------------------------------------------- ImageNet-trained lines
+
+
+def test_the_testbed_table_is_shipped_as_documented():
+    path = baselines.published_path("testbed")
+    assert sha256_file(path) == ("df999510c77d5e50a0f50cc27342095785fcf543ede0730ba4bb308305f714bf")
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 85 and list(rows[0]) == ["model", "imagenet1k", *PUBLISHED_SHIFTS]
+    assert {"alexnet", "resnet50", "vgg16_bn"} <= {row["model"] for row in rows}
+    sources = (path.parent / "SOURCES.md").read_text()
+    assert (
+        "testbed_standard.csv" in sources and "490b62ad8c59f3317aa58183158c0d1ddb7e67e3" in sources
+    )
+
+
+def test_the_default_line_is_fitted_on_imagenet_trained_models_only(tmp_path):
+    """The usual protocol: CLIP models are placed against the line of ImageNet-trained models, so
+    a model's effective robustness does not depend on which other CLIP models are in the run."""
+    from vlstress import cli
+
+    flags = ["effective-robustness", "--csv", "published", "--csv", "testbed"]
+    outs = ["--out-csv", str(tmp_path / "e.csv"), "--out-json", str(tmp_path / "e.json")]
+    assert cli.main([*flags, *outs]) == 0
+    results = pd.read_csv(tmp_path / "e.csv")
+    summary = json.loads((tmp_path / "e.json").read_text())
+    clip = {row["model"] for row in published_rows()}
+    fitted = set(results.loc[results["baseline"], "model"])
+    # the 5 testbed models without an ImageNet-R accuracy are left out, and named
+    assert fitted and not fitted & clip and len(fitted) == 80
+    assert {line["n"] for line in summary["lines"].values()} == {80}
+    left_out = summary["provenance"]["params"]["skipped_rows"]["testbed"]
+    assert len(left_out) == 5 and all(row.endswith("(imagenet-r)") for row in left_out)
+    assert summary["provenance"]["params"]["baselines"] == "imagenet-trained"
+    # a CLIP model's ER is the same whichever other CLIP models are in the tables
+    few = tmp_path / "few.csv"
+    kept = [row for row in published_rows()][:3]
+    few.write_text(
+        "model,"
+        + ",".join(["imagenet1k", *PUBLISHED_SHIFTS])
+        + "\n"
+        + "".join(
+            row["model"] + "," + ",".join(row[c] for c in ["imagenet1k", *PUBLISHED_SHIFTS]) + "\n"
+            for row in kept
+        )
+    )
+    small = ["effective-robustness", "--csv", str(few), "--csv", "testbed"]
+    outs2 = ["--out-csv", str(tmp_path / "f.csv"), "--out-json", str(tmp_path / "f.json")]
+    assert cli.main([*small, *outs2]) == 0
+    alone = pd.read_csv(tmp_path / "f.csv").set_index(["shift", "model"])["effective_robustness"]
+    among = results.set_index(["shift", "model"])["effective_robustness"]
+    for key, value in alone.items():
+        if key[1] in {row["model"] for row in kept}:
+            assert value == pytest.approx(among[key], abs=1e-12), key
+
+
+def test_the_default_needs_imagenet_trained_models(tmp_path):
+    with pytest.raises(VlstressError, match="add --csv testbed"):
+        run_command(tmp_path, "--csv", "published", "--baselines", "imagenet-trained")

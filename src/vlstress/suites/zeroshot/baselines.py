@@ -1,10 +1,12 @@
 """Models placed on (or off) the line of published baselines (`vlstress effective-robustness`).
 
 Reads one or more wide CSV tables (one row per model; an ID-accuracy column and one column
-per shift). `PUBLISHED` names the table shipped with vlstress: zero-shot accuracies of 121
-open_clip models on ImageNet and five shifts (`vlstress/data/published`, see its SOURCES.md).
-Per shift, a line is fitted over the baseline models on logit, probit or linear axes (OLS or
-Huber, vlstress.suites.zeroshot.robustness); every model gets predicted shifted accuracy,
+per shift). `SHIPPED` names the tables shipped with vlstress (`vlstress/data/published`, see its
+SOURCES.md): `published`, zero-shot accuracies of 121 open_clip models, and `testbed`, 85
+ImageNet-trained models of imagenet-testbed, on ImageNet and five shifts. Per shift, a line is
+fitted over the baseline models (by default the ImageNet-trained ones) on logit, probit or
+linear axes (OLS or Huber, vlstress.suites.zeroshot.robustness); every model gets predicted
+shifted accuracy,
 effective robustness (ER, shifted − predicted) and relative robustness (RR, shifted − ID).
 
 Units: `--scale 100` reads percent, `--scale 1` fractions (the shipped table is always
@@ -22,6 +24,25 @@ from typing import Any
 
 PUBLISHED = "published"
 PUBLISHED_FILE = "data/published/openclip_zeroshot.csv"
+TESTBED = "testbed"
+IMAGENET_TRAINED = "imagenet-trained"
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """A reference table shipped in `vlstress/data/published` (SOURCES.md there)."""
+
+    file: str
+    scale: int  # 1 = fractions, 100 = percent, as the source wrote them
+    imagenet_trained: bool  # its models were trained on ImageNet only (the usual ER baselines)
+
+
+SHIPPED = {
+    # zero-shot CLIP models (open_clip's results): a CLIP-among-CLIP line
+    PUBLISHED: Shipped(PUBLISHED_FILE, 1, imagenet_trained=False),
+    # imagenet-testbed's standard-trained models: the line of Taori et al. / Radford et al.
+    TESTBED: Shipped("data/published/testbed_standard.csv", 100, imagenet_trained=True),
+}
 PUBLISHED_SHIFTS = ["imagenetv2", "imagenet-r", "imagenet_sketch", "imagenet-a", "objectnet"]
 
 
@@ -36,8 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         required=True,
         help=(
-            f"wide accuracy table, one row per model (repeatable; '{PUBLISHED}' = the shipped "
-            "open_clip table)"
+            f"wide accuracy table, one row per model (repeatable; '{PUBLISHED}' = open_clip's "
+            f"zero-shot CLIP models, '{TESTBED}' = imagenet-testbed's ImageNet-trained models)"
         ),
     )
     parser.add_argument(
@@ -56,10 +77,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--baselines",
-        default="all",
+        default=IMAGENET_TRAINED,
         help=(
-            f"models the line is fitted on: all | {PUBLISHED} (every model of the shipped table) "
-            "| name,name | @file (one name a line)"
+            f"models the line is fitted on: {IMAGENET_TRAINED} (default: the ImageNet-trained "
+            f"models of the tables, i.e. --csv {TESTBED}) | all (every model, CLIP ones "
+            f"included: a model's ER then depends on the run) | {PUBLISHED} | {TESTBED} | "
+            "name,name | @file (one name a line)"
         ),
     )
     parser.add_argument(
@@ -107,10 +130,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def published_path() -> Path:
+def published_path(name: str = PUBLISHED) -> Path:
+    """The file of a shipped table (`published`, `testbed`)."""
     from importlib import resources
 
-    return Path(str(resources.files("vlstress").joinpath(PUBLISHED_FILE)))
+    return Path(str(resources.files("vlstress").joinpath(SHIPPED[name].file)))
 
 
 def read_wide(path: Path, model_column: str, id_column: str, shift_columns: list[str]):
@@ -166,7 +190,11 @@ def read_tables(args: argparse.Namespace, shift_columns: list[str]):
     seen: dict[str, str] = {}  # model -> the table it came from
     skipped: dict[str, list[str]] = {}  # table -> its rows left out for an empty accuracy
     for spec in args.csv:
-        path, scale = (published_path(), 1) if spec == PUBLISHED else (Path(spec), args.scale)
+        path, scale = (
+            (published_path(spec), SHIPPED[spec].scale)
+            if spec in SHIPPED
+            else (Path(spec), args.scale)
+        )
         try:
             long, left_out = read_wide(path, args.model_column, args.id_column, shift_columns)
             frame = validate_table(long, scale)
@@ -188,10 +216,20 @@ def resolve_baselines(spec: str, origin: dict[str, str]) -> str | list[str]:
 
     if spec == "all":
         return "all"
-    if spec == PUBLISHED:
-        names = sorted(m for m, source in origin.items() if source == PUBLISHED)
+    if spec == IMAGENET_TRAINED:
+        tables = [name for name, table in SHIPPED.items() if table.imagenet_trained]
+        names = sorted(m for m, source in origin.items() if source in tables)
         if not names:
-            raise VlstressError(f"--baselines {PUBLISHED} needs --csv {PUBLISHED}")
+            raise VlstressError(
+                f"--baselines {IMAGENET_TRAINED} (the default) needs ImageNet-trained models: add "
+                f"--csv {TESTBED} (imagenet-testbed's standard-trained models), name the "
+                "baselines, or pass --baselines all to fit over every model of the tables"
+            )
+        return names
+    if spec in SHIPPED:
+        names = sorted(m for m, source in origin.items() if source == spec)
+        if not names:
+            raise VlstressError(f"--baselines {spec} needs --csv {spec}")
         return names
     if spec.startswith("@"):
         path = Path(spec[1:])

@@ -1,10 +1,11 @@
 """`vlstress effective-robustness`: place models on (or off) the line of published baselines.
 
-Reads one or more wide CSV tables of accuracies (one row per model); `--csv published` is the
-table shipped with vlstress (121 open_clip models on ImageNet and five shifts), so `--csv mine.csv
---csv published --baselines published` places one's own models among them. Per shift, a line is
-fitted over the baselines; every model gets effective and relative robustness
-(vlstress.suites.zeroshot.baselines, which also holds the flags).
+Reads one or more wide CSV tables of accuracies (one row per model); two are shipped:
+`--csv testbed` (imagenet-testbed's 85 ImageNet-trained models) and `--csv published` (121
+open_clip CLIP models), on ImageNet and five shifts. Per shift, a line is fitted over the
+baselines, by default the ImageNet-trained models (`--baselines imagenet-trained`: `--csv mine.csv
+--csv testbed` places one's own models against the supervised line); every model gets effective
+and relative robustness (vlstress.suites.zeroshot.baselines, which also holds the flags).
 
 Outputs (atomic): `--out-csv` one row per (shift, model), sorted, with a provenance
 sidecar `<out-csv>.json`; `--out-json` the lines, the coloured models' numbers and the

@@ -543,6 +543,32 @@ def test_demo_objects_split_into_objects_and_scenes(tmp_path, run):
     assert len(list((tmp_path / "scenes" / "images").iterdir())) == 42
 
 
+def test_an_ood_set_sharing_classes_is_refused_before_any_model_work(tmp_path, run, fails):
+    """`--disjoint-from` (the OOD sets' stage names the in-distribution set): every shared class
+    is named and nothing is written."""
+    run(tmp_path / "objects", "demo-objects", "--keep", "astronaut,camera,cat,coin")
+    kept = "camera,cat,coin,cup of coffee,rocket"
+    err = fails(
+        tmp_path / "ood",
+        "demo-objects",
+        "--keep",
+        kept,
+        "--disjoint-from",
+        str(tmp_path / "objects"),
+        names="shares 3 class(es)",
+    )
+    assert "camera, cat, coin; leave them out" in err
+    ood = run(
+        tmp_path / "ood",
+        "demo-objects",
+        "--drop",
+        "astronaut,camera,cat,coin",
+        "--disjoint-from",
+        str(tmp_path / "objects"),
+    )
+    assert not {"astronaut", "camera", "cat", "coin"} & set(ood.classes)
+
+
 @pytest.mark.slow
 def test_coco_mini_crops(shared_data, run, tmp_path):
     coco = shared_data / "coco-mini"

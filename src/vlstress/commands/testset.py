@@ -26,9 +26,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--kind",
         required=True,
         choices=list(KINDS),
-        help="test-set kind (see vlstress.classification.datasets)",
+        help="test-set kind (vlstress.testsets.kinds)",
     )
     testset_folder.add_option_arguments(parser)
+    parser.add_argument(
+        "--disjoint-from",
+        type=Path,
+        default=None,
+        help="a test-set folder this set must share no class with (an OOD set and its ID set)",
+    )
     parser.add_argument(
         "--out",
         required=True,
@@ -45,6 +51,7 @@ def run(args: argparse.Namespace) -> None:
         options=testset_folder.option_values(args),
         keep=args.keep,
         drop=args.drop,
+        disjoint_from=args.disjoint_from,
     )
     log.info(
         "wrote %s: %d images, %d classes (%s)",

@@ -131,8 +131,31 @@ def classes_without_images(
     return missing
 
 
+def distinct(names: list[str], source: str, ids: list[str] | None = None) -> list[str]:
+    """`names`, refused when two coincide (case and spaces aside): their classifier rows would tie,
+    and the true class wins ties, so each would score the other's images. (The ImageNet kinds'
+    own names, OpenAI's list, repeat `missile` and `sunglasses`: the published protocol, kept.)"""
+    from vlstress.testsets.manifest import duplicate_names
+
+    same = duplicate_names(names)
+    if same:
+        where = ids or [f"#{i + 1}" for i in range(len(names))]
+        raise VlstressError(
+            f"{source}: class names must be distinct (tied classifier rows would score each "
+            "other's images): "
+            + "; ".join(
+                f"{name!r} names classes {', '.join(where[i] for i in rows)}"
+                for name, rows in same.items()
+            )
+        )
+    return names
+
+
 def class_names(
-    spec: str | None, own: list[str], full_indices: list[int] | None = None
+    spec: str | None,
+    own: list[str],
+    full_indices: list[int] | None = None,
+    ids: list[str] | None = None,
 ) -> list[str]:
     """The kind's own class names, or those of a class-name file (`--classnames`).
 
@@ -145,8 +168,8 @@ def class_names(
 
     names = load_names(spec)
     if len(names) == len(own):
-        return names
+        return distinct(names, f"class-name file {spec}", ids)
     if full_indices is not None and len(names) == 1000:
-        return [names[i] for i in full_indices]
+        return distinct([names[i] for i in full_indices], f"class-name file {spec}", ids)
     expected = f"{len(own)}" + (" or 1000" if full_indices is not None else "")
     raise VlstressError(f"class-name file {spec}: {len(names)} names for {expected} classes")

@@ -49,6 +49,7 @@ from vlstress.testsets.building import (
     check_images,
     class_names,
     classes_without_images,
+    distinct,
     keep_first,
     name_from_folder,
     require_root,
@@ -239,7 +240,8 @@ def build_imagefolder(name: str, options: Options) -> ClassificationSet:
     if not folders:
         raise VlstressError(f"imagefolder {root}: no class folders")
     entries = scan(root, root, {f: label for label, f in enumerate(folders)}, "imagefolder")
-    names = class_names(options.classnames, [name_from_folder(f) for f in folders])
+    own = distinct([name_from_folder(f) for f in folders], f"imagefolder {root}", folders)
+    names = class_names(options.classnames, own, ids=folders)
     source = {"layout": "<class folder>/* (sorted folder names)", "classnames": options.classnames}
     return _finish(name, "imagefolder", root, names, folders, entries, options, source)
 

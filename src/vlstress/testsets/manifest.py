@@ -75,6 +75,13 @@ def duplicate_names(classes: Sequence[str]) -> dict[str, list[int]]:
     return {classes[found[0]]: found for found in rows.values() if len(found) > 1}
 
 
+def shared_classes(data: ClassificationSet, other: ClassificationSet) -> list[str]:
+    """The class names of `data` that `other` has too (after case folding and whitespace
+    collapsing), every one, in `data`'s order."""
+    theirs = {" ".join(name.casefold().split()) for name in other.classes}
+    return [name for name in data.classes if " ".join(name.casefold().split()) in theirs]
+
+
 def check(data: ClassificationSet, source: str) -> ClassificationSet:
     """Raise a VlstressError naming `source` and the first inconsistency."""
     n = len(data.classes)
@@ -82,16 +89,6 @@ def check(data: ClassificationSet, source: str) -> ClassificationSet:
         raise VlstressError(f"{source}: no classes")
     if len(data.class_ids) != n:
         raise VlstressError(f"{source}: {len(data.class_ids)} class ids for {n} classes")
-    same = duplicate_names(data.classes)
-    if same:
-        raise VlstressError(
-            f"{source}: class names must be distinct (their classifier rows would tie and the "
-            "true class wins ties, so each would score the other's images): "
-            + "; ".join(
-                f"{name!r} names classes {', '.join(data.class_ids[i] for i in rows)}"
-                for name, rows in same.items()
-            )
-        )
     if data.superclasses is not None and len(data.superclasses) != n:
         raise VlstressError(f"{source}: {len(data.superclasses)} superclasses for {n} classes")
     if not data.images:

@@ -101,10 +101,12 @@ def write_testset(
     options: dict[str, Any],
     keep: list[str] | None,
     drop: list[str] | None,
+    disjoint_from: Path | None = None,
 ) -> ClassificationSet:
     """Build the test set `name` of `kind` into the folder `out` (replaced as a whole), only the
     classes `keep` names and not those `drop` names (vlstress.testsets.manifest.select_classes)."""
     from vlstress import provenance
+    from vlstress.errors import VlstressError
     from vlstress.io import atomic_dir, sha256_file
     from vlstress.testsets import manifest
     from vlstress.testsets.kinds import KINDS, Options, build
@@ -112,6 +114,14 @@ def write_testset(
     with atomic_dir(out) as tmp:
         data = build(kind, name, Options(**options, out=tmp))
         data = manifest.select_classes(data, keep, drop)
+        if disjoint_from is not None:  # e.g. an OOD set: refused here, before any model work
+            other = manifest.load(disjoint_from)
+            shared = manifest.shared_classes(data, other)
+            if shared:
+                raise VlstressError(
+                    f"test set {name} shares {len(shared)} class(es) with {other.dataset} "
+                    f"({disjoint_from}): {', '.join(shared)}; leave them out (drop)"
+                )
         if KINDS[kind].materialises:
             kept = {entry["path"] for entry in data.images}
             for path in (tmp / "images").rglob("*"):  # images of dropped classes are not shipped

@@ -55,12 +55,16 @@ def download_stage(name: str, block: str, raw: str, suite: str | None, doc: str)
     )
 
 
-def testset_stage(name: str, axis: str, folder: str, suite: str, doc: str) -> Stage:
+def testset_stage(
+    name: str, axis: str, folder: str, suite: str, doc: str, disjoint_from: str | None = None
+) -> Stage:
     """`vlstress testset` over the entries of a mapping of test-set entries (zero-shot test sets,
-    OOD sets)."""
+    OOD sets); `disjoint_from`: a test-set folder the sets must share no class with."""
+    apart = " --disjoint-from {in.disjoint}" if disjoint_from else ""
     return Stage(
         name,
-        "vlstress testset --name {%s}" % axis + TESTSET_FLAGS + " --out {out.testset}",
+        "vlstress testset --name {%s}" % axis + TESTSET_FLAGS + apart + " --out {out.testset}",
+        inputs={"disjoint": disjoint_from} if disjoint_from else {},
         outputs={"testset": Output(folder, directory=True)},
         axes=(axis,),
         external=TESTSET_EXTERNAL,

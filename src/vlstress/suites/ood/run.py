@@ -24,6 +24,7 @@ from vlstress.record import Record, assemble
 from vlstress.suites.ood import scores as ood
 from vlstress.suites.zeroshot import classifier
 from vlstress.testsets import manifest as testsets
+from vlstress.testsets.manifest import shared_classes
 
 
 @dataclass(frozen=True)
@@ -57,11 +58,11 @@ def detect(
     """Score both sets with each of `scores` (`log`: the command's logger, one line per score)."""
     ident = testsets.load(testset)
     outside = testsets.load(ood_testset)
-    shared = sorted(set(ident.classes) & set(outside.classes))
+    shared = shared_classes(outside, ident)
     if shared:
         raise VlstressError(
             f"OOD set {outside.dataset} shares class(es) with the in-distribution set "
-            f"{ident.dataset}: {', '.join(shared[:5])}; drop them from the OOD set (--drop)"
+            f"{ident.dataset}: {', '.join(shared)}; drop them from the OOD set (--drop)"
         )
     id_vectors, id_meta = load_embeddings(image_emb, len(ident.images), "in-distribution image")
     ood_vectors, ood_meta = load_embeddings(ood_emb, len(outside.images), "OOD image")

@@ -33,7 +33,9 @@ SUITE = Suite(
             "oodset",
             OOD_SET,
             "ood",
-            "the manifest of an out-of-distribution set (any test-set kind)",
+            "the manifest of an out-of-distribution set (any test-set kind), sharing no class with "
+            "the in-distribution set (refused before any model work)",
+            disjoint_from="data/testsets/{p.ood.in_distribution}",
         ),
         Stage(
             "ood_detect",

@@ -334,11 +334,17 @@ def test_expand_renders_numbers_as_dvc_does():
         ),
         (
             lambda p: p["adversarial"]["attacks"][0].update(eps="1,a"),
-            ["adversarial.attacks[0] (fgsm)", "`adversarial.attacks[0].eps[1]`: expected a number"],
+            ["adversarial.attacks.0.eps: '1,a' is not of the expected form: budgets in 1/255"],
         ),
         (
+            # what the schema accepts, the attack step's flag parser accepts (unquoted on the
+            # command line): no space, no empty budget, no sign
             lambda p: p["adversarial"]["attacks"][0].update(eps="-1,4"),
-            ["adversarial.attacks[0] (fgsm).eps: budgets are numbers >= 0", "got '-1,4'"],
+            ["'-1,4' is not of the expected form: budgets in 1/255 units of the norm"],
+        ),
+        (
+            lambda p: p["adversarial"]["attacks"][0].update(eps="1, 4"),
+            ["'1, 4' is not of the expected form"],
         ),
         (
             lambda p: p["adversarial"]["attacks"][0].pop("restarts"),
@@ -418,8 +424,8 @@ def test_small_files_the_params_name_are_checked_before_any_model_work(tmp_path)
         params_check.validate(params)
     message = str(error.value)
     assert f"zeroshot.templates: template file {empty} is empty" in message
-    assert "class name 'cat' is in" in message and "(lines 1, 5)" in message
-    assert "class name 'Apple' is in" in message and "(lines 2, 4)" in message
+    assert "class name 'cat' is in" in message and "(entries 1, 5)" in message
+    assert "class name 'Apple' is in" in message and "(entries 2, 4)" in message
     empty.write_text("a photo of a {c}.\na photo\nart\n")
     params["zeroshot"]["testsets"]["objects"]["classnames"] = None
     with pytest.raises(
@@ -429,8 +435,9 @@ def test_small_files_the_params_name_are_checked_before_any_model_work(tmp_path)
 
 
 def test_the_imagenet_example_passes_the_params_check(tmp_path):
-    """The README's ImageNet blocks (params.imagenet.yaml), in place of the demo's, are valid
-    params; their folders are stand-ins here (the datasets cannot be downloaded)."""
+    """The README's ImageNet blocks (params.imagenet.yaml), copied in place of the demo's, are
+    valid params; their paths are stand-ins here (the datasets cannot be downloaded, and the check
+    reads no dataset folder)."""
     text = (REPO / "params.imagenet.yaml").read_text().replace("/data/", f"{tmp_path}/")
     example = yaml.safe_load(text)
     params = {**demo_params(), **example}

@@ -73,6 +73,14 @@ def merge_into_file(target: str | Path, update_file: str | Path) -> None:
         yaml_rt.dump(document, fh)
 
 
+def _pattern_message(error) -> str | None:
+    """A value of the wrong form, said with its description rather than the regular expression."""
+    description = error.schema.get("description") if isinstance(error.schema, dict) else None
+    if error.validator != "pattern" or not description:
+        return None
+    return f"{_where(error)}: {error.instance!r} is not of the expected form: {description}"
+
+
 def _where(error) -> str:
     return ".".join(str(p) for p in error.absolute_path) or "(top level)"
 
@@ -107,7 +115,11 @@ def problems(params: Any) -> list[str]:
     for error in sorted(
         validator.iter_errors(params), key=lambda e: list(map(str, e.absolute_path))
     ):
-        found.append(_unknown_key_message(error) or f"{_where(error)}: {error.message}")
+        found.append(
+            _unknown_key_message(error)
+            or _pattern_message(error)
+            or f"{_where(error)}: {error.message}"
+        )
     if found or not isinstance(params, dict):
         return found
     switchable = [name for name, suite in suites.items() if not suite.always]

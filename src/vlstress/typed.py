@@ -33,7 +33,7 @@ def _dataclass(kind: type, value: Any, where: str) -> Any:
         raise _fail(where, f"a mapping ({kind.__name__})", value)
     hints = typing.get_type_hints(kind)
     fields = [f for f in dataclasses.fields(kind) if f.init]
-    names = {f.name for f in fields}
+    names = [f.name for f in fields]
     unknown = sorted(str(key) for key in value if key not in names)
     if unknown:
         raise VlstressError(
@@ -92,8 +92,11 @@ def _scalar(kind: Any, value: Any, where: str) -> Any:
             raise _fail(where, "true or false", value)
         return value
     if kind is int:
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-            return int(value)
+        if isinstance(value, str):
+            try:
+                return int(value)
+            except ValueError:
+                raise _fail(where, "an integer", value) from None
         if isinstance(value, bool) or not isinstance(value, int):
             raise _fail(where, "an integer", value)
         return value

@@ -1,16 +1,18 @@
 """`vlstress fetch-weights`: put every hub model of the params in the weight cache ahead of a run.
 
-For cluster nodes without network: run it where the network is (a login node), with
-`embed.cache_dir` on a file system the nodes share, then run the workflow with
-`HF_HUB_OFFLINE=1` so that no job tries the network. Random-init models and local checkpoints
-need nothing; an unknown tag or an unreachable hub is an error naming the model (every model is
-tried, then all failures are listed).
+Every model the params name: the `models:` registry and any other block naming an open_clip
+`arch` and `pretrained` (the EI scorer, the fine-tuning base). For cluster nodes without network:
+run it where the network is (a login node), with `embed.cache_dir` on a file system the nodes
+share, then run the workflow with `HF_HUB_OFFLINE=1` so that no job tries the network.
+Random-init models and local checkpoints need nothing; an unknown tag or an unreachable hub is an
+error naming the model (every model is tried, then all failures are listed).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -33,8 +35,8 @@ def run(args: argparse.Namespace) -> None:
     params = Params.load(args.params or [Path("params.yaml")])
     cache = params.embed.cache_dir
     failed = []
-    for slug, entry in params.models.items():
-        spec = models.ModelSpec(slug, entry.arch, entry.pretrained, params.seed, cache)
+    for slug, (arch, pretrained) in model_entries(params.values).items():
+        spec = models.ModelSpec(slug, arch, pretrained, params.seed, cache)
         if spec.weights_kind != "hub":
             log.info("%s: %s, nothing to fetch", slug, spec.weights_label())
             continue
@@ -43,6 +45,25 @@ def run(args: argparse.Namespace) -> None:
         except VlstressError as exc:
             failed.append(str(exc))
             continue
-        log.info("%s: %s %s cached in %s", slug, entry.arch, entry.pretrained, cache)
+        log.info("%s: %s %s cached in %s", slug, arch, pretrained, cache)
     if failed:
         raise VlstressError(f"{len(failed)} model(s) not fetched:\n" + "\n".join(failed))
+
+
+def model_entries(values: Mapping, where: str = "") -> dict[str, tuple[str, str | None]]:
+    """Every mapping of the params with an `arch` and a `pretrained` (a model, wherever a block
+    names one), by its slug (its key, or its `slug` field), once per (arch, weights)."""
+    found: dict[str, tuple[str, str | None]] = {}
+    for key, value in values.items():
+        if not isinstance(value, Mapping):
+            continue
+        if "arch" in value and "pretrained" in value:
+            entry = (str(value["arch"]), value["pretrained"])
+            if entry not in found.values():
+                name = key if where in ("", "models.") else f"{where}{key}"
+                found[str(value.get("slug", name))] = entry
+        else:
+            for slug, entry in model_entries(value, f"{where}{key}.").items():
+                if entry not in found.values():
+                    found[slug] = entry
+    return found

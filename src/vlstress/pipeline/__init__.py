@@ -68,16 +68,19 @@ AXES: dict[str, Axis] = {
 EXTRA_PLOTS = [*ENGINE_PLOTS, *(plot for suite in _suites() for plot in suite.extra_plots)]
 
 
-_TYPED: dict[int, tuple[Mapping[str, Any], Params]] = {}
+_TYPED: dict[int, tuple[Mapping[str, Any], Any, Params]] = {}
 
 
 def typed(params: Mapping[str, Any]) -> Params:
-    """The typed view of a params mapping the renderer was handed, built once per mapping: path
-    lists and set providers read it; templates read the mapping itself (as DVC does)."""
+    """The typed view of a params mapping the renderer was handed, built once per mapping (and again
+    if it was edited in place since): path lists and set providers read it; templates read the
+    mapping itself (as DVC does)."""
+    import copy
+
     held = _TYPED.get(id(params))
-    if held is None or held[0] is not params:
-        held = _TYPED[id(params)] = (params, Params.of(params))
-    return held[1]
+    if held is None or held[0] is not params or held[1] != params:
+        held = _TYPED[id(params)] = (params, copy.deepcopy(params), Params.of(params))
+    return held[2]
 
 
 def _keep(output: Output, on: frozenset[str]) -> bool:

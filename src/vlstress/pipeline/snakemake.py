@@ -328,5 +328,5 @@ def _restore(times: dict[str, int]) -> None:
         try:
             if os.stat(path, follow_symlinks=False).st_mtime_ns != times[path]:
                 os.utime(path, ns=(times[path], times[path]), follow_symlinks=False)
-        except (FileNotFoundError, NotImplementedError):
+        except (OSError, NotImplementedError):  # gone, or not ours to touch (a shared cache)
             continue

@@ -60,7 +60,7 @@ def class_name_problems(spec: str | None, where: str) -> list[str]:
         return [f"{where}: {exc}"]
     same = duplicate_names(names)
     return [
-        f"{where}: class name {name!r} is in {spec} {len(rows)} times (lines "
+        f"{where}: class name {name!r} is in {spec} {len(rows)} times (entries "
         f"{', '.join(str(i + 1) for i in rows)}): tied classifier rows would score each other's "
         "images"
         for name, rows in same.items()

@@ -37,6 +37,7 @@ adversarial:
           norm: {enum: [linf, l2]}
           eps:
             type: [string, number]
+            pattern: "^[0-9]+(\\.[0-9]+)?(,[0-9]+(\\.[0-9]+)?)*$"
             minimum: 0
             description: "budgets in 1/255 units of the norm, comma-separated (e.g. \"1,2,4\")"
           steps: {type: [integer, "null"], minimum: 1,

@@ -9,8 +9,9 @@ linear axes (OLS or Huber, vlstress.suites.zeroshot.robustness); every model get
 shifted accuracy,
 effective robustness (ER, shifted − predicted) and relative robustness (RR, shifted − ID).
 
-Units: `--scale 100` reads percent, `--scale 1` fractions (the shipped table is always
-fractions); outputs are fractions, plus ER and RR in percentage points (`*_pp`).
+Units: `--scale 100` reads percent, `--scale 1` fractions (of the --csv files; the shipped tables
+carry their own: `published` fractions, `testbed` percent); outputs are fractions, plus ER and RR
+in percentage points (`*_pp`).
 
 Also the command's flags (`add_arguments`): `place` reads them.
 """
@@ -151,7 +152,8 @@ def read_wide(path: Path, model_column: str, id_column: str, shift_columns: list
     if not path.is_file():
         raise VlstressError(f"file not found: {path}")
     try:
-        wide = pd.read_csv(path, dtype={model_column: str})
+        # only an empty cell is empty: "n/a" or "None" where a number belongs stays an error
+        wide = pd.read_csv(path, dtype={model_column: str}, keep_default_na=False, na_values=[""])
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise VlstressError(f"not a readable CSV: {exc}") from None
     wanted = [model_column, id_column, *shift_columns]
@@ -275,7 +277,13 @@ def place(args: argparse.Namespace) -> Placement:
         raise VlstressError(f"--highlight model(s) not in the tables: {', '.join(unknown)}")
     from vlstress.suites.zeroshot.robustness_figure import coloured_models
 
-    coloured = coloured_models(results, args.highlight)
+    # one's own models in colour; the shipped tables' models that are not baselines (the CLIP
+    # models under the default) stay plain, unless highlighted
+    coloured = [
+        model
+        for model in coloured_models(results, args.highlight)
+        if model in args.highlight or origin.get(model) not in SHIPPED
+    ]
     params = {
         "csv": list(args.csv),
         "model_column": args.model_column,

@@ -68,7 +68,20 @@ def _panel(
     x = axis.to_axis(rows["id_accuracy"].to_numpy(), line.epsilon)
     y = axis.to_axis(rows["shifted_accuracy"].to_numpy(), line.epsilon)
     coloured = rows["model"].isin(list(colours)).to_numpy()
-    grey = ~coloured
+    grey = ~coloured & rows["baseline"].to_numpy(dtype=bool)
+    others = ~coloured & ~grey  # neither fitted nor labelled (e.g. published CLIP models)
+    if others.any():
+        ax.scatter(
+            x[others],
+            y[others],
+            s=14,
+            facecolors="none",
+            edgecolors=BASELINE_COLOR,
+            linewidths=0.8,
+            label="other models (not fitted)",
+            gid="others",
+            zorder=2,
+        )
     ax.scatter(
         x[grey],
         y[grey],

@@ -25,13 +25,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="test-set folder (or manifest) the embeddings were computed on",
     )
     parser.add_argument(
-        "--image-emb", required=True, type=Path, help="from `vlstress embed-testset`"
+        "--image-emb",
+        required=True,
+        type=Path,
+        help="testsets/<set>.npy of `vlstress embed-zeroshot --sets images`",
     )
     parser.add_argument(
         "--classifier",
         required=True,
         type=Path,
-        help="from `vlstress zeroshot-classifier` (same model, same classes)",
+        help="<set>.npy of `vlstress embed-zeroshot --sets classifiers` (same model and classes)",
     )
     evaluation.add_condition_arguments(parser)
     parser.add_argument(

@@ -3,8 +3,8 @@
 For each file: append a comment line, ask DVC (`dvc status`: the stages whose own dependencies
 changed) and Snakemake (`snakemake -n`: every job it would run, those downstream included), then
 put the file back with its old bytes and modification time (so neither front end sees a change
-afterwards). A front end that is not idle before the edits is reported (Snakemake after `make
-demo` plans again what DVC's commit re-linked), and the lists are what each edit adds. Also counts
+afterwards). A front end that is not idle before the edits is reported (it should be: both are
+idle after `make demo`), and the lists are what each edit adds. Also counts
 the source files each stage of dvc.yaml depends on, here and, with --before REV, in the dvc.yaml
 of another git revision.
 

@@ -705,7 +705,7 @@ def test_dvc_repro_checks_params_before_any_step_works(project, edit, needle):
             (project / "results").glob("models/*.json")
         )
         # the failed check deleted its stamp (DVC removes a stage's outputs first): no tracked file
-        status = sh("git", "status", "--porcelain", cwd=project).stdout.splitlines()
+        status = sh("git", "status", "--porcelain", "-uno", cwd=project).stdout.splitlines()
         assert status == [" M params.yaml"], status
     finally:
         (project / "params.yaml").write_text(original)

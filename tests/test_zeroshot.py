@@ -51,7 +51,7 @@ def test_template_and_classname_files_in_clip_benchmark_format(tmp_path):
     assert templates.resolve(str(lines))[0] == ["a {c}", "an image of {c}"]
     bad = tmp_path / "bad.txt"
     bad.write_text("no placeholder here\n")
-    with pytest.raises(VlstressError, match="no \\{c\\} placeholder"):
+    with pytest.raises(VlstressError, match="without the \\{c\\} placeholder"):
         templates.resolve(str(bad))
     with pytest.raises(VlstressError, match="unknown template set 'opneai'"):
         templates.resolve("opneai")

@@ -58,8 +58,12 @@ def save(fig: plt.Figure, png: Path, provenance: dict[str, Any]) -> Path:
 
 
 def _tick(label: str) -> str:
-    """`ViT-B-32 (random-init)` -> two lines, so that x tick labels stay readable."""
-    return label.replace(" (", "\n(", 1)
+    """`ViT-B-32 (random-init)` -> two lines, so that x tick labels stay readable; a long weights
+    part (`(sc_vc/model.safetensors)`) breaks after its folder too."""
+    arch, sep, weights = label.partition(" (")
+    if len(weights) > 16 and "/" in weights:
+        weights = weights.replace("/", "/\n", 1)
+    return f"{arch}\n({weights}" if sep else label
 
 
 def _dataset(table: pd.DataFrame) -> str:

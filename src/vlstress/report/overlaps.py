@@ -82,4 +82,9 @@ def overlapping_text(fig: plt.Figure) -> list[str]:
                 for a, box_a in _boxes(list(ax.texts), renderer)
                 if _hit(box_a, box)
             ]
+            found += [
+                f"{ax.get_title()!r}: tick label {a!r} lies under the legend"
+                for a, box_a in _boxes(list(ax.get_xticklabels()), renderer)
+                if _hit(box_a, box)
+            ]
     return found

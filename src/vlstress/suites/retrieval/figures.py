@@ -142,11 +142,13 @@ def recall_bars(table: pd.DataFrame) -> FigureResult:
         ax.set_xlabel("")
         ax.set_ylabel("R@1 (%)")
         ax.set_title(title)
+        # below the model names, however many lines they take
+        lines = max((t.get_text().count("\n") + 1 for t in ax.get_xticklabels()), default=1)
         sns.move_legend(
             ax,
             "upper center",
-            bbox_to_anchor=(0.5, -0.18),
-            ncol=min(len(hue_order), 3),
+            bbox_to_anchor=(0.5, -0.08 - 0.07 * lines),
+            ncol=min(len(hue_order), 2),  # two panels side by side: their legends must not meet
             title=None,
             frameon=False,
         )
@@ -154,8 +156,23 @@ def recall_bars(table: pd.DataFrame) -> FigureResult:
         f"Recall@1 on the original gallery and under stress ({_dataset(retrieval_rows(table))})"
     )
     fig.tight_layout()
+    _below_ticks(fig)
     _add_notes(fig, notes)
     return fig, notes
+
+
+def _below_ticks(fig) -> None:
+    """Each panel's legend just below its lowest model name, however many lines the names take."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        boxes = [t.get_window_extent(renderer) for t in ax.get_xticklabels() if t.get_text()]
+        if legend is None or not boxes:
+            continue
+        lowest = min(box.y0 for box in boxes) - 6  # pixels of space
+        y = ax.transAxes.inverted().transform((0, lowest))[1]
+        legend.set_bbox_to_anchor((0.5, y), transform=ax.transAxes)
 
 
 def _stress_rows(

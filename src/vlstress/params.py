@@ -77,6 +77,13 @@ class Model:
 
 
 @dataclass(frozen=True)
+class NamedModel(Model):
+    """A model a block names outside the registry (the EI scorer, the fine-tuning base)."""
+
+    slug: str
+
+
+@dataclass(frozen=True)
 class Embed:
     batch_size: int
     cuda_batch_size: int | None

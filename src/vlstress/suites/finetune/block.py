@@ -5,14 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from vlstress.params import Dataset
-
-
-@dataclass(frozen=True)
-class Base:
-    slug: str
-    arch: str
-    pretrained: str | None
+from vlstress.params import Dataset, NamedModel
 
 
 @dataclass(frozen=True)
@@ -24,7 +17,7 @@ class Variant:
 @dataclass(frozen=True)
 class FinetuneParams:
     KEY: ClassVar[str] = "finetune"
-    base: Base
+    base: NamedModel
     train: Dataset
     text_kind: str
     words: tuple[str, ...] | None

@@ -5,18 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-
-@dataclass(frozen=True)
-class Scorer:
-    slug: str
-    arch: str
-    pretrained: str | None
+from vlstress.params import NamedModel
 
 
 @dataclass(frozen=True)
 class EiParams:
     KEY: ClassVar[str] = "ei"
-    scorer: Scorer
+    scorer: NamedModel
     block_size: int
 
 

@@ -68,8 +68,8 @@ def write_run(root, models=tuple(TOP1)) -> list:
 def summary_of(tmp_path, models=tuple(TOP1)):
     paths = write_run(tmp_path / "metrics", models)
     out = tmp_path / "summary"
-    outputs = [f"--out-{n}" for n in ("csv", "agg", "md", "json", "plot")]
-    files = [str(out / name) for name in ("s.csv", "a.csv", "s.md", "m.json", "p.csv")]
+    outputs = [f"--out-{n}" for n in ("csv", "agg", "md", "scores", "plot")]
+    files = [str(out / name) for name in ("s.csv", "a.csv", "s.md", "scores", "p.csv")]
     run_cli("summarize", *record_flags(paths), *(a for pair in zip(outputs, files) for a in pair))
     return out / "s.csv"
 
@@ -134,6 +134,8 @@ def test_the_command_writes_table_metrics_and_figure(tmp_path):
         out / "t.tex",
         "--out-json",
         out / "m.json",
+        "--out-scores",
+        out / "scores",
         "--out-fig",
         out / "f.png",
     ]
@@ -145,6 +147,12 @@ def test_the_command_writes_table_metrics_and_figure(tmp_path):
     assert metrics["testset"] == "objects" and len(metrics["fits"]) == 3
     # JSON null, never NaN
     assert all(fit["slope"] is None and fit["n_models"] == 2 for fit in metrics["fits"])
+    # DVC metrics: one flat file per fit, ASCII names, the same numbers
+    files = sorted(p.relative_to(out / "scores").as_posix() for p in (out / "scores").rglob("*"))
+    files = [f for f in files if f.endswith(".json")]
+    assert len(files) == 3 and all(f.isascii() and " " not in f for f in files), files
+    first = json.loads((out / "scores" / files[0]).read_text())
+    assert first["n_models"] == 2 and first["slope"] is None and "condition" not in first
     markdown = (out / "t.md").read_text()
     assert (
         "Pearson r" in markdown

@@ -30,8 +30,8 @@ SUMMARIZE_FLAGS = (
     "summary_agg.csv",
     "--out-md",
     "summary.md",
-    "--out-json",
-    "metrics.json",
+    "--out-scores",
+    "scores",
     "--out-plot",
     "plots/stress.csv",
 )

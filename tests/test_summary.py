@@ -23,7 +23,7 @@ from report_fixtures import (
     write_records,
 )
 
-OUTPUTS = ("summary.csv", "summary_agg.csv", "summary.md", "metrics.json", "plots/stress.csv")
+OUTPUTS = ("summary.csv", "summary_agg.csv", "summary.md", "scores", "plots/stress.csv")
 MIX_09 = "perturbation=mix,lam=0.9"
 
 
@@ -38,8 +38,8 @@ def summarize(tmp_path, paths, out="out", check=True):
         str(out / "summary_agg.csv"),
         "--out-md",
         str(out / "summary.md"),
-        "--out-json",
-        str(out / "metrics.json"),
+        "--out-scores",
+        str(out / "scores"),
         "--out-plot",
         str(out / "plots" / "stress.csv"),
         check=check,
@@ -52,6 +52,18 @@ def strict_json(path):
         raise ValueError(f"non-standard JSON constant {name} in {path}")
 
     return json.loads(path.read_text(), parse_constant=reject)
+
+
+def scores(out):
+    """The DVC metrics folder read back as model -> task -> condition -> metrics (every file
+    strict JSON, flat numbers)."""
+    nested: dict = {}
+    for path in sorted((out / "scores").rglob("*.json")):
+        task, condition = path.relative_to(out / "scores").parent.parts
+        numbers = strict_json(path)
+        assert all(not isinstance(v, (dict, list, str)) for v in numbers.values()), path
+        nested.setdefault(path.stem, {}).setdefault(task, {})[condition] = numbers
+    return nested
 
 
 @pytest.fixture(scope="module")
@@ -155,9 +167,10 @@ def test_order_and_labels(full):
 
 def test_dvc_metrics_json(full):
     _, _, out = full
-    nested = strict_json(out / "metrics.json")
-    assert "provenance" not in nested  # numbers only, for `dvc metrics show`
-    assert json.loads((out / "metrics.json.json").read_text())["provenance"]["step"] == "summarize"
+    nested = scores(out)  # one flat file per (task, condition, model): a row of `dvc metrics show`
+    meta = json.loads((out / "scores.json").read_text())
+    assert meta["provenance"]["step"] == "summarize"
+    assert len(meta["files"]) == sum(len(c) for m in nested.values() for c in m.values())
     mix = nested["vit-b-32-random"]["image-stress"][MIX_09]
     assert mix["n_seeds"] == 3 and mix["t2i_R@1_std"] == pytest.approx(1.0)
     assert mix["t2i_R@1"] == pytest.approx(
@@ -198,7 +211,11 @@ def test_plot_csv_and_markdown(full):
 def test_outputs_are_deterministic(full, tmp_path):
     root, paths, out = full
     again, _ = summarize(tmp_path, paths, out="again")
-    for name in OUTPUTS:
+    files = [f"scores/{p.relative_to(out / 'scores')}" for p in (out / "scores").rglob("*.json")]
+    assert files and sorted(files) == sorted(
+        f"scores/{p.relative_to(again / 'scores')}" for p in (again / "scores").rglob("*.json")
+    )
+    for name in [n for n in OUTPUTS if n != "scores"] + files:
         first, second = (out / name).read_bytes(), (again / name).read_bytes()
         if name in ("summary.md",):  # the provenance block names the output paths
             first, second = (
@@ -224,7 +241,7 @@ def test_only_the_listed_records_no_stale_results(tmp_path):
     out, _ = summarize(tmp_path, paths)
     table = pd.read_csv(out / "summary.csv")
     assert set(table["model"]) == {"rn50-openai", "vit-b-32-random"}
-    assert "old-model" not in strict_json(out / "metrics.json")
+    assert "old-model" not in scores(out)
 
 
 def test_missing_record_names_it_and_its_step(tmp_path):
@@ -253,7 +270,7 @@ def test_a_suite_alone_is_summarized_absent_tasks_absent(tmp_path, kinds, tasks,
     out, result = summarize(tmp_path, write_records(tmp_path / "metrics", **kinds))
     table = pd.read_csv(out / "summary.csv")
     assert set(table["task"]) == tasks
-    nested = strict_json(out / "metrics.json")
+    nested = scores(out)
     assert {task for model in nested.values() for task in model} == tasks
     for text in absent:
         assert text in result.stderr
@@ -274,9 +291,9 @@ def test_null_drop_rate_stays_null(tmp_path):
         for r in recs
     ]
     out, _ = summarize(tmp_path, write(tmp_path / "metrics", recs))
-    nested = strict_json(out / "metrics.json")
+    nested = scores(out)
     assert nested["vit-b-32-random"]["text-stress"]["set=danger"]["i2t_drop_rate"] is None
-    assert "NaN" not in (out / "metrics.json").read_text()
+    assert all("NaN" not in p.read_text() for p in (out / "scores").rglob("*.json"))
     agg = pd.read_csv(out / "summary_agg.csv")
     sel = (
         (agg["condition"] == "set=danger")
@@ -295,7 +312,7 @@ def test_errors_name_the_problem(tmp_path):
         "b",
         "--out-md",
         "c",
-        "--out-json",
+        "--out-scores",
         "d",
         "--out-plot",
         "e",
@@ -328,7 +345,7 @@ def test_record_and_params_are_mutually_exclusive(tmp_path):
         "b",
         "--out-md",
         "c",
-        "--out-json",
+        "--out-scores",
         "d",
         "--out-plot",
         "e",

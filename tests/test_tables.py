@@ -150,8 +150,8 @@ def test_cli_writes_both_files_with_provenance(tmp_path):
         str(out / "a.csv"),
         "--out-md",
         str(out / "s.md"),
-        "--out-json",
-        str(out / "m.json"),
+        "--out-scores",
+        str(out / "scores"),
         "--out-plot",
         str(out / "p.csv"),
     )

@@ -121,6 +121,18 @@ def test_snakemake_run_leaves_nothing_for_dvc(project):
     assert ran_stages(log) == set(), log
 
 
+def test_dvc_metrics_show_reads_as_tables(project):
+    """One row per case, one column per metric: a task's table is as wide as its metric names,
+    however many models and conditions (it was one row of 33,000 characters)."""
+    table = sh("dvc", "metrics", "show", "--md", "results/scores/retrieval", cwd=project)
+    rows = [line for line in table.splitlines() if line.startswith("| results/")]
+    header = table.splitlines()[0]
+    assert len(rows) == len(list((project / "results/scores/retrieval").rglob("*.json"))) >= 2
+    assert "i2t_R@1" in header and max(map(len, table.splitlines())) < 200, table
+    everything = sh("dvc", "metrics", "show", cwd=project).splitlines()
+    assert len(everything) > 10 and max(map(len, everything)) < 1000
+
+
 # the steps that compute nothing new: the gate, the summary and what is drawn or tabulated from it
 REPORT_STEPS = {
     "pipeline",
@@ -375,7 +387,7 @@ def test_a_removed_lambda_disappears_from_summary_tables_and_figures(project, fr
     for table in ("results/summary.md", "results/tables/stress.md", "results/tables/stress.tex"):
         text = (project / table).read_text().replace("$\\lambda$", "λ")
         assert "λ=0.9" in text and "λ=0.5" not in text, table
-    metrics = (project / "results/metrics.json").read_text()
-    assert "lam=0.9" in metrics and "lam=0.5" not in metrics
+    scores = [p.parent.name for p in (project / "results/scores/image-stress").rglob("*.json")]
+    assert "perturbation=mix,lam=0.9" in scores and not any("lam=0.5" in s for s in scores)
     # the record of the removed lambda may stay on disk: it is simply not read
     assert (project / "results/metrics/vit-s-32-random/image-mix-lam0.5-seed1.json").is_file()

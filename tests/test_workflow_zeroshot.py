@@ -160,7 +160,10 @@ def test_robustness_tables(run):
         assert corruptions.loc[model, "mCA"] == pytest.approx(sum(top1) / len(top1), abs=1e-3)
     effective = pd.read_csv(run / "results/robustness/effective.csv")
     assert {"corruptions (mean)", "typographic attack"} <= set(effective["shift"])
-    note = json.loads((run / "results/robustness/metrics.json").read_text())["note"]
+    note = json.loads((run / "results/robustness/robustness.json").read_text())["note"]
+    for model in MODELS:  # DVC metrics: a flat file per model, the table's numbers
+        score = json.loads((run / f"results/robustness/scores/{model}.json").read_text())
+        assert score["mCA"] == pytest.approx(corruptions.loc[model, "mCA"], abs=1e-4)
     if (
         note is None
     ):  # two models: the fitted line passes through both, so their effective robustness is 0

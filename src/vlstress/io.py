@@ -172,3 +172,25 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)
+
+
+def write_scores(folder: str | os.PathLike, files: dict[str, dict[str, Any]]) -> None:
+    """A folder of DVC metrics, replaced as a whole: relative path -> flat numbers (or null).
+    `dvc metrics show` prints a row per file and a column per key, so each file holds one case
+    (a model, a condition) and its few numbers: the table stays readable however many cases."""
+    with atomic_dir(folder) as tmp:
+        for name, numbers in files.items():
+            path = tmp / name.replace("/", os.sep)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(
+                json.dumps(numbers, indent=2, sort_keys=True, allow_nan=False) + "\n",
+                encoding="utf-8",
+            )
+
+
+def score_name(*parts: str) -> str:
+    """`a/b/c.json`, a folder per part and a file for the last; a character that is not plain
+    ASCII letters, digits or `._=,+@-` (a slash, a space) becomes `_`."""
+    import re
+
+    return "/".join(re.sub(r"[^A-Za-z0-9._=,+@-]", "_", part) for part in parts) + ".json"

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> None:
         out_csv=args.out_csv,
         out_agg=args.out_agg,
         out_md=args.out_md,
-        out_json=args.out_json,
+        out_scores=args.out_scores,
         out_plot=args.out_plot,
     )
     summary.log_totals(table, agg, paths, log)

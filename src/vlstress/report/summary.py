@@ -6,9 +6,12 @@ Outputs:
 - aggregated table (`--out-agg`): mean, std and n_seeds over replicate seeds of every (model,
   task, condition, metric);
 - the aggregated table for humans (`--out-md`, mean ± std);
-- nested model -> task -> condition -> metric (mean; `<metric>_std`, `n_seeds`) for
-  `dvc metrics show` (`--out-json`: numbers or null only, strict JSON; provenance in the sidecar
-  `<out-json>.json`);
+- DVC metrics (`--out-scores`, a folder): one small file per (task, condition, model),
+  `<task>/<condition>/<model>.json`, holding that case's metrics (mean; `<metric>_std` and
+  `n_seeds` over replicate seeds), numbers or null only (strict JSON; provenance in the sidecar
+  `<out-scores>.json`). `dvc metrics show` prints one row per file and one column per metric
+  name, so a task's table (`dvc metrics show results/scores/zeroshot`) has the models of each
+  condition side by side and a column per metric; `dvc metrics diff` names each case's path;
 - R@1 / false R@1 / drop rate per (model, direction, condition) for `dvc plots show`
   (`--out-plot`).
 A task without records is simply absent from every output (nothing is invented).
@@ -25,7 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from vlstress import provenance
-from vlstress.io import sha256_file, sidecar, write_text
+from vlstress.io import score_name, sha256_file, sidecar, write_scores, write_text
 from vlstress.report import records
 from vlstress.report.tasks import DIRECTIONS, TASKS
 
@@ -43,10 +46,10 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out-md", required=True, type=Path, help="aggregated table, Markdown")
     parser.add_argument(
-        "--out-json",
+        "--out-scores",
         required=True,
         type=Path,
-        help="nested model -> task -> condition -> metric (DVC metrics; provenance in <file>.json)",
+        help="folder of DVC metrics, <task>/<condition>/<model>.json (provenance in <folder>.json)",
     )
     parser.add_argument(
         "--out-plot",
@@ -62,17 +65,21 @@ def _clean(value) -> float | int | None:
     return value
 
 
-def metrics_json(agg: pd.DataFrame) -> dict:
-    nested: dict = {}
-    for row in agg.itertuples(index=False):
-        entry = (
-            nested.setdefault(row.model, {}).setdefault(row.task, {}).setdefault(row.condition, {})
-        )
+def score_files(agg: pd.DataFrame) -> dict[str, dict]:
+    """Relative path `<task>/<condition>/<model>.json` -> that case's metrics (DVC metrics: one
+    row of `dvc metrics show` per case). A case measured on several datasets gets the dataset in
+    its condition folder (`<condition>@<dataset>`)."""
+    datasets = agg.groupby(["model", "task", "condition"])["dataset"].transform("nunique")
+    files: dict[str, dict] = {}
+    for row, shared in zip(agg.itertuples(index=False), datasets):
+        condition = row.condition if shared == 1 else f"{row.condition}@{row.dataset}"
+        name = score_name(row.task, condition, row.model)
+        entry = files.setdefault(name, {})
         entry[row.metric] = _clean(float(row.mean))
         if row.n_seeds > 1:
             entry[f"{row.metric}_std"] = _clean(float(row.std))
-        entry["n_seeds"] = int(row.n_seeds)
-    return nested
+        entry["n_seeds"] = max(int(row.n_seeds), entry.get("n_seeds", 0))
+    return files
 
 
 def strict_json(obj) -> str:
@@ -171,7 +178,7 @@ def write(
     out_csv: Path,
     out_agg: Path,
     out_md: Path,
-    out_json: Path,
+    out_scores: Path,
     out_plot: Path,
 ) -> None:
     """Write every output (see the module docstring), each with the provenance `block`."""
@@ -187,8 +194,9 @@ def write(
         )
     write_text(out_md, f"{markdown(agg)}\n\n<!-- provenance\n{strict_json(block)}-->\n")
     # numbers only: `dvc metrics show` lists every key
-    write_text(out_json, strict_json(metrics_json(agg)))
-    write_text(sidecar(out_json), strict_json({"provenance": block}))
+    files = score_files(agg)
+    write_scores(out_scores, files)
+    write_text(sidecar(out_scores), strict_json({"files": sorted(files), "provenance": block}))
 
 
 def log_totals(

@@ -152,7 +152,7 @@ DATA = (
 SUMMARIZE = Stage(
     "summarize",
     "vlstress summarize {params_files} --out-csv {out.csv} --out-agg {out.agg} --out-md {out.md}"
-    " --out-json {out.json} --out-plot {out.plot}",
+    " --out-scores {out.scores} --out-plot {out.plot}",
     input_lists={"records": "records"},
     outputs={
         "csv": small(SUMMARY),
@@ -160,8 +160,8 @@ SUMMARIZE = Stage(
         "agg": small("results/summary_agg.csv", caption="summary", category="Tables"),
         "agg_meta": small("results/summary_agg.csv.json"),
         "md": small("results/summary.md"),
-        "json": small("results/metrics.json", metric=True),
-        "json_meta": small("results/metrics.json.json"),
+        "scores": small("results/scores", directory=True, metric=True),
+        "scores_meta": small("results/scores.json"),
         "plot": small(
             "results/plots/stress.csv",
             plot={

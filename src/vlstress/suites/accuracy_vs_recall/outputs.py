@@ -38,3 +38,23 @@ def numbers(
         for item in found
     ]
     return {"testset": testset, "fits": fits, "notes": notes, "provenance": block}
+
+
+def scores(found: list[Fit]) -> dict[str, dict[str, Any]]:
+    """DVC metrics: one file per fit, `<task>/<direction>/<condition>.json`, its numbers."""
+    import math
+    from dataclasses import asdict
+
+    from vlstress.io import score_name
+
+    files = {}
+    for item in found:
+        values = asdict(item)
+        condition = values.pop("condition").replace("λ", "lam")  # label `mix λ=0.9`: ASCII name
+        name = score_name(values.pop("task"), values.pop("direction"), condition)
+        files[name] = {
+            k: None if isinstance(v, float) and math.isnan(v) else v
+            for k, v in values.items()
+            if not isinstance(v, str)
+        }
+    return files

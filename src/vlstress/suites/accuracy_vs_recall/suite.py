@@ -16,7 +16,7 @@ SUITE = Suite(
             "accuracy_vs_recall",
             "vlstress accuracy-vs-recall --summary {in.summary}"
             " --testset {p.accuracy_vs_recall.testset} --out-md {out.md} --out-tex {out.tex}"
-            " --out-json {out.json} --out-fig {out.png}",
+            " --out-json {out.json} --out-scores {out.scores} --out-fig {out.png}",
             inputs={"summary": SUMMARY},
             outputs={
                 "md": small(
@@ -25,7 +25,8 @@ SUITE = Suite(
                     category="Tables",
                 ),
                 "tex": small("results/accuracy_vs_recall/table.tex"),
-                "json": small("results/accuracy_vs_recall/metrics.json", metric=True),
+                "json": small("results/accuracy_vs_recall/fits.json"),
+                "scores": small("results/accuracy_vs_recall/scores", directory=True, metric=True),
                 "png": Output(
                     "results/figures/accuracy_vs_recall.png",
                     plot={},

@@ -45,7 +45,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out-effective", required=True, type=Path, help="CSV: ER and RR per (shift, model)"
     )
     parser.add_argument(
-        "--out-json", required=True, type=Path, help="the numbers per model (DVC metrics)"
+        "--out-json",
+        required=True,
+        type=Path,
+        help="the numbers per model, the lines, the note and the provenance (JSON)",
+    )
+    parser.add_argument(
+        "--out-scores",
+        required=True,
+        type=Path,
+        help="folder of DVC metrics: <model>.json, that model's numbers (provenance: --out-json)",
     )
     parser.add_argument(
         "--out-fig",
@@ -165,6 +174,16 @@ def numbers(corruptions, found, lines, note: str | None, block: dict[str, Any]) 
         "lines": {s: line.to_dict() for s, line in lines.items()},
         "note": note,
         "provenance": block,
+    }
+
+
+def scores(numbers_body: dict) -> dict[str, dict]:
+    """DVC metrics: one file per model (a row of `dvc metrics show`), its numbers only."""
+    from vlstress.io import score_name
+
+    return {
+        score_name(model): {k: v for k, v in values.items() if not isinstance(v, str)}
+        for model, values in numbers_body["models"].items()
     }
 
 

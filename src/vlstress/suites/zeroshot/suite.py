@@ -89,7 +89,7 @@ SUITE = Suite(
             " --mce-baseline {p.zeroshot.robustness.mce_baseline}"
             " --transform {p.zeroshot.robustness.transform} --fit {p.zeroshot.robustness.fit}"
             " --out-corruptions {out.corruptions} --out-effective {out.effective}"
-            " --out-json {out.json} --out-fig {out.png}",
+            " --out-json {out.json} --out-scores {out.scores} --out-fig {out.png}",
             inputs={"summary": SUMMARY},
             outputs={
                 "corruptions": small(
@@ -102,7 +102,8 @@ SUITE = Suite(
                     caption="robustness",
                     category="Zero-shot robustness",
                 ),
-                "json": small("results/robustness/metrics.json", metric=True),
+                "json": small("results/robustness/robustness.json"),
+                "scores": small("results/robustness/scores", directory=True, metric=True),
                 "png": Output(
                     "results/figures/effective_robustness.png",
                     plot={},

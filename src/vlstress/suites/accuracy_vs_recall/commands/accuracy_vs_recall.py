@@ -3,8 +3,8 @@
 From the long summary table (`vlstress summarize`): per retrieval condition (each direction, the
 original gallery and every stress condition), a least-squares line and Pearson's and Spearman's
 correlation over the models (vlstress.suites.accuracy_vs_recall.correlation). Writes the table
-(Markdown, LaTeX) and the numbers (JSON, DVC metrics) of vlstress.suites.accuracy_vs_recall.outputs,
-and the scatter (PNG + PDF).
+(Markdown, LaTeX), the numbers (JSON, and a folder of DVC metrics with one file per fit) of
+vlstress.suites.accuracy_vs_recall.outputs, and the scatter (PNG + PDF).
 """
 
 from __future__ import annotations
@@ -25,13 +25,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out-md", required=True, type=Path, help="table, Markdown")
     parser.add_argument("--out-tex", required=True, type=Path, help="table, LaTeX")
-    parser.add_argument("--out-json", required=True, type=Path, help="the fits (DVC metrics)")
+    parser.add_argument(
+        "--out-json", required=True, type=Path, help="the fits, the notes, the provenance (JSON)"
+    )
+    parser.add_argument(
+        "--out-scores",
+        required=True,
+        type=Path,
+        help="folder of DVC metrics: <task>/<direction>/<condition>.json, one fit each",
+    )
     parser.add_argument("--out-fig", required=True, type=Path, help="scatter (PNG, PDF beside it)")
 
 
 def run(args: argparse.Namespace) -> None:
     from vlstress import provenance
-    from vlstress.io import sha256_file, write_json, write_text
+    from vlstress.io import sha256_file, write_json, write_scores, write_text
     from vlstress.report import figures, records
     from vlstress.suites.accuracy_vs_recall import correlation, outputs, report
 
@@ -49,6 +57,7 @@ def run(args: argparse.Namespace) -> None:
     write_text(args.out_md, markdown)
     write_text(args.out_tex, latex)
     write_json(args.out_json, outputs.numbers(args.testset, found, notes, block))
+    write_scores(args.out_scores, outputs.scores(found))
     figures.setup()
     figures.save(report.figure(pairs, found, args.testset, notes), args.out_fig, block)
     log.info("%d condition(s) over %d model(s)", len(found), pairs["model"].nunique())

@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from vlstress import provenance
-    from vlstress.io import sha256_file, write_json, write_text
+    from vlstress.io import sha256_file, write_json, write_scores, write_text
     from vlstress.report import figures, records
     from vlstress.suites.zeroshot.corruption_error import corruption_table
 
@@ -51,7 +51,9 @@ def run(args: argparse.Namespace) -> None:
     )
     write_text(args.out_corruptions, summary.csv_text(corruptions, "%.4f"))
     write_text(args.out_effective, summary.csv_text(effective, "%.6f"))
-    write_json(args.out_json, summary.numbers(corruptions, effective, lines, note, block))
+    body = summary.numbers(corruptions, effective, lines, note, block)
+    write_json(args.out_json, body)
+    write_scores(args.out_scores, summary.scores(body))
     figures.setup()
     names = dict(zip(table["model"], table["label"]))  # one readable label everywhere
     fig = summary.figure(effective, lines, note, args.in_distribution, names)

@@ -2,14 +2,16 @@
 
 Stages of the suites that are on are written with `${...}` interpolation of params.yaml,
 `foreach` for a stage over one axis and `matrix` for several, so `dvc repro` itself
-picks up a new model, lambda or caption set from params.yaml. Switching a suite, or
-editing the stage table or the code a step imports, changes the rendering: run
+picks up a new model, lambda or caption set from params.yaml (but see `item_stages`: the
+items of a mapping with different external inputs are one plain stage each). Switching a
+suite, or editing the stage table or the code a step imports, changes the rendering: run
 `vlstress pipeline render` (a test and CI fail when dvc.yaml is stale).
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 import yaml
@@ -105,7 +107,11 @@ def _out_entry(path: str, options: dict[str, Any]) -> Any:
     return {path: options} if options else path
 
 
-def stage_entry(stage: Stage, params: dict[str, Any]) -> dict[str, Any]:
+def stage_entry(
+    stage: Stage, params: dict[str, Any], item_key: str | None = None
+) -> dict[str, Any]:
+    """The dvc.yaml entry of a stage: `foreach`/`matrix` over its axes; with `item_key`, the plain
+    stage of that one item of its mapping axis (see `item_stages`)."""
     body: dict[str, Any] = {"cmd": _Folded(_command(stage))}
     deps = [_path(p, stage) for p in (*stage.inputs.values(), *stage.after)]
     deps += [
@@ -115,7 +121,9 @@ def stage_entry(stage: Stage, params: dict[str, Any]) -> dict[str, Any]:
     ]
     # external files are literal paths: switching one on or off changes dvc.yaml (the gate says so)
     axis_param = AXES[stage.axes[0]].param if len(stage.axes) == 1 else None
-    deps += external.paths(params, stage.external, axis_param, produced=produced_paths(params))
+    deps += external.paths(
+        params, stage.external, axis_param, item_key, produced=produced_paths(params)
+    )
     deps += code_paths(stage)
     body["deps"] = list(dict.fromkeys(deps))
     list_params = [
@@ -142,16 +150,63 @@ def stage_entry(stage: Stage, params: dict[str, Any]) -> dict[str, Any]:
             body[key] = entries
     if not stage.axes:
         return body
+    if item_key is not None:
+        return _one_item(body, axis_param or "", item_key)
     if len(stage.axes) == 1:
         return {"foreach": "${%s}" % AXES[stage.axes[0]].param, "do": body}
     return {"matrix": {axis: "${%s}" % AXES[axis].param for axis in stage.axes}, **body}
 
 
+def item_stages(stage: Stage, params: dict[str, Any]) -> list[str] | None:
+    """The keys to write one plain stage each for, or None for one `foreach` stage.
+
+    A `foreach` body is the same for every item, so an external input of one item (a test set's
+    local folder, a model's local checkpoint) would be a dependency of every item: editing one
+    set's images would rebuild all sets. When the items of a mapping axis do not all have the
+    same external inputs, each item is its own stage (`<stage>-<key>`) that depends on its own
+    only; its params still come from params.yaml by interpolation (`${<mapping>.<key>.<field>}`),
+    so only adding or removing an item needs `vlstress pipeline render` (the gate says so)."""
+    if len(stage.axes) != 1 or not AXES[stage.axes[0]].keys:
+        return None
+    if not any(name.startswith("item.") for name in stage.external):
+        return None
+    param, produced = AXES[stage.axes[0]].param, produced_paths(params)
+    keys = axis_values(params, stage.axes[0])
+    found = [tuple(external.paths(params, stage.external, param, k, produced)) for k in keys]
+    return keys if len(set(found)) > 1 else None
+
+
+def item_stage_name(stage: Stage, key: str) -> str:
+    """A plain stage's name for one item (DVC stage names allow no punctuation but `_`, `-`)."""
+    return f"{stage.name}-{re.sub(r'[^A-Za-z0-9_-]', '_', key)}"
+
+
+def _one_item(body: dict[str, Any], mapping: str, key: str) -> dict[str, Any]:
+    """A foreach body made the plain stage of one item: `${key}` is the key, `${item.f}` is
+    `${<mapping>.<key>.f}` (still read from params.yaml)."""
+    text = yaml.dump(body, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=10**6)
+    text = text.replace("${key}", key).replace("${item.", "${%s.%s." % (mapping, key))
+    one = yaml.safe_load(text)
+    one["cmd"] = _Folded(one["cmd"])
+    return one
+
+
+def entries(stage: Stage, params: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Stage name -> dvc.yaml entry: one (`foreach`/`matrix`/plain), or one per item."""
+    keys = item_stages(stage, params)
+    if keys is None:
+        return {stage.name: stage_entry(stage, params)}
+    return {item_stage_name(stage, key): stage_entry(stage, params, key) for key in keys}
+
+
 def render(params: dict[str, Any]) -> str:
-    """The text of dvc.yaml for these params (only `suites:` decides its shape)."""
+    """The text of dvc.yaml for these params (`suites:` and the external inputs decide its
+    shape)."""
     stages = active_stages(params)
     document: dict[str, Any] = {
-        "stages": {stage.name: stage_entry(stage, params) for stage in stages}
+        "stages": {
+            name: entry for stage in stages for name, entry in entries(stage, params).items()
+        }
     }
     names = {stage.name for stage in stages}
     extra = [plot for plot in EXTRA_PLOTS if plot["stage"] in names]
@@ -173,6 +228,9 @@ def addresses(params: dict[str, Any]) -> list[tuple[str, list[str]]]:
                 substitute_params(out.path, params).format(**values)
                 for out in stage.outputs.values()
             ]
+            if item_stages(stage, params) is not None:
+                found.append((item_stage_name(stage, combo[0]), paths))
+                continue
             names = [_dvc_key(params, stage, axis, value) for axis, value in values.items()]
             found.append((stage.name + ("@" + "-".join(names) if names else ""), paths))
     return found

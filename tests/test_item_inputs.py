@@ -48,8 +48,9 @@ def test_each_set_depends_on_its_own_folder_only_in_dvc_yaml(two_folders):
     assert str(root / "left") in left["deps"] and str(root / "right") not in left["deps"]
     assert str(root / "right") in right["deps"] and str(root / "left") not in right["deps"]
     assert not {str(root / "left"), str(root / "right")} & set(objects["deps"])
-    # the params still come from params.yaml: an edit of a field needs no render
-    assert "--kind ${zeroshot.testsets.left.kind}" in left["cmd"]
+    # the item's fields written out, the item a params dependency: an edit of a field reruns it
+    assert "--kind imagefolder" in left["cmd"] and "${item." not in left["cmd"]
+    assert left["params"] == ["zeroshot.testsets.left"]
     assert left["outs"] == ["data/testsets/left"]
     addresses = dict(dvc.addresses(params))
     assert addresses["testset-left"] == ["data/testsets/left"]
@@ -81,6 +82,10 @@ def test_dvc_reads_the_per_item_stages(two_folders):
         ["dvc", "stage", "list", "--all"], cwd=root, capture_output=True, text=True, check=True
     ).stdout
     assert "testset-left" in listed and "testset-right" in listed
+    # an item removed from params.yaml: DVC still parses the file (the gate then says to render)
+    del params["zeroshot"]["testsets"]["right"]
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    subprocess.run(["dvc", "stage", "list", "--all"], cwd=root, capture_output=True, check=True)
     shown = subprocess.run(
         ["dvc", "status", "testset-left"], cwd=root, capture_output=True, text=True
     )

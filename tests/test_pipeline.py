@@ -514,7 +514,8 @@ def dvc_commands(root: Path) -> dict[str, list[str]]:
 
     stages: dict[str, list[str]] = {}
     for name, cmd in json.loads(sh(sys.executable, "-c", code, str(root), cwd=root).stdout):
-        stages.setdefault(name, []).append(cmd)
+        # one plain stage per item (`model_card-<model>`: items with their own external inputs)
+        stages.setdefault(name.partition("-")[0], []).append(cmd)
     return stages
 
 

@@ -51,6 +51,11 @@ ENGINE_COMMANDS: dict[str, tuple[str, str]] = {
         "render dvc.yaml from the stage declarations (render), check it is current (check), list "
         "stages",
     ),
+    "exp": (
+        "vlstress.commands.exp",
+        "exp run: `dvc exp run` whose -S may switch suites (applies the overrides to params.yaml, "
+        "renders dvc.yaml)",
+    ),
 }
 
 

@@ -5,12 +5,14 @@ params schema, the engine's keys with every suite's blocks, for the Snakemake te
 from __future__ import annotations
 
 import difflib
+import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from vlstress.io import write_text
+from vlstress.params import suites_on
 
 DVC_YAML = Path("dvc.yaml")
 SCHEMA = Path("workflow/schemas/config.schema.yaml")
@@ -19,6 +21,7 @@ SCHEMA_HEADER = (
     "# (src/vlstress/data/params.schema.yaml) with each suite's blocks\n"
     "# (vlstress.suites.<suite>.params). Do not edit by hand.\n"
 )
+SUITES_ON = re.compile(r"Suites on: (.*)\.$", re.M)  # the header of dvc.yaml (pipeline.dvc.HEADER)
 
 
 def schema_text() -> str:
@@ -46,10 +49,42 @@ def stale(params: dict[str, Any], dvc_yaml: Path = DVC_YAML) -> list[str]:
     found = []
     for path, text in texts(params, dvc_yaml).items():
         current = path.read_text(encoding="utf-8") if path.is_file() else ""
-        if current != text:
+        if current == text:
+            continue
+        switched = suites_switched(params, current) if path == dvc_yaml else None
+        if switched:
+            found.append(
+                f"{path} is stale: params.yaml switches suites, and DVC cannot add or remove "
+                "stages on a param: use `vlstress exp run "
+                f"{' '.join('-S ' + s for s in switched)}` (with your other `dvc exp run` "
+                "arguments) or `vlstress pipeline render`"
+            )
+        else:
             lines = difflib.unified_diff(
                 current.splitlines(True), text.splitlines(True), str(path), "rendered", n=1
             )
             diff = "".join(lines)[:4000]
             found.append(f"{path} is stale: run `vlstress pipeline render`\n{diff}")
     return found
+
+
+def suites_switched(params: dict[str, Any], current: str) -> list[str] | None:
+    """When the only difference between the params and the dvc.yaml text `current` is the suites
+    that are on (a suite switched by `dvc exp run -S suites.X=...` or by hand), the switches
+    (`suites.X=false`, ...); otherwise None."""
+    from vlstress.pipeline import dvc
+
+    found = SUITES_ON.search(current)
+    if not found:
+        return None
+    before = set() if found.group(1) == "none" else set(found.group(1).split(", "))
+    now = suites_on(params)
+    if before == now:
+        return None
+    try:
+        same = dvc.render({**params, "suites": dict.fromkeys(sorted(before), True)}) == current
+    except Exception:  # the params lack what a suite switched off needs: more than a switch
+        return None
+    if not same:
+        return None
+    return [f"suites.{name}={str(name in now).lower()}" for name in sorted(before ^ now)]

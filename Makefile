@@ -5,6 +5,10 @@
 VENV ?= .venv
 PYTHON ?= python3
 CORES ?= 2
+# test files run side by side in this many processes (pytest-xdist; a file's tests stay in one,
+# so its fixtures are built once): a workflow test waiting on Snakemake, DVC or SLURM leaves its
+# core to another file
+TEST_WORKERS ?= $(CORES)
 BIN := $(abspath $(VENV))/bin
 STAMP := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
@@ -36,7 +40,7 @@ demo: install
 	dvc status
 
 test: install
-	python -m pytest
+	python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 test-fast: install
 	python -m pytest -m "not slow"

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -164,3 +165,35 @@ def embed_set(kind: str, source: Path | str, flags: list, out: Path | str) -> Pa
     sets.require_files([item])
     sets.write(item, sets.load(model_spec(args), args), "embed-set", Path(out))
     return Path(out)
+
+
+APT_LOCK = Path(tempfile.gettempdir()) / "vlstress-tests-apt.lock"
+
+
+def apt_install(packages: list[str], recommends: bool = True, timeout: float = 900) -> None:
+    """`apt-get update` + `apt-get install` (root), or skip the test saying why. Serialised by a
+    file lock: test workers (pytest -n) that install at the same time would otherwise find dpkg's
+    lock taken and skip."""
+    import fcntl
+    import shutil
+
+    apt = shutil.which("apt-get", path=os.pathsep.join([os.environ.get("PATH", ""), "/usr/bin"]))
+    if os.geteuid() != 0 or not apt:
+        pytest.skip(f"{' '.join(packages)} missing; installing needs root and apt-get")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    extra = [] if recommends else ["--no-install-recommends"]
+    with open(APT_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for cmd in (
+            [apt, "update", "-q"],
+            [apt, "-o", "DPkg::Lock::Timeout=600", "install", "-y", "-q", *extra, *packages],
+        ):
+            try:
+                done = subprocess.run(
+                    cmd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                    timeout=timeout,
+                )  # fmt: skip
+            except subprocess.TimeoutExpired:
+                pytest.skip(f"`{' '.join(cmd)}` timed out")
+            if done.returncode != 0:
+                pytest.skip(f"`{' '.join(cmd)}` failed: {done.stderr.strip()[-500:]}")

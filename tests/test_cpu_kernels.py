@@ -19,7 +19,7 @@ import pytest
 
 from vlstress import cpu_kernels, provenance
 
-from conftest import run_cli
+from conftest import apt_install, run_cli
 
 QEMU = "qemu-x86_64"
 # ViT-S-32's widths (wide enough that the vectorised kernels differ between instruction sets) with
@@ -69,15 +69,7 @@ def qemu() -> str:
         return found
     if sys.platform != "linux" or os.uname().machine != "x86_64":
         pytest.skip("qemu user-mode emulation of x86-64 needs an x86-64 Linux host")
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        pytest.skip(f"{QEMU} missing; install qemu-user (needs root and apt-get)")
-    for cmd in (
-        ["apt-get", "update", "-q"],
-        ["apt-get", "install", "-y", "-q", "--no-install-recommends", "qemu-user"],
-    ):
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0:
-            pytest.skip(f"could not install qemu-user: {done.stderr[-500:]}")
+    apt_install(["qemu-user"], recommends=False)
     return shutil.which(QEMU) or pytest.skip("qemu-user installed without qemu-x86_64")
 
 

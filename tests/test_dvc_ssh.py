@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import apt_install
 from test_workflow import fresh_project
 
 pytestmark = pytest.mark.slow
@@ -75,20 +76,7 @@ def free_port() -> int:
 def ensure_sshd() -> None:
     if SSHD.is_file():
         return
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        pytest.skip(f"{SSHD} missing; install openssh-server (needs root and apt-get)")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd in (
-        ["apt-get", "update", "-q"],
-        ["apt-get", "install", "-y", "-q", "--no-install-recommends", "openssh-server"],
-    ):
-        result = subprocess.run(
-            cmd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600
-        )
-        if result.returncode != 0:
-            pytest.skip(
-                f"could not install openssh-server ({' '.join(cmd)}: {result.stderr[-500:]})"
-            )
+    apt_install(["openssh-server"], recommends=False, timeout=600)
     if not SSHD.is_file():
         pytest.skip(f"openssh-server installed but {SSHD} is missing")
 

@@ -51,7 +51,7 @@ from string import Template
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, apt_install
 from test_workflow import digests, fresh_project
 
 pytestmark = pytest.mark.slow
@@ -98,19 +98,7 @@ def ensure_slurm() -> dict[str, str]:
     if os.geteuid() != 0:
         pytest.skip("slurmd must run as root to start jobs (run the SLURM test as root)")
     if not all(map(tool, TOOLS)):
-        apt = tool("apt-get")
-        if not apt:
-            pytest.skip(f"SLURM not installed and no apt-get to install {' '.join(PACKAGES)}")
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        for cmd in ([apt, "update", "-qq"], [apt, "install", "-y", "-qq", *PACKAGES]):
-            try:
-                done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
-            except subprocess.TimeoutExpired:
-                pytest.skip(f"`{' '.join(cmd)}` timed out")
-            if done.returncode != 0:
-                pytest.skip(
-                    f"`{' '.join(cmd)}` failed ({done.returncode}): {done.stderr.strip()[-500:]}"
-                )
+        apt_install(list(PACKAGES))
     missing = [name for name in TOOLS if not tool(name)]
     if missing:
         pytest.skip(f"{', '.join(missing)} not found after installing {' '.join(PACKAGES)}")

@@ -59,7 +59,7 @@ def scores(out):
     strict JSON, flat numbers)."""
     nested: dict = {}
     for path in sorted((out / "scores").rglob("*.json")):
-        task, condition = path.relative_to(out / "scores").parent.parts
+        task, _dataset, condition = path.relative_to(out / "scores").parent.parts
         numbers = strict_json(path)
         assert all(not isinstance(v, (dict, list, str)) for v in numbers.values()), path
         nested.setdefault(path.stem, {}).setdefault(task, {})[condition] = numbers

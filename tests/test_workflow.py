@@ -388,6 +388,7 @@ def test_a_removed_lambda_disappears_from_summary_tables_and_figures(project, fr
         text = (project / table).read_text().replace("$\\lambda$", "λ")
         assert "λ=0.9" in text and "λ=0.5" not in text, table
     scores = [p.parent.name for p in (project / "results/scores/image-stress").rglob("*.json")]
+    assert scores
     assert "perturbation=mix,lam=0.9" in scores and not any("lam=0.5" in s for s in scores)
     # the record of the removed lambda may stay on disk: it is simply not read
     assert (project / "results/metrics/vit-s-32-random/image-mix-lam0.5-seed1.json").is_file()

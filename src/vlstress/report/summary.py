@@ -6,8 +6,8 @@ Outputs:
 - aggregated table (`--out-agg`): mean, std and n_seeds over replicate seeds of every (model,
   task, condition, metric);
 - the aggregated table for humans (`--out-md`, mean ± std);
-- DVC metrics (`--out-scores`, a folder): one small file per (task, condition, model),
-  `<task>/<condition>/<model>.json`, holding that case's metrics (mean; `<metric>_std` and
+- DVC metrics (`--out-scores`, a folder): one small file per (task, dataset, condition, model),
+  `<task>/<dataset>/<condition>/<model>.json`, holding that case's metrics (mean; `<metric>_std` and
   `n_seeds` over replicate seeds), numbers or null only (strict JSON; provenance in the sidecar
   `<out-scores>.json`). `dvc metrics show` prints one row per file and one column per metric
   name, so a task's table (`dvc metrics show results/scores/zeroshot`) has the models of each
@@ -49,7 +49,7 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
         "--out-scores",
         required=True,
         type=Path,
-        help="folder of DVC metrics, <task>/<condition>/<model>.json (provenance in <folder>.json)",
+        help="DVC metrics: <task>/<dataset>/<condition>/<model>.json (provenance: <folder>.json)",
     )
     parser.add_argument(
         "--out-plot",
@@ -66,15 +66,11 @@ def _clean(value) -> float | int | None:
 
 
 def score_files(agg: pd.DataFrame) -> dict[str, dict]:
-    """Relative path `<task>/<condition>/<model>.json` -> that case's metrics (DVC metrics: one
-    row of `dvc metrics show` per case). A case measured on several datasets gets the dataset in
-    its condition folder (`<condition>@<dataset>`)."""
-    datasets = agg.groupby(["model", "task", "condition"])["dataset"].transform("nunique")
+    """Relative path `<task>/<dataset>/<condition>/<model>.json` -> that case's metrics (DVC
+    metrics: one row of `dvc metrics show` per case)."""
     files: dict[str, dict] = {}
-    for row, shared in zip(agg.itertuples(index=False), datasets):
-        condition = row.condition if shared == 1 else f"{row.condition}@{row.dataset}"
-        name = score_name(row.task, condition, row.model)
-        entry = files.setdefault(name, {})
+    for row in agg.itertuples(index=False):
+        entry = files.setdefault(score_name(row.task, row.dataset, row.condition, row.model), {})
         entry[row.metric] = _clean(float(row.mean))
         if row.n_seeds > 1:
             entry[f"{row.metric}_std"] = _clean(float(row.std))

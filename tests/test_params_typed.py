@@ -115,11 +115,13 @@ def test_which_suites_are_on_is_computed_in_one_place():
             if isinstance(node, ast.Constant) and node.value == "suites":
                 readers.append(path.relative_to(SRC).as_posix())
     # params.py computes it; the check names unknown switches; the renderer and the zero-shot
-    # lists name `suites` as a param that shapes their outputs (DVC `params:`)
+    # lists name `suites` as a param that shapes their outputs (DVC `params:`); the stale check
+    # renders dvc.yaml for other switches (to tell a suite switch from other edits)
     assert sorted(set(readers)) == [
         "params.py",
         "params_check.py",
         "pipeline/__init__.py",
+        "pipeline/rendered.py",
         "suites/zeroshot/paths.py",
     ]
 

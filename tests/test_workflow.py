@@ -127,7 +127,7 @@ def test_dvc_metrics_show_reads_as_tables(project):
     table = sh("dvc", "metrics", "show", "--md", "results/scores/retrieval", cwd=project)
     rows = [line for line in table.splitlines() if line.startswith("| results/")]
     header = table.splitlines()[0]
-    assert len(rows) == len(list((project / "results/scores/retrieval").rglob("*.json"))) >= 2
+    assert len(rows) == len(list((project / "results/scores/retrieval").rglob("*.json"))) >= 1
     assert "i2t_R@1" in header and max(map(len, table.splitlines())) < 200, table
     everything = sh("dvc", "metrics", "show", cwd=project).splitlines()
     assert len(everything) > 10 and max(map(len, everything)) < 1000

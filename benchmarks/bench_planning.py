@@ -38,26 +38,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_workflow import copy_checkout, workflow_env  # noqa: E402
-
-ARCHS = ("ViT-B-32", "ViT-S-32", "RN50", "ViT-B-16", "ViT-L-14", "convnext_base")
-SEVERITIES = [1, 2, 3, 4, 5]
-
-
-def grid_params(base: dict, n_models: int) -> dict:
-    """The demo params with N models (the demo's two, the fine-tuned one included, plus random-init
-    ones of several architectures), all 19 corruptions x 5 severities and every suite on."""
-    from vlstress.suites.corruptions.imagenet_c import CORRUPTIONS
-
-    params = dict(base)
-    models = dict(base["models"])
-    for i in range(n_models - len(models)):
-        arch = ARCHS[i % len(ARCHS)]
-        models[f"m{i:03d}-{arch.lower()}"] = {"arch": arch, "pretrained": None}
-    params["models"] = models
-    params["suites"] = dict.fromkeys(base["suites"], True)
-    params["corruptions"] = {**base["corruptions"], "names": list(CORRUPTIONS)}
-    params["corruptions"]["severities"] = SEVERITIES
-    return params
+from paper_grid import grid_params  # noqa: E402  (the papers' layout with N models)
 
 
 def timed(cmd: list[str], cwd: Path, timeout: float) -> dict:

@@ -719,3 +719,27 @@ def test_dvc_repro_checks_params_before_any_step_works(project, edit, needle):
         assert status == [" M params.yaml"], status
     finally:
         (project / "params.yaml").write_text(original)
+
+
+def test_render_drops_the_lock_entries_of_stages_that_are_gone(tmp_path):
+    """DVC keeps a removed model's or a renamed stage's entry in dvc.lock forever: render drops
+    them and leaves every kept entry byte for byte as DVC wrote it."""
+    from vlstress.pipeline import rendered
+    from vlstress.pipeline.dvc import addresses
+
+    params = params_module.load([REPO / "params.yaml"])
+    names = [address for address, _ in addresses(params)]
+    kept = {name: f"  {name}:\n    cmd: vlstress x\n    outs:\n    - path: a\n" for name in names}
+    gone = "  model_card@removed-model:\n    cmd: vlstress model-card\n"
+    renamed = "  plot:\n    cmd: vlstress plot --out 'a: b'\n    deps: []\n"
+    lock = tmp_path / "dvc.lock"
+    lock.write_text("schema: '2.0'\nstages:\n" + gone + "".join(kept.values()) + renamed)
+    written = rendered.write(params, tmp_path / "dvc.yaml")
+
+    assert lock in written
+    assert lock.read_text() == "schema: '2.0'\nstages:\n" + "".join(kept.values())
+    assert list(yaml.safe_load(lock.read_text())["stages"]) == names
+    # nothing stale: the lock is left alone
+    before = lock.stat().st_mtime_ns
+    assert lock not in rendered.write(params, tmp_path / "dvc.yaml")
+    assert lock.stat().st_mtime_ns == before

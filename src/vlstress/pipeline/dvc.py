@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import itertools
 import re
+from pathlib import Path
 from typing import Any
 
 import yaml
 
+from vlstress.io import write_text
 from vlstress.params import suites_on
 from vlstress.pipeline import (
     AXES,
@@ -247,6 +249,37 @@ def addresses(params: dict[str, Any]) -> list[tuple[str, list[str]]]:
             names = [_dvc_key(params, stage, axis, value) for axis, value in values.items()]
             found.append((stage.name + ("@" + "-".join(names) if names else ""), paths))
     return found
+
+
+LOCK_ENTRY = re.compile(r"^  \S")  # a stage's entry under `stages:` in DVC's dvc.lock layout
+
+
+def prune_lock(params: dict[str, Any], lock: Path = Path("dvc.lock")) -> list[str]:
+    """Drop the dvc.lock entries of stages these params no longer have (a removed model, a renamed
+    stage, a suite switched off); the names dropped. DVC keeps them forever, and at paper scale
+    they are most of the file `dvc status` parses. The entries kept stay byte for byte as DVC
+    wrote them."""
+    if not lock.is_file():
+        return []
+    current = {address for address, _ in addresses(params)}
+    lines = lock.read_text(encoding="utf-8").splitlines(keepends=True)
+    if "stages:\n" not in lines:
+        return []
+    start = lines.index("stages:\n") + 1
+    kept, dropped, keep = lines[:start], [], True
+    for line in lines[start:]:
+        if LOCK_ENTRY.match(line):
+            (name,) = yaml.safe_load(line)
+            keep = name in current
+            if not keep:
+                dropped.append(name)
+        elif not line.startswith(" ") and line.strip():  # a top-level key after `stages:`
+            keep = True
+        if keep:
+            kept.append(line)
+    if dropped:
+        write_text(lock, "".join(kept))
+    return dropped
 
 
 def _dvc_key(params: dict[str, Any], stage: Stage, axis: str, value: str) -> str:

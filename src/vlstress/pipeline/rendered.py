@@ -38,10 +38,15 @@ def texts(params: dict[str, Any], dvc_yaml: Path = DVC_YAML) -> dict[Path, str]:
 
 
 def write(params: dict[str, Any], dvc_yaml: Path = DVC_YAML) -> list[Path]:
+    """Write the rendered files, and drop from dvc.lock the stages they no longer have; the paths
+    written."""
+    from vlstress.pipeline import dvc
+
     found = texts(params, dvc_yaml)
     for path, text in found.items():
         write_text(path, text)
-    return list(found)
+    lock = dvc_yaml.with_name("dvc.lock")
+    return [*found, lock] if dvc.prune_lock(params, lock) else list(found)
 
 
 def stale(params: dict[str, Any], dvc_yaml: Path = DVC_YAML) -> list[str]:

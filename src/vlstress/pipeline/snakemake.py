@@ -276,7 +276,7 @@ def record_in_dvc_lock(workflow, checkout=None, files: list[str] | None = None) 
     """
     from vlstress.io import write_text
     from vlstress.pipeline import GATE_STAMP
-    from vlstress.pipeline.dvc import addresses
+    from vlstress.pipeline.dvc import addresses, prune_lock
     from vlstress.workflow.paths import CHECKED
 
     if checkout is not None:
@@ -306,6 +306,10 @@ def record_in_dvc_lock(workflow, checkout=None, files: list[str] | None = None) 
     _restore(times)
     if result.returncode != 0:
         print(f"warning: `dvc commit` failed; dvc.lock not updated:\n{result.stderr}")
+        return
+    dropped = prune_lock(params_module.load(files))
+    if dropped:
+        print(f"vlstress: dvc.lock: dropped {len(dropped)} stages no longer in dvc.yaml")
 
 
 def _mtimes(paths: list[str]) -> dict[str, int]:

@@ -14,7 +14,11 @@ process, with the same model and batch size:
 - text:       vlstress.embedding.encoders.encode_texts of the captions;
 - on CUDA:    amp vs fp32 (max |diff| of the embeddings, max change of Recall@K) and the mean
               GPU utilisation during each image run (torch.cuda.utilization, needs pynvml,
-              else nvidia-smi sampling).
+              else nvidia-smi sampling);
+- --decoder nvjpeg (CUDA): every worker count again with the JPEGs decoded on the GPU
+              (vlstress.embedding.decoders), the data path alone with it, and nvJPEG against
+              Pillow: pixels (max and mean |diff|), embeddings (max |diff|), top-1 agreement
+              (each image's nearest caption) and the largest Recall@K change.
 
 Embeddings of every image path are checked against the serial baseline (max |diff| and
 array_equal). Prints a Markdown table and writes
@@ -22,6 +26,10 @@ benchmarks/results/bench_embedding[-<tag>].json with provenance. Speed does not 
 the weights: the default is a seeded random-init ViT-B-32.
 
     python benchmarks/bench_embedding.py --images 200
+    python benchmarks/bench_embedding.py --images 5000 --workers 8 --batch-size 256 \
+        --decoder nvjpeg --tag h100-nvjpeg                       # on a GPU node
+    python benchmarks/bench_embedding.py --photos ../shared/data/coco-mini/images \
+        --images 176 --workers 8 --decoder nvjpeg                # real photos instead
 """
 
 from __future__ import annotations
@@ -180,16 +188,61 @@ def serial_baseline(model, preprocess, paths, *, batch_size, device):
     return np.concatenate(chunks, axis=0)
 
 
-def decode_only(paths, preprocess, *, batch_size, workers, device):
+def decode_only(paths, preprocess, *, batch_size, workers, device, decoder="pil"):
     from vlstress.embedding.encoders import load_rgb
     from vlstress.embedding.image_batches import image_batches
 
     n = 0
     for batch in image_batches(
-        paths, preprocess, batch_size=batch_size, workers=workers, device=device, load=load_rgb
+        paths,
+        preprocess,
+        batch_size=batch_size,
+        workers=workers,
+        device=device,
+        load=load_rgb,
+        decoder=decoder,
     ):
         n += batch.shape[0]
     return n
+
+
+def real_photos(folder: Path, n: int) -> list[str]:
+    """The first n JPEGs under `folder` (sorted paths)."""
+    found = sorted(
+        str(p) for p in folder.rglob("*") if p.suffix.lower() in (".jpg", ".jpeg") and p.is_file()
+    )
+    if not found:
+        raise SystemExit(f"no .jpg files under {folder}")
+    return found[:n]
+
+
+def pixel_diff(paths, device) -> dict:
+    """nvJPEG's pixels against Pillow's (load_rgb), over the JPEGs nvJPEG takes."""
+    from vlstress.embedding import decoders
+    from vlstress.embedding.device_preprocess import to_uint8
+    from vlstress.embedding.encoders import load_rgb
+
+    worst, total, count, images = 0, 0.0, 0, 0
+    for path in paths:
+        data = Path(path).read_bytes()
+        if not decoders.gpu_decodable(data):
+            continue
+        ours = decoders.decode_jpegs([torch.frombuffer(bytearray(data), dtype=torch.uint8)], device)
+        diff = (ours[0].cpu().int() - to_uint8(load_rgb(path)).int()).abs()
+        worst = max(worst, int(diff.max()))
+        total += float(diff.sum())
+        count += diff.numel()
+        images += 1
+    return {
+        "images": images,
+        "max_abs_diff": worst,
+        "mean_abs_diff": round(total / max(count, 1), 4),
+    }
+
+
+def top1_agreement(a: np.ndarray, b: np.ndarray, text_emb: np.ndarray) -> float:
+    """Share of images whose nearest caption is the same under image embeddings a and b."""
+    return float(np.mean((a @ text_emb.T).argmax(1) == (b @ text_emb.T).argmax(1)))
 
 
 class GpuSampler:
@@ -314,6 +367,18 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--device", default="auto")
     parser.add_argument(
+        "--decoder",
+        default="pil",
+        choices=["pil", "nvjpeg"],
+        help="nvjpeg (CUDA): also time every worker count with the JPEGs decoded on the GPU",
+    )
+    parser.add_argument(
+        "--photos",
+        type=Path,
+        default=None,
+        help="a folder of real JPEGs to time instead of the synthetic ones (first --images)",
+    )
+    parser.add_argument(
         "--threads",
         type=int,
         default=None,
@@ -340,8 +405,20 @@ def main(argv=None) -> int:
     folder = (
         args.data_dir or Path(tempfile.gettempdir()) / f"vlstress-bench-embedding-{args.images}"
     )
-    paths, captions, caption_source = dataset(folder, args.images, args.seed)
+    if args.photos is not None:
+        paths = real_photos(args.photos, args.images)
+        captions, caption_source = synthetic_captions(len(paths) * CAPTIONS_PER_IMAGE, args.seed)
+    else:
+        paths, captions, caption_source = dataset(folder, args.images, args.seed)
     device = models.resolve_device(args.device)
+    from vlstress.embedding import decoders
+    from vlstress.errors import VlstressError
+
+    try:
+        decoders.check(args.decoder, device)  # nvjpeg needs CUDA: said before the model loads
+    except VlstressError as exc:
+        raise SystemExit(f"bench_embedding: {exc}") from None
+    nvjpeg = args.decoder == "nvjpeg"
     spec = models.ModelSpec(
         slug=args.arch.lower(), arch=args.arch, pretrained=args.pretrained, seed=args.seed
     )
@@ -367,6 +444,11 @@ def main(argv=None) -> int:
         image_paths[f"workers={k}, resize in workers"] = lambda: encode_images(
             model, whole, paths, workers=k, desc="cpu resize", **run
         )
+    if nvjpeg:
+        for k in [0, *worker_counts]:
+            image_paths[f"workers={k}, nvjpeg"] = lambda k=k: encode_images(
+                model, preprocess, paths, workers=k, decoder="nvjpeg", desc=f"nvjpeg {k}", **run
+            )
     times: dict[str, list[float]] = {name: [] for name in image_paths}
     gpu_util: dict[str, float | None] = {}
     outputs: dict[str, np.ndarray] = {}
@@ -404,6 +486,17 @@ def main(argv=None) -> int:
             "images_per_s": round(len(paths) / t, 2),
             "all_seconds": ts,
         }
+    if nvjpeg:
+        _, t, ts = best_of(
+            lambda: decode_only(paths, preprocess, workers=most, decoder="nvjpeg", **run),
+            device,
+            args.repeats,
+        )
+        decode[f"workers={most}, nvjpeg"] = {
+            "seconds": round(t, 3),
+            "images_per_s": round(len(paths) / t, 2),
+            "all_seconds": ts,
+        }
     decode_speedup = round(decode["workers=0"]["seconds"] / decode[f"workers={most}"]["seconds"], 3)
 
     text_kw = {"batch_size": args.batch_size, "device": device, "progress": False}
@@ -435,11 +528,28 @@ def main(argv=None) -> int:
             ),
         }
 
+    nvjpeg_vs_pil = None
+    if nvjpeg:
+        gpu_images = outputs[f"workers={most}, nvjpeg"]
+        pil_metrics = retrieval(baseline, text_emb, len(paths))
+        gpu_metrics = retrieval(gpu_images, text_emb, len(paths))
+        nvjpeg_vs_pil = {
+            "pixels": pixel_diff(paths, device),
+            "max_abs_diff_image_embeddings": float(np.abs(gpu_images - baseline).max()),
+            "top1_agreement": top1_agreement(gpu_images, baseline, text_emb),
+            "recall_pil": pil_metrics,
+            "recall_nvjpeg": gpu_metrics,
+            "max_recall_change_points": round(
+                max(abs(gpu_metrics[k] - pil_metrics[k]) for k in pil_metrics), 4
+            ),
+        }
+    nvjpeg_row = next((r for r in rows if r["path"] == "workers=8, nvjpeg"), None)
+
     target_row = next(r for r in rows if r["path"] == "workers=2") if 2 in worker_counts else None
     result = {
         "benchmark": "embedding-throughput-workers",
         "images": len(paths),
-        "image_size": [WIDTH, HEIGHT],
+        "image_size": None if args.photos else [WIDTH, HEIGHT],  # real photos: their own
         "jpeg_quality": QUALITY,
         "captions": len(captions),
         "caption_source": caption_source,
@@ -452,6 +562,12 @@ def main(argv=None) -> int:
             "all_seconds": text_times,
         },
         "amp_vs_fp32": amp,
+        "nvjpeg_vs_pil": nvjpeg_vs_pil,
+        "photos": str(args.photos) if args.photos else "synthetic",
+        "nvjpeg_target": "decoder nvjpeg, 8 workers: >= 3,000 images/s (pil: 1,175 on an H100)",
+        "nvjpeg_target_met": None
+        if nvjpeg_row is None
+        else bool(nvjpeg_row["images_per_s"] >= 3000),
         "target": "image path >= 1.8x the serial path with 2 workers (CPU)",
         "target_met": None if target_row is None else bool(target_row["speedup_vs_serial"] >= 1.8),
         "machine": {
@@ -474,7 +590,9 @@ def main(argv=None) -> int:
     }
 
     print(
-        f"\n{len(paths)} JPEGs {WIDTH}x{HEIGHT}, {spec.weights_label()} {args.arch} on {device}, "
+        f"\n{len(paths)} JPEGs "
+        + (f"from {args.photos}" if args.photos else f"{WIDTH}x{HEIGHT}")
+        + f", {spec.weights_label()} {args.arch} on {device}, "
         f"batch {args.batch_size}, "
         f"{torch.get_num_threads()} torch threads, {available_cores()} cores ({cpu_model()})\n"
     )
@@ -507,6 +625,20 @@ def main(argv=None) -> int:
             f"{amp['max_abs_diff_image_embeddings']:.1e}, "
             f"texts {amp['max_abs_diff_text_embeddings']:.1e}, max Recall@K change "
             f"{amp['max_recall_change_points']} points"
+        )
+    if nvjpeg_vs_pil:
+        pixels = nvjpeg_vs_pil["pixels"]
+        print(
+            f"nvjpeg vs pil: pixels max |diff| {pixels['max_abs_diff']}, mean "
+            f"{pixels['mean_abs_diff']} ({pixels['images']} JPEGs); embeddings max |diff| "
+            f"{nvjpeg_vs_pil['max_abs_diff_image_embeddings']:.1e}; top-1 agreement "
+            f"{nvjpeg_vs_pil['top1_agreement']:.4f}; max Recall@K change "
+            f"{nvjpeg_vs_pil['max_recall_change_points']} points"
+        )
+    if result["nvjpeg_target_met"] is not None:
+        print(
+            "nvjpeg target (8 workers >= 3,000 images/s): "
+            + ("met" if result["nvjpeg_target_met"] else "NOT met")
         )
     print(
         f"load average before / after: {result['machine']['load_average_before']} / "

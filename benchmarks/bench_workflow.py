@@ -108,7 +108,11 @@ def bench_params(
     params["ei"]["scorer"] = {"slug": f"scorer-{slug}", "arch": args.model, "pretrained": None}
     params["suites"] = {name: name in ROCOCO_SUITES for name in params["suites"]}
     params["embed"].update(
-        device=args.device, threads=args.threads, workers=workers, precision=args.precision
+        device=args.device,
+        threads=args.threads,
+        workers=workers,
+        precision=args.precision,
+        decoder=args.decoder,
     )
     if args.batch_size:
         params["embed"]["batch_size"] = args.batch_size
@@ -442,6 +446,9 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--precision", default="fp32", choices=["fp32", "amp"])
     parser.add_argument(
+        "--decoder", default="pil", choices=["pil", "nvjpeg"], help="embed.decoder (nvjpeg: CUDA)"
+    )
+    parser.add_argument(
         "--baseline", action="store_true", help="also run with embed.workers 0 and compare"
     )
     parser.add_argument("--seed", type=int, default=0, help="synthetic data seed")
@@ -520,6 +527,7 @@ def main(argv=None) -> int:
         "gpu": torch.cuda.get_device_name(0) if device.startswith("cuda") else None,
         "workers": workers,
         "precision": args.precision,
+        "decoder": args.decoder,
         "fixed_s": fixed,
         "fixed_share": round(fixed_share, 4),
         "stages": stages,

@@ -49,15 +49,23 @@ def run(cmd: list[str], root: Path) -> str:
     return done.stdout + done.stderr
 
 
+def stamped(name: str) -> str:
+    """A code stamp step (`code_<stage>`, vlstress.pipeline.code_stamp) stands for its stage: an
+    edit makes the stamp stale, and the stage reruns when the stamp's bytes change."""
+    return name.removeprefix("code_")
+
+
 def dvc_stale(root: Path) -> list[str]:
     """The stages `dvc status` lists (a foreach item as `stage@key`)."""
-    return sorted(set(re.findall(r"^(\S+):\s*$", run(["dvc", "status"], root), flags=re.M)))
+    found = re.findall(r"^(\S+):\s*$", run(["dvc", "status"], root), flags=re.M)
+    return sorted(set(map(stamped, found)))
 
 
 def snakemake_planned(root: Path) -> list[str]:
     """The rules of the jobs `snakemake -n` would run."""
     plan = run(["snakemake", "-n"], root)
-    return sorted(set(re.findall(r"^(?:local)?rule (\w+):", plan, flags=re.M)) - {"all"})
+    found = re.findall(r"^(?:local)?rule (\w+):", plan, flags=re.M)
+    return sorted(set(map(stamped, found)) - {"all"})
 
 
 def stale_after_edit(
@@ -76,14 +84,20 @@ def stale_after_edit(
 
 
 def source_counts(dvc_yaml: str) -> dict[str, int]:
-    """Stage -> number of source files among its dependencies in a dvc.yaml."""
+    """Stage -> number of source files among its dependencies in a dvc.yaml (through its code
+    stamp: the files on the stamp step's command line)."""
     stages = yaml.safe_load(dvc_yaml)["stages"]
-    return {
-        name: sum(
-            1 for dep in entry.get("do", entry).get("deps", []) if str(dep).startswith("src/")
-        )
-        for name, entry in stages.items()
-    }
+    counts = {}
+    for name, entry in stages.items():
+        body = entry.get("do", entry)
+        if name.startswith("code_"):
+            counts[stamped(name)] = sum(
+                1 for word in body["cmd"].split() if word.startswith("src/")
+            )
+        else:
+            found = sum(1 for dep in body.get("deps", []) if str(dep).startswith("src/"))
+            counts.setdefault(name, found)
+    return counts
 
 
 def main() -> None:

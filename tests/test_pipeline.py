@@ -257,7 +257,12 @@ def test_suites_off_remove_their_stages_and_outputs():
     }
     only_text = {s.name for s in active_stages(with_suites(params, rococo_text=True))}
     none = {s.name for s in active_stages(with_suites(params))}
-    assert {"evaluate_image", "image_variants"} <= everything - only_text
+    # each stage kind has its code stamp step, switched with it
+    assert {s for s in none if s.startswith("code_")} == {
+        f"code_{s}" for s in none if "code_" not in s and s != "check_params"
+    }
+    none = {s for s in none if not s.startswith("code_")}
+    assert {"evaluate_image", "image_variants", "code_image_variants"} <= everything - only_text
     assert {"evaluate_text", "ei_scores", "text_stats"} <= only_text - none
     assert none == {
         "check_params",
@@ -541,10 +546,13 @@ def test_both_front_ends_run_the_same_commands(project):
     # replacing the old single figures stage) and one table stage per suite with tables (4, the
     # retrieval one replacing the old tables stage); accuracy_vs_recall: one job; shape bias: the
     # stimuli, 2 records, its figure and table (5); prompts: 2 ablations, 2 AutoCLIP, figures and
-    # table (6)
+    # table (6); and one code stamp step per stage kind but the gate
+    kinds = len([s for s in active_stages(demo_params()) if not s.name.startswith("code_")])
+    retrieval, zeroshot = 46 + 1, 2 * 3 + 4 * 3 + 3 + 1 + 2 * 2 + 2 + 1 + 2
+    finetune, report, rest = 4 + 1 + 1 + 1, 6 + 3, 1 + 5 + 6
+    assert kinds == 55
     assert (
-        sum(map(len, smk.values()))
-        == 46 + 1 + 2 * 3 + 4 * 3 + 3 + 1 + 2 * 2 + 2 + 1 + 2 + 4 + 1 + 1 + 1 + 6 + 3 + 1 + 5 + 6
+        sum(map(len, smk.values())) == retrieval + zeroshot + finetune + report + rest + kinds - 1
     )
 
 

@@ -42,9 +42,18 @@ ENGINE_COMMANDS: dict[str, tuple[str, str]] = {
         "the tables of one suite's table module (Markdown + LaTeX) from the summary",
     ),
     "models": ("vlstress.commands.models", "list open_clip architectures and pretrained tags"),
+    "code-stamp": (
+        "vlstress.commands.code_stamp",
+        "the md5 of each source file a step runs (the step's code dependency)",
+    ),
     "fetch-weights": (
         "vlstress.commands.fetch_weights",
         "put every hub model of the params in the weight cache (for nodes without network)",
+    ),
+    "cost": (
+        "vlstress.commands.cost",
+        "price the grid of the params: images per suite, GPU-hours, CPU-hours, disk, wall time "
+        "on G GPUs (plans only)",
     ),
     "pipeline": (
         "vlstress.commands.pipeline",

@@ -92,6 +92,7 @@ class Embed:
     threads: int
     workers: int | None
     precision: Literal["fp32", "amp"]
+    decoder: Literal["pil", "nvjpeg"]
 
 
 @dataclass(frozen=True)

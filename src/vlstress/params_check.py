@@ -143,6 +143,13 @@ def problems(params: Any) -> list[str]:
     kind = params["dataset"]["kind"]
     if kind not in DATASET_KINDS:
         found.append("dataset.kind: " + unknown("dataset kind", kind, DATASET_KINDS))
+    embed = params["embed"]
+    if embed["decoder"] == "nvjpeg" and not embed["device"].startswith(("auto", "cuda")):
+        # with `auto` the model step refuses it if it resolves to the CPU
+        found.append(
+            f"embed.decoder: 'nvjpeg' decodes JPEGs on the GPU and needs embed.device auto or "
+            f"cuda, not {embed['device']!r}: set embed.decoder: pil"
+        )
     for suite in suites.values():
         if suite.params:
             found += importlib.import_module(suite.params).problems(params, on)

@@ -48,6 +48,7 @@ def encode_images(
     load: Callable[[str | Path], Image.Image] | None = load_rgb,
     workers: int | None = 0,
     precision: str = "fp32",
+    decoder: str = "pil",
     desc: str = "images",
 ) -> np.ndarray:
     """L2-normalised image embeddings (float32), rows in input order.
@@ -55,12 +56,22 @@ def encode_images(
     Each item is `preprocess(load(item))` (`load=None`: preprocess takes the item itself).
     `workers`: decoding processes (0 = this process, None = the job's spare cores; see
     vlstress.image_batches); the embeddings do not depend on it. `precision`: vlstress.precision.
+    `decoder`: pil, or nvjpeg = JPEG files decoded on the GPU (vlstress.embedding.decoders).
     """
+    from vlstress.embedding import decoders
     from vlstress.embedding.image_batches import image_batches
 
     forward = precision_context(precision, device)
+    decoders.check(decoder, device)
     batches = image_batches(
-        paths, preprocess, batch_size=batch_size, workers=workers, device=device, load=load
+        paths,
+        preprocess,
+        batch_size=batch_size,
+        workers=workers,
+        device=device,
+        load=load,
+        decoder=decoder,
+        desc=desc,
     )
     chunks = []
     for batch in tqdm(batches, total=math.ceil(len(paths) / batch_size), desc=desc, unit="batch"):

@@ -1,5 +1,6 @@
 """The flags of a model step: which model (a card, or the registry entry itself) and how it runs
-(device, batch sizes, threads, decoding workers, precision), and what of them provenance records."""
+(device, batch sizes, threads, decoding workers, precision, image decoder), and what of them
+provenance records."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from vlstress.argtypes import (
     positive_int,
     seed_int,
 )
+from vlstress.embedding.decoders import DECODERS
 from vlstress.embedding.precision import PRECISIONS
 
 
@@ -84,13 +86,26 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         default="fp32",
         help="fp32, or amp (CUDA autocast: bfloat16 where supported, else float16; refused on CPU)",
     )
+    group.add_argument(
+        "--decoder",
+        choices=DECODERS,
+        default="pil",
+        help=(
+            "image files decoded by pil (Pillow, in the workers), or nvjpeg (JPEG batches on the "
+            "GPU: other bytes than libjpeg's; refused on CPU; other files by Pillow)"
+        ),
+    )
 
 
 def model_spec(args: argparse.Namespace):
-    """The ModelSpec named by the flags of `add_model_arguments`."""
-    from vlstress.embedding.models import ModelSpec, spec_from_card
+    """The ModelSpec named by the flags of `add_model_arguments`. Every model step names its model
+    before it loads it: a --decoder this device cannot run is refused here, before any model
+    work."""
+    from vlstress.embedding import decoders
+    from vlstress.embedding.models import ModelSpec, resolve_device, spec_from_card
     from vlstress.errors import VlstressError
 
+    decoders.check(getattr(args, "decoder", "pil"), resolve_device(args.device))
     if args.model_card is not None:
         if args.arch is not None or args.pretrained is not None:
             raise VlstressError("give either --model-card or --model/--arch/--pretrained, not both")
@@ -118,10 +133,13 @@ def batch_size(args: argparse.Namespace, device: str) -> int:
     return args.batch_size
 
 
-def model_params(args: argparse.Namespace, spec) -> dict:
-    """The run-time flags of a model step, recorded in provenance."""
+def model_params(args: argparse.Namespace, spec, *, decoder: str | None = None) -> dict:
+    """The run-time flags of a model step, recorded in provenance. `decoder`: what decoded the
+    images of a step that decodes them itself, whatever --decoder says (the attack's sample and
+    the fine-tuning pairs: Pillow); None = --decoder, the decoder of the image embedding path."""
     import torch
 
+    from vlstress.embedding import decoders
     from vlstress.embedding.models import resolve_device
     from vlstress.embedding.precision import describe
 
@@ -134,7 +152,10 @@ def model_params(args: argparse.Namespace, spec) -> dict:
         # and the resolved count would make the sidecars of identical runs differ between hosts
         "workers": args.workers,
         **describe(args.precision, resolve_device(args.device)),
+        **decoders.describe(args.decoder, resolve_device(args.device)),
     }
+    if decoder is not None:
+        params.update(decoders.describe(decoder, resolve_device(args.device)))
     if args.model_card is not None:
         params["model_card"] = str(args.model_card)
     return params

@@ -12,7 +12,9 @@ raised here with its own message; DataLoader would otherwise re-raise it with th
 whole traceback as the message.
 
 On CUDA, open_clip's preprocess is split (vlstress.device_preprocess): the workers only decode,
-and the resize, crop and normalisation run on the GPU, with the same bits as on the CPU.
+and the resize, crop and normalisation run on the GPU, with the same bits as on the CPU. With
+decoder `nvjpeg` (vlstress.embedding.decoders) the workers only read the files' bytes and the
+JPEGs of a batch are decoded on the GPU too.
 """
 
 from __future__ import annotations
@@ -139,34 +141,79 @@ def image_batches(
     workers: int | None,
     device: str,
     load: Callable | None,
+    decoder: str = "pil",
+    desc: str = "images",
 ) -> Iterator[torch.Tensor]:
     """Batches of preprocessed images on `device`, in input order (see the module docstring)."""
+    from vlstress.embedding import decoders
+
+    decoders.check(decoder, device)
     n_workers = resolve_workers(workers, math.ceil(len(items) / batch_size), device)
     cuda = device.startswith("cuda")
     on_device = split_on_device(preprocess) if cuda else None
+    on_gpu = decoder == "nvjpeg" and load is not None
+    if decoder == "nvjpeg" and not on_gpu:
+        log.info(
+            "%s: decoder nvjpeg does not apply: the items are not image files (the preprocess "
+            "decodes them itself, with Pillow)",
+            desc,
+        )
     options: dict[str, Any] = {}
     if n_workers:
         options = {
             "worker_init_fn": one_torch_thread,
             "prefetch_factor": CUDA_PREFETCH_BATCHES if cuda else 2,
         }
+    if on_gpu and load is not None:  # the workers read bytes (or decode what nvJPEG does not take)
+        dataset = PreprocessedImages(items, decoders.as_is, decoders.ForGpu(load))
+    else:
+        dataset = PreprocessedImages(items, preprocess if on_device is None else to_uint8, load)
     loader = DataLoader(
-        PreprocessedImages(items, preprocess if on_device is None else to_uint8, load),
+        dataset,
         batch_size=batch_size,
         shuffle=False,
         num_workers=n_workers,
-        collate_fn=collate if on_device is None else collate_flat,
+        collate_fn=collate if on_device is None and not on_gpu else collate_flat,
         pin_memory=cuda,
         **options,
     )
+    if not on_gpu:
+        for batch in loader:
+            if isinstance(batch, LoadFailure):
+                raise VlstressError(batch.message)
+            if on_device is None:
+                yield batch.to(device, non_blocking=cuda)
+            else:
+                flat, shapes = batch
+                yield on_device(unflatten(flat.to(device, non_blocking=True), shapes))
+        return
+    if on_device is None:
+        log.warning(
+            "%s: decoder nvjpeg with a preprocess that does not run on the GPU: the decoded "
+            "images are copied back and preprocessed in this process, one by one (slow)",
+            desc,
+        )
+    tally, start = decoders.Tally(), 0
     for batch in loader:
         if isinstance(batch, LoadFailure):
             raise VlstressError(batch.message)
-        if on_device is None:
-            yield batch.to(device, non_blocking=cuda)
+        flat, shapes = batch
+        parts = unflatten(flat, shapes)  # JPEG bytes stay on the CPU: nvJPEG reads them there
+        paths = [items[i] for i in range(start, start + len(parts))]
+        start += len(parts)
+        images = decoders.decode_batch(parts, paths, device, tally)
+        if on_device is not None:
+            yield on_device(images)
         else:
-            flat, shapes = batch
-            yield on_device(unflatten(flat.to(device, non_blocking=True), shapes))
+            yield torch.stack([preprocess(to_pil(image)) for image in images]).to(device)
+    tally.report(desc)
+
+
+def to_pil(image: torch.Tensor):
+    """A uint8 (H, W, 3) tensor (on any device) as a PIL image."""
+    from PIL import Image
+
+    return Image.fromarray(image.contiguous().cpu().numpy())
 
 
 def split_on_device(preprocess: Callable):

@@ -65,6 +65,7 @@ class Loaded:
     batch_size: int
     workers: int | None
     precision: str
+    decoder: str  # of the image files (vlstress.embedding.decoders)
     # the run-time flags recorded in provenance (embedding.flags.model_params)
     params: dict[str, Any]
     # models.describe: architecture, weights (a checkpoint hashed once per run)
@@ -103,9 +104,11 @@ class EmbeddingSet:
 def load(spec: models.ModelSpec, args) -> Loaded:
     """Load the model of `spec` once, with the run options of the model flags
     (`embedding.flags.add_model_arguments`)."""
+    from vlstress.embedding import decoders
     from vlstress.embedding.flags import batch_size, model_params
 
     device = models.resolve_device(args.device)
+    decoders.check(args.decoder, device)  # before the model loads, as model_spec does
     model, preprocess, tokenizer = models.load(spec, device, threads=args.threads)
     # the recorded flags are read after loading: `threads` is what torch runs with
     return Loaded(
@@ -117,6 +120,7 @@ def load(spec: models.ModelSpec, args) -> Loaded:
         batch_size(args, device),
         args.workers,
         args.precision,
+        args.decoder,
         model_params(args, spec),
         models.describe(spec, model),
         hardware(device),
@@ -257,6 +261,7 @@ def image_options(run: Loaded) -> dict[str, Any]:
         "device": run.device,
         "workers": run.workers,
         "precision": run.precision,
+        "decoder": run.decoder,
     }
 
 
@@ -325,7 +330,8 @@ def write_folder(
 
 
 # provenance entries that say where things are, not what the bytes are (the inputs' content is
-# keyed by `files`); `workers` decides how images are decoded in parallel, never the bytes
+# keyed by `files`); `workers` decides how images are decoded in parallel, never the bytes (the
+# decoder does decide them, as precision does: it stays in the key)
 PLACES = ("command", "inputs")
 PLACE_PARAMS = ("cache_dir", "model_card", "workers")
 

@@ -20,6 +20,7 @@ from typing import Any
 from vlstress.code_deps import dependencies
 from vlstress.params import Params, suites_on
 from vlstress.suites import registry
+from vlstress.workflow.paths import CHECKED
 from vlstress.workflow.spec import (
     PLACEHOLDER,
     Axis,
@@ -97,7 +98,43 @@ def active_stages(params: dict[str, Any]) -> list[Stage]:
             continue
         outputs = {name: out for name, out in stage.outputs.items() if _keep(out, on)}
         active.append(replace(stage, outputs=outputs))
-    return active
+    return [*(code_stamp(stage) for stage in active if stage.name != GATE.name), *active]
+
+
+# Each stage's code dependency is one stamp file listing the md5 of its source files (written by
+# `vlstress code-stamp`, one small step per stage kind): dvc.lock and Snakemake's DAG then hold
+# each stage kind's files once, not once per model and condition (at paper scale, 80% of
+# dvc.lock was the same source files listed again for every step). The gate keeps its files: it
+# runs before anything else, the stamp steps included.
+CODE_STAMPS = "results/code"
+STAMP_COMMAND = "code-stamp"
+
+
+def is_stamp(stage: Stage) -> bool:
+    return stage.subcommand == STAMP_COMMAND
+
+
+def stamp_path(stage: Stage) -> str:
+    return f"{CODE_STAMPS}/{stage.name}.md5"
+
+
+def code_stamp(stage: Stage) -> Stage:
+    """The step that writes `stage`'s code stamp: its inputs are the stage's source files."""
+    files = code_paths(stage)
+    return Stage(
+        f"code_{stage.name}",
+        f"vlstress {STAMP_COMMAND} --out {{out.stamp}} " + " ".join(files),
+        inputs={f"file{i}": path for i, path in enumerate(files)},
+        outputs={"stamp": Output(stamp_path(stage), cache=False)},
+        suite=stage.suite,
+        after=(CHECKED,),
+        doc=f"the md5 of each source file of {stage.name}",
+    )
+
+
+def code_inputs(stage: Stage) -> list[str]:
+    """What a stage depends on for its code: its stamp; a stamp step and the gate, their files."""
+    return code_paths(stage) if is_stamp(stage) or stage.name == GATE.name else [stamp_path(stage)]
 
 
 def axis_values(params: dict[str, Any], axis: str) -> list[str]:

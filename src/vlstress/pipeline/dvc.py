@@ -26,7 +26,7 @@ from vlstress.pipeline import (
     active_stages,
     axis_item,
     axis_values,
-    code_paths,
+    code_inputs,
     derived,
     external,
     item_field,
@@ -127,7 +127,7 @@ def stage_entry(
     deps += external.paths(
         params, stage.external, axis_param, item_key, produced=produced_paths(params)
     )
-    deps += code_paths(stage)
+    deps += code_inputs(stage)
     body["deps"] = list(dict.fromkeys(deps))
     list_params = [
         p for name in stage.input_lists.values() for p in LISTS[name].params(typed(params))

@@ -26,7 +26,7 @@ from vlstress.pipeline import (
     LISTS,
     active_stages,
     axis_item,
-    code_paths,
+    code_inputs,
     derived,
     expand,
     external,
@@ -191,7 +191,7 @@ def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpe
     # Snakefile, before any job, and a gate job would make every job downstream "updated"
     if stage.external:
         inputs["external"] = _external_inputs(stage, config)
-    inputs["code"] = code_paths(stage)
+    inputs["code"] = code_inputs(stage)
     outputs: dict[str, Any] = {}
     for name, out in stage.outputs.items():
         path = substitute_params(out.path, config)

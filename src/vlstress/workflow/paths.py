@@ -13,6 +13,7 @@ RUN_FLAGS = (
     "--device {p.embed.device} --batch-size {p.embed.batch_size}"
     " --cuda-batch-size {p.embed.cuda_batch_size}"
     " --threads {p.embed.threads} --workers {p.embed.workers} --precision {p.embed.precision}"
+    " --decoder {p.embed.decoder}"
 )
 REUSE_FLAG = "--reuse-dir {p.embed.cache_dir}/embeddings"
 EVALUATE_FLAGS = (

@@ -100,7 +100,8 @@ def attack(args: argparse.Namespace) -> Attacked:
     }
     block = provenance.build(
         "attack",
-        {**model_params(args, spec), **attack_params},
+        # the sample is decoded here by Pillow (load_rgb), whatever --decoder says
+        {**model_params(args, spec, decoder="pil"), **attack_params},
         seed=spec.seed,
         model=described,
         device=device,

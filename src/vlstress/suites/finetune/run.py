@@ -94,7 +94,8 @@ class Finetuned:
             "provenance": provenance.build(
                 "finetune",
                 {
-                    **model_params(args, self.spec),
+                    # training images are decoded by Pillow (load_rgb), whatever --decoder says
+                    **model_params(args, self.spec, decoder="pil"),
                     "variant": args.variant,
                     **config.__dict__,
                     "method": args.method,

@@ -52,7 +52,8 @@ def image_variant(folder: Path) -> EmbeddingSet:
         "image-variant-embeddings",
         fields,
         embed,
-        {"mode": mode},
+        # clean variants are decoded by their mixer (Pillow), whatever embed.decoder says
+        {"mode": mode, **({"decoder": "pil"} if mode == "clean" else {})},
     )
 
 

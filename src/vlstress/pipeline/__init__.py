@@ -118,8 +118,18 @@ def stamp_path(stage: Stage) -> str:
     return f"{CODE_STAMPS}/{stage.name}.md5"
 
 
+_STAMPS: dict[tuple[str, str, tuple[str, ...]], Stage] = {}
+
+
 def code_stamp(stage: Stage) -> Stage:
     """The step that writes `stage`'s code stamp: its inputs are the stage's source files."""
+    key = (stage.name, stage.command, stage.code)
+    if key not in _STAMPS:
+        _STAMPS[key] = _new_stamp(stage)
+    return _STAMPS[key]
+
+
+def _new_stamp(stage: Stage) -> Stage:
     files = code_paths(stage)
     return Stage(
         f"code_{stage.name}",
@@ -308,11 +318,18 @@ def stage_modules(stage: Stage) -> list[str]:
     return list(dict.fromkeys([known[stage.subcommand][0], *stage.code, *named]))
 
 
+_CODE: dict[tuple[str, str, tuple[str, ...]], list[str]] = {}
+
+
 def code_paths(stage: Stage) -> list[str]:
-    """The source and data files a stage's command depends on, relative to the repository root."""
-    root = Path(__file__).resolve().parents[1]
-    files = sorted({path for module in stage_modules(stage) for path in dependencies(module)})
-    return [f"{SOURCE_ROOT}/{path.relative_to(root).as_posix()}" for path in files]
+    """The source and data files a stage's command depends on, relative to the repository root
+    (found once per stage and process: the renderers ask for every job)."""
+    key = (stage.name, stage.command, stage.code)
+    if key not in _CODE:
+        root = Path(__file__).resolve().parents[1]
+        files = sorted({path for module in stage_modules(stage) for path in dependencies(module)})
+        _CODE[key] = [f"{SOURCE_ROOT}/{path.relative_to(root).as_posix()}" for path in files]
+    return list(_CODE[key])
 
 
 def figure_names(stage: Stage) -> str:

@@ -223,15 +223,24 @@ def stage_outputs(stage: Stage, params: dict[str, Any]) -> Iterator[tuple[str, O
             yield name, out, path
 
 
+_PRODUCED: dict[int, tuple[Mapping[str, Any], Any, frozenset[str]]] = {}
+
+
 def produced_paths(params: dict[str, Any]) -> frozenset[str]:
-    """Every output path of the stages the params switch on (normalised)."""
+    """Every output path of the stages the params switch on (normalised); found once per params
+    mapping (and again if it was edited in place), as `typed`: Snakemake asks for every job."""
+    import copy
     import os
 
-    return frozenset(
-        os.path.normpath(path)
-        for stage in active_stages(params)
-        for _, _, path in stage_outputs(stage, params)
-    )
+    held = _PRODUCED.get(id(params))
+    if held is None or held[0] is not params or held[1] != params:
+        found = frozenset(
+            os.path.normpath(path)
+            for stage in active_stages(params)
+            for _, _, path in stage_outputs(stage, params)
+        )
+        held = _PRODUCED[id(params)] = (params, copy.deepcopy(params), found)
+    return held[2]
 
 
 def record_paths(params: dict[str, Any]) -> list[Path]:

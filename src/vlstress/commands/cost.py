@@ -1,0 +1,104 @@
+"""`vlstress cost`: price the grid of a params file before running it (it only plans: no model,
+no torch).
+
+Per suite, the images (and texts) each model embeds; per model and for all of them, GPU-hours at
+the rates measured by `benchmarks/bench_embedding.py` (scaled by architecture with open_clip's
+GFLOPs table); the shared CPU work (corruptions, typographic copy, image variants, caption sets)
+and GPU jobs (EI scorer, fine-tuning); disk for the embeddings; and the wall time on a SLURM
+cluster of `--gpus` GPUs and `--cpus` cores. A set's size is counted from its built manifest or
+its folder when they are there, else it is the published size of its kind, said so. Markdown on
+stdout, or `--json`. The model behind the figures: `vlstress.cost.estimate`; docs/throughput.md,
+"Cost model".
+
+    vlstress cost                                              # params.yaml, 8 GPUs
+    vlstress cost --params params.paper-grid.yaml --gpus 16    # the papers' pool of 255 models
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from vlstress.argtypes import positive_int
+
+
+def _size(text: str) -> tuple[str, int]:
+    name, sep, count = text.partition("=")
+    if not sep or not name.strip() or not count.strip().isdigit() or int(count) <= 0:
+        raise argparse.ArgumentTypeError(f"expected NAME=IMAGES (a positive integer), got {text!r}")
+    return name.strip(), int(count)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from vlstress.cost.rates import DEFAULT_RATE_FILE
+
+    parser.add_argument(
+        "--params",
+        action="append",
+        type=Path,
+        help="params file(s), merged in order (default: params.yaml)",
+    )
+    parser.add_argument(
+        "--gpus", type=positive_int, default=8, help="GPUs of the cluster (default 8)"
+    )
+    parser.add_argument(
+        "--cpus",
+        type=positive_int,
+        default=16,
+        help="CPU cores for the shared CPU work (default 16: one GPU node like the measured one)",
+    )
+    parser.add_argument(
+        "--rate-file",
+        type=Path,
+        default=DEFAULT_RATE_FILE,
+        help="a benchmarks/bench_embedding.py result; the other benchmark results are read "
+        f"beside it when there (default {DEFAULT_RATE_FILE})",
+    )
+    parser.add_argument(
+        "--size",
+        action="append",
+        type=_size,
+        default=[],
+        metavar="NAME=IMAGES",
+        help="the image count of a test or OOD set that is not built and has no published size",
+    )
+    parser.add_argument(
+        "--gflops",
+        action="append",
+        default=[],
+        metavar="ARCH=IMAGE,TEXT,DIM",
+        help="GFLOPs per image and per caption and embedding width of an architecture missing "
+        "from open_clip's profile table",
+    )
+    parser.add_argument(
+        "--project",
+        type=Path,
+        default=Path("."),
+        help="the project folder whose data/ holds built sets (default: here)",
+    )
+    parser.add_argument("--json", action="store_true", help="JSON on stdout instead of Markdown")
+
+
+def run(args: argparse.Namespace) -> None:
+    from vlstress.cost import estimate, profile, rates, report
+    from vlstress.params import Params
+
+    files = args.params or [Path("params.yaml")]
+    params = Params.load(files)
+    extra = {cost.arch: cost for cost in map(profile.parse_override, args.gflops)}
+    found = estimate.estimate(
+        params.values,
+        params.on,
+        rates.load(args.rate_file),
+        args.gpus,
+        args.cpus,
+        project=args.project,
+        given=dict(args.size),
+        extra_archs=extra,
+    )
+    title = " + ".join(str(f) for f in files)
+    if args.json:
+        print(json.dumps(report.as_json(found, title), indent=2))
+    else:
+        print(report.markdown(found, title), end="")

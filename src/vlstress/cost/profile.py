@@ -1,0 +1,177 @@
+"""Relative cost of open_clip architectures: GFLOPs per image and per caption, embedding width.
+
+The table is open_clip's own profile of its architectures (`docs/model_profile.csv`, written by
+its `src/open_clip_train/profiler.py` with fvcore at each model's native image size), columns
+`model`, `image_size`, `embed_dim`, `image_gflops`, `text_gflops` copied verbatim:
+
+- repository https://github.com/mlfoundations/open_clip, commit read
+  `89fb801f1e6087880e951fc8354b8a2077b79c6d` (the file's last change `29b90b8`, "Add NLLB-CLIP
+  with SigLIP models (#741)", 2023-11-22; git blob `b561623f54293be6c585c5caa7e645ccb91eee53`,
+  sha256 of the file `6f0975464d02d31a4c7cfca79a100c47c0d01cf47222f4fa5b9bec5609677285`);
+- licence MIT (open_clip's `LICENSE`; its notice is in `vlstress/data/published/SOURCES.md`).
+
+Its "GFLOPs" count a multiply-add as two operations: ViT-B-32 is 8.82 per image here, the 4.4
+GMACs usually quoted (ViT-B-16 35.13 = 4.0x, ViT-L-14 162.03 = 18.4x, RN50 12.22 = 1.4x). Only
+ratios are used. An architecture outside the table is an error naming it, unless the caller
+gives its figures (`vlstress cost --gflops ARCH=IMAGE,TEXT,DIM`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping
+from dataclasses import dataclass
+from difflib import get_close_matches
+
+from vlstress.errors import VlstressError
+
+SOURCE = "open_clip's docs/model_profile.csv at commit 89fb801"
+
+
+@dataclass(frozen=True)
+class ArchCost:
+    arch: str
+    image_size: int
+    embed_dim: int
+    image_gflops: float
+    text_gflops: float
+
+
+_TABLE = """\
+model,image_size,embed_dim,image_gflops,text_gflops
+ViT-S-32-alt,224,256,2.29,1.27
+ViT-S-32,224,384,2.29,3.38
+ViT-M-32-alt,224,384,3.99,3.38
+ViT-M-32,224,512,3.99,5.96
+ViT-S-16-alt,224,256,9.2,1.27
+ViT-S-16,224,384,9.2,3.38
+ViT-B-32,224,512,8.82,5.96
+ViT-B-32-quickgelu,224,512,8.82,5.96
+convnext_tiny,224,1024,8.91,5.96
+ViT-B-32-256,256,512,11.5,5.96
+RN50,224,1024,12.22,5.96
+RN50-quickgelu,224,1024,12.22,5.96
+ViT-M-16-alt,224,384,15.98,3.38
+ViT-M-16,224,512,15.98,5.96
+vit_relpos_medium_patch16_cls_224,224,512,16.03,5.96
+mt5-base-ViT-B-32,224,512,8.82,13.3
+convnext_small,224,512,17.37,5.96
+ViT-B-32-plus-256,256,640,15.56,9.27
+RN101,224,512,19.54,5.96
+RN101-quickgelu,224,512,19.54,5.96
+vit_medium_patch16_gap_256,256,512,21.14,5.96
+coca_ViT-B-32,224,512,9.19,5.96
+convnext_base,224,512,30.71,5.96
+swin_base_patch4_window7_224,224,640,30.86,9.27
+ViT-B-16,224,512,35.13,5.96
+ViT-B-16-quickgelu,224,512,35.13,5.96
+EVA02-B-16,224,512,35.13,5.96
+ViT-B-16-SigLIP,224,768,35.42,11.02
+convnext_base_w,256,640,40.11,9.27
+RN50x4,288,640,42.56,9.27
+coca_roberta-ViT-B-32,224,512,8.82,13.12
+ViT-B-16-plus,224,640,47.49,9.27
+ViT-B-16-SigLIP-256,256,768,46.82,11.02
+ViT-B-16-SigLIP-i18n-256,256,768,46.82,11.02
+ViT-B-16-plus-240,240,640,54.76,9.27
+convnext_base_w_320,320,640,62.67,9.27
+convnext_large,224,768,68.72,13.3
+coca_base,288,512,46.47,13.3
+roberta-ViT-B-32,224,512,8.82,97.05
+xlm-roberta-base-ViT-B-32,224,512,8.82,97.05
+convnext_large_d,256,768,89.76,17.73
+ViT-B-16-SigLIP-384,384,768,112.13,11.02
+ViT-L-16,224,768,123.11,13.3
+convnext_large_d_320,320,768,140.25,17.73
+RN50x16,384,768,149.39,13.3
+ViT-L-14-CLIPA,224,768,162.03,5.47
+EVA02-L-14,224,768,162.0,13.3
+ViT-L-14,224,768,162.03,13.3
+ViT-L-14-quickgelu,224,768,162.03,13.3
+convnext_xlarge,256,1024,159.14,39.24
+ViT-L-16-SigLIP-256,256,1024,162.56,39.06
+coca_ViT-L-14,224,768,163.64,13.3
+ViT-B-16-SigLIP-512,512,768,216.24,11.02
+ViT-SO400M-14-SigLIP,224,1152,220.35,13.19
+ViT-L-14-280,280,768,258.49,13.3
+ViT-L-16-320,320,768,258.63,13.3
+ViT-H-16,224,1024,254.63,47.09
+ViT-H-14-CLIPA,224,1024,334.59,19.43
+nllb-clip-base,224,512,8.82,360.78
+ViT-H-14,224,1024,334.59,47.09
+ViT-H-14-quickgelu,224,1024,334.59,47.09
+ViT-L-14-CLIPA-336,336,768,381.92,5.47
+EVA02-L-14-336,336,768,381.86,13.3
+ViT-L-14-336,336,768,381.92,13.3
+ViT-L-16-SigLIP-384,384,1024,383.85,39.06
+convnext_xxlarge,256,1024,395.94,47.09
+nllb-clip-base-siglip,384,768,112.13,360.78
+mt5-xl-ViT-H-14,224,1024,334.59,179.45
+EVA01-g-14,224,1024,534.06,13.3
+RN50x64,448,1024,529.11,23.55
+EVA01-g-14-plus,224,1024,534.06,47.09
+ViT-g-14,224,1024,534.06,47.09
+convnext_xxlarge_320,320,1024,618.65,47.09
+xlm-roberta-large-ViT-H-14,224,1024,334.59,336.42
+ViT-SO400M-14-SigLIP-384,384,1152,670.35,53.13
+ViT-H-14-CLIPA-336,336,1024,781.45,19.43
+ViT-bigG-14-CLIPA,224,1280,967.5,40.44
+ViT-H-14-378-quickgelu,378,1024,1006.96,47.09
+ViT-bigG-14,224,1280,967.5,97.86
+nllb-clip-large,224,1024,334.59,1133.87
+nllb-clip-large-siglip,384,1152,670.35,1133.87
+ViT-e-14,224,1280,1981.35,110.1
+ViT-bigG-14-CLIPA-336,336,1280,2231.15,40.44
+EVA02-E-14,224,1024,2264.33,47.09
+EVA02-E-14-plus,224,1024,2264.33,97.86
+"""
+
+
+def _parse(text: str) -> dict[str, ArchCost]:
+    return {
+        row["model"]: ArchCost(
+            row["model"],
+            int(row["image_size"]),
+            int(row["embed_dim"]),
+            float(row["image_gflops"]),
+            float(row["text_gflops"]),
+        )
+        for row in csv.DictReader(io.StringIO(text))
+    }
+
+
+PROFILE: dict[str, ArchCost] = _parse(_TABLE)
+
+
+def arch_cost(arch: str, extra: Mapping[str, ArchCost] | None = None) -> ArchCost:
+    """The figures of an architecture: `extra` (the caller's), else the table."""
+    if extra and arch in extra:
+        return extra[arch]
+    if arch in PROFILE:
+        return PROFILE[arch]
+    close = get_close_matches(arch, list(PROFILE), n=3)
+    hint = f" (close: {', '.join(close)})" if close else ""
+    raise VlstressError(
+        f"unknown architecture {arch!r}: not in the relative cost table, {SOURCE}, of "
+        f"{len(PROFILE)} architectures{hint}; give its figures with "
+        f"--gflops {arch}=IMAGE_GFLOPS,TEXT_GFLOPS,EMBED_DIM"
+    )
+
+
+def parse_override(text: str) -> ArchCost:
+    """`ARCH=IMAGE,TEXT,DIM` (GFLOPs per image and per caption as in the table, embedding width)."""
+    arch, sep, numbers = text.partition("=")
+    parts = numbers.split(",")
+    try:
+        if not sep or not arch.strip() or len(parts) != 3:
+            raise ValueError
+        image, text_gflops, dim = float(parts[0]), float(parts[1]), int(parts[2])
+        if image <= 0 or text_gflops <= 0 or dim <= 0:
+            raise ValueError
+    except ValueError:
+        raise VlstressError(
+            f"--gflops {text!r}: expected ARCH=IMAGE_GFLOPS,TEXT_GFLOPS,EMBED_DIM (positive "
+            "numbers, e.g. ViT-B-32=8.82,5.96,512)"
+        ) from None
+    return ArchCost(arch.strip(), 0, dim, image, text_gflops)

@@ -1,0 +1,395 @@
+"""`vlstress cost`: the cost model of a grid of params (plans only; fast, no model)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from vlstress import params as params_module
+from vlstress import params_check
+from vlstress.cli import main
+from vlstress.cost import estimate, profile, rates, report, sizes
+from vlstress.errors import VlstressError
+
+from conftest import REPO
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+import paper_grid  # noqa: E402
+
+RATES = rates.Rates(
+    device="test GPU",
+    reference_arch="ViT-B-32",
+    images_per_s=100.0,
+    data_path_images_per_s=None,
+    captions_per_s=1000.0,
+    decode_core_s=0.004,
+    startup_s=10.0,
+    gradient_pass=2.5,
+    corruption_core_s={"fog": 0.02},
+    corruption_default_core_s=0.03,
+    image_variant_core_s=0.01,
+    text_variant_core_s=0.001,
+    text_stats_core_s=0.002,
+    ei_gpu_s=0.001,
+)
+
+
+def demo() -> dict:
+    return params_module.load([REPO / "params.yaml"])
+
+
+def imagenet_entry(root: str | None, **options) -> dict:
+    return {
+        "kind": "imagenet",
+        "root": root,
+        "annotations": None,
+        "classnames": None,
+        "max_per_class": None,
+        "min_size": 32,
+        "label": "category",
+        "corruption": None,
+        "keep": None,
+        "drop": None,
+        **options,
+    }
+
+
+def built_manifest(project: Path, name: str, entry: dict, images: int, classes: int) -> None:
+    """A test set's manifest as `vlstress testset` writes it (provenance: its flags)."""
+    folder = project / "data" / "testsets" / name
+    folder.mkdir(parents=True)
+    manifest = {
+        "kind": entry["kind"],
+        "dataset": name,
+        "classes": [f"c{i}" for i in range(classes)],
+        "images": [{"path": f"{i}.JPEG", "label": i % classes} for i in range(images)],
+        "provenance": {"params": {**entry, "name": name}},
+    }
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def two_models_one_testset(tmp_path: Path, arch: str = "ViT-B-32") -> dict:
+    """2 models x the demo's retrieval set (14 images, 70 captions) x one built test set of 3,586
+    images and 1000 classes, one prompt per class."""
+    values = demo()
+    values["models"] = {
+        "a": {"arch": arch, "pretrained": None},
+        "b": {"arch": arch, "pretrained": None},
+    }
+    entry = imagenet_entry("/nowhere/val")
+    values["zeroshot"] = {**values["zeroshot"], "testsets": {"val": entry}, "templates": "single"}
+    built_manifest(tmp_path, "val", entry, 3586, 1000)
+    return values
+
+
+def test_two_models_one_testset_known_answer(tmp_path):
+    values = two_models_one_testset(tmp_path)
+    est = estimate.estimate(
+        values, frozenset({"zeroshot"}), RATES, gpus=1, cpus=4, project=tmp_path
+    )
+    assert [(s.name, s.images, s.classes, s.published) for s in est.sets] == [
+        ("val", 3586, 1000, False)
+    ]
+    assert est.sets[0].source == f"manifest {tmp_path}/data/testsets/val/manifest.json"
+    assert (est.dataset.images, est.dataset.captions) == (14, 70)  # the shipped demo
+    work = {w.suite: w for w in est.work}
+    assert set(work) == {"retrieval", "zeroshot"}
+    assert work["zeroshot"].images == 3586 and work["zeroshot"].texts == 1000  # 1000 x 1 prompt
+    assert sum(w.images for w in est.work) == 3600  # images per model
+    # by hand, per model: retrieval 14/100 + 70/1000 = 0.21 s; zero-shot 3586/100 + 1000/1000 =
+    # 36.86 s; start-up: 3 GPU jobs (embed_retrieval, zeroshot_classifiers, embed_zeroshot) x 10 s
+    for model in est.models:
+        assert model.gpu_s["retrieval"] == pytest.approx(0.21)
+        assert model.gpu_s["zeroshot"] == pytest.approx(36.86)
+        assert model.gpu_s[estimate.STARTUP] == pytest.approx(30.0)
+        assert model.total_s == pytest.approx(67.07)
+        # 3,600 images + 70 captions + 1000 classifier rows, 512 floats of 4 bytes
+        assert model.disk_bytes == (3600 + 70 + 1000) * 512 * 4
+    assert est.model_gpu_s == pytest.approx(134.14)
+    assert est.shared == [] and est.wall_s == pytest.approx(134.14)  # 1 GPU: one after the other
+    two = estimate.estimate(
+        values, frozenset({"zeroshot"}), RATES, gpus=2, cpus=4, project=tmp_path
+    )
+    assert two.wall_s == pytest.approx(67.07)  # ceil(2 / 2) rounds
+    data = report.as_json(two, "t")
+    assert data["totals"]["gpu_h_models"] == pytest.approx(134.14 / 3600)
+    assert data["totals"]["rounds"] == 1
+
+
+def test_architectures_scale_by_gflops_and_images_stop_at_the_data_path(tmp_path):
+    values = two_models_one_testset(tmp_path, arch="ViT-L-14")
+    est = estimate.estimate(
+        values, frozenset({"zeroshot"}), RATES, gpus=1, cpus=1, project=tmp_path
+    )
+    large = est.models[0]
+    assert large.images_per_s == pytest.approx(100 * 8.82 / 162.03)
+    assert large.captions_per_s == pytest.approx(1000 * 5.96 / 13.3)
+    assert large.gpu_s["zeroshot"] == pytest.approx(
+        3586 / (100 * 8.82 / 162.03) + 1000 / (1000 * 5.96 / 13.3)
+    )
+    assert large.disk_bytes == (3600 + 70 + 1000) * 768 * 4
+    capped = rates.Rates(**{**RATES.__dict__, "data_path_images_per_s": 150.0})
+    small = profile.arch_cost("ViT-S-32")
+    reference = profile.arch_cost("ViT-B-32")
+    assert estimate.arch_rates(small, reference, RATES)[0] == pytest.approx(100 * 8.82 / 2.29)
+    assert estimate.arch_rates(small, reference, capped)[0] == 150.0  # no faster than decoding
+    assert estimate.arch_rates(reference, reference, capped)[0] == 100.0
+
+
+def test_published_sizes_are_used_and_labelled_when_the_set_is_not_there(tmp_path):
+    entry = imagenet_entry(str(tmp_path / "absent"))
+    size = sizes.testset_size("val", entry, tmp_path)
+    assert (size.images, size.classes, size.published) == (50_000, 1000, True)
+    assert size.source.startswith("published size (ILSVRC-2012 val")
+    capped = sizes.testset_size("val", {**entry, "max_per_class": 10}, tmp_path)
+    assert capped.images == 10_000 and "at most 10 per class" in capped.note
+    c = {**entry, "kind": "imagenet-c", "corruption": "fog"}
+    assert sizes.testset_size("c", c, tmp_path).images == 250_000  # 5 severities x 50,000
+    for kind, images in [
+        ("imagenet-v2", 10_000),
+        ("imagenet-sketch", 50_889),
+        ("imagenet-r", 30_000),
+        ("imagenet-a", 7_500),
+        ("objectnet", 18_574),
+        ("ninco", 4_293),
+        ("ninco-unit-tests", 6_800),
+    ]:
+        assert sizes.testset_size("x", {**entry, "kind": kind}, tmp_path).images == images
+    keep = sizes.testset_size("val", {**entry, "keep": "goldfish"}, tmp_path)
+    assert "keep/drop not applied" in keep.note
+    # the Markdown and JSON say which sizes are published
+    values = demo()
+    values["zeroshot"] = {
+        **values["zeroshot"],
+        "testsets": {"val": entry},
+        "in_distribution": "val",
+    }
+    est = estimate.estimate(values, frozenset({"zeroshot"}), RATES, 1, 1, project=tmp_path)
+    text = report.markdown(est, "t")
+    assert "| val | imagenet | 50,000 | 1,000 | published size (ILSVRC-2012 val" in text
+    assert "published sizes, not counted here: val" in text
+    assert report.as_json(est, "t")["sets"][0]["published"] is True
+
+
+def test_a_folder_is_counted_and_a_manifest_of_other_params_is_ignored(tmp_path):
+    root = tmp_path / "val"
+    for wnid, n in (("n01440764", 3), ("n01443537", 2)):
+        (root / wnid).mkdir(parents=True)
+        for i in range(n):
+            (root / wnid / f"{i}.JPEG").write_bytes(b"")  # counted, not decoded
+        (root / wnid / "notes.txt").write_text("not an image")
+    entry = imagenet_entry(str(root))
+    counted = sizes.testset_size("val", entry, tmp_path)
+    assert (counted.images, counted.classes, counted.source) == (5, 1000, f"folder {root}")
+    assert sizes.testset_size("val", {**entry, "max_per_class": 2}, tmp_path).images == 4
+    built_manifest(tmp_path, "val", {**entry, "root": "/elsewhere"}, 7, 1000)
+    assert sizes.testset_size("val", entry, tmp_path).images == 5  # built from another root
+    assert sizes.testset_size("val", {**entry, "root": "/elsewhere"}, tmp_path).images == 7
+    given = sizes.testset_size("val", entry, tmp_path, given={"val": 123})
+    assert (given.images, given.source) == (123, "given (--size)")
+
+
+def test_a_set_without_a_size_is_an_error_naming_it(tmp_path):
+    entry = {**imagenet_entry(None), "kind": "coco-objects", "annotations": "/nowhere.json"}
+    with pytest.raises(VlstressError, match=r"set 'crops' \(kind coco-objects\).*--size crops=N"):
+        sizes.testset_size("crops", entry, tmp_path)
+
+
+def test_an_unknown_architecture_is_named(tmp_path, capsys):
+    values = two_models_one_testset(tmp_path)
+    values["models"]["b"] = {"arch": "ViT-Q-99", "pretrained": None}
+    with pytest.raises(VlstressError, match="unknown architecture 'ViT-Q-99'.*--gflops ViT-Q-99="):
+        estimate.estimate(values, frozenset({"zeroshot"}), RATES, 1, 1, project=tmp_path)
+    extra = {"ViT-Q-99": profile.parse_override("ViT-Q-99=17.64,5.96,1024")}
+    est = estimate.estimate(values, frozenset(), RATES, 1, 1, tmp_path, extra_archs=extra)
+    assert est.models[1].images_per_s == pytest.approx(50.0)
+    params_file = tmp_path / "p.yaml"
+    params_file.write_text(yaml.safe_dump(values))
+    assert main(["cost", "--params", str(params_file), "--project", str(tmp_path)]) == 2
+    assert "unknown architecture 'ViT-Q-99'" in capsys.readouterr().err
+    with pytest.raises(VlstressError, match="expected ARCH=IMAGE_GFLOPS"):
+        profile.parse_override("ViT-Q-99=1,2")
+
+
+def test_the_library_imports_no_command_stage_params_loader_or_model_library():
+    from vlstress.code_deps import dependencies
+
+    found = {
+        p.as_posix().split("src/vlstress/")[1]
+        for module in ("vlstress.cost.estimate", "vlstress.cost.report")
+        for p in dependencies(module)
+    }
+    assert "cost/estimate.py" in found and "cost/sizes.py" in found
+    banned = ("commands/", "suites/", "pipeline/", "workflow/", "params.py", "params_check.py")
+    assert not [path for path in found if path.startswith(banned)], found
+    imported = set()
+    for path in (REPO / "src/vlstress/cost").glob("*.py"):
+        imported |= set(re.findall(r"^\s*(?:from|import) (\w+)", path.read_text(), re.M))
+    assert not imported & {"torch", "open_clip", "torchvision", "numpy"}, imported
+
+
+def test_zero_gpus_are_refused(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["cost", "--gpus", "0"])
+    assert exc.value.code == 2
+    assert "--gpus: expected a positive integer, got '0'" in capsys.readouterr().err
+    with pytest.raises(VlstressError, match="at least 1"):
+        estimate.makespan([1.0], 0)
+
+
+def test_models_are_packed_longest_first_on_the_gpus():
+    assert estimate.makespan([3.0] * 5, 2) == 9.0  # ceil(5 / 2) x 3
+    # longest first: 5 | 4, then 3 on the 4 (7), 3 on the 5 (8), 3 on the 7: 10 (the best is 9)
+    assert estimate.makespan([3.0, 5.0, 3.0, 4.0, 3.0], 2) == 10.0
+    assert estimate.makespan([2.0], 8) == 2.0
+    assert estimate.rounds(255, 8) == 32
+
+
+def test_attacks_count_their_passes():
+    pgd = {"name": "pgd", "kind": "pgd", "eps": "1,2,4", "steps": 10, "restarts": 2}
+    assert estimate.attack_passes(pgd, 1000, 2.5) == (3 * 2 * 10 * 2.5, False)
+    fgsm = {"name": "fgsm", "kind": "fgsm", "eps": "1,4", "steps": None, "restarts": 1}
+    assert estimate.attack_passes(fgsm, 1000, 2.5) == (2 * 2.5, False)
+    square = {"name": "sq", "kind": "square", "eps": "4", "steps": None, "restarts": 1}
+    assert estimate.attack_passes(square, 1000, 2.5) == (1000, True)  # queries, stops early
+    spsa = {"name": "s", "kind": "spsa", "eps": "4", "steps": 5, "extra": "nb_sample=32"}
+    assert estimate.attack_passes(spsa, 10, 2.5) == (5 * 2 * 32, False)
+    deepfool = {"name": "d", "kind": "deepfool", "eps": "1,2", "steps": 4}
+    assert estimate.attack_passes(deepfool, 10, 2.5) == (4 * (1 + 10 * 1.5), True)  # one run
+    # the attack kinds and their default steps are the adversarial suite's
+    from vlstress.suites.adversarial.attacks import KINDS
+
+    assert {k: v.default_steps or 0 for k, v in KINDS.items()} == {
+        **estimate.ATTACK_STEPS,
+        "fgsm": 0,
+    }
+    assert {k for k, v in KINDS.items() if v.random_start} == set(estimate.RANDOM_START)
+    with pytest.raises(VlstressError, match="unknown kind 'cw'"):
+        estimate.attack_passes({"name": "c", "kind": "cw", "eps": "1"}, 10, 2.5)
+
+
+def test_retrieval_dataset_sizes(tmp_path):
+    karpathy = {"name": "k", "kind": "karpathy", "max_images": None, "image_ids": None}
+    size = sizes.dataset_size(karpathy, tmp_path)
+    assert (size.images, size.captions, size.published) == (5000, 25_010, True)
+    assert sizes.dataset_size({**karpathy, "image_ids": "1,2"}, tmp_path).images == 2
+    assert sizes.dataset_size({**karpathy, "max_images": 500}, tmp_path).captions == 2501
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """The command in a fresh process that fails if torch or open_clip got imported."""
+    code = (
+        "import sys; from vlstress.cli import main; rc = main(sys.argv[1:]); "
+        "assert not {'torch', 'open_clip'} & set(sys.modules), 'a model library was imported'; "
+        "sys.exit(rc)"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, "cost", *args], cwd=cwd, capture_output=True, text=True
+    )
+
+
+def test_it_runs_on_the_demo_params_without_a_model_library(tmp_path):
+    done = run_cli(
+        "--params",
+        str(REPO / "params.yaml"),
+        "--rate-file",
+        str(REPO / rates.DEFAULT_RATE_FILE),
+        "--project",
+        str(tmp_path),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.startswith("# Cost of ")
+    for suite in (
+        "retrieval",
+        "rococo_image",
+        "rococo_text",
+        "zeroshot",
+        "corruptions",
+        "typographic",
+        "adversarial",
+        "ood",
+        "shape_bias",
+        "prompts",
+    ):
+        assert f"\n| {suite} |" in out, suite
+    # nothing built in the empty project: the shipped demo is counted
+    assert "| objects | demo-objects | 42 | 7 | shipped demo: 14 photos x 6 views |" in out
+    assert "| cue-conflict | cue-conflict | 17 | 16 | shipped demo stimuli |" in out
+
+
+def test_it_runs_on_the_imagenet_layout_and_the_paper_grid(tmp_path):
+    layout = tmp_path / "imagenet-layout.yaml"
+    layout.write_text(yaml.safe_dump(paper_grid.paper_base(demo())))
+    rate_file = str(REPO / rates.DEFAULT_RATE_FILE)
+    done = run_cli(
+        "--params",
+        str(layout),
+        "--rate-file",
+        rate_file,
+        "--project",
+        str(tmp_path),
+        "--json",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    found = {s["name"]: s for s in data["sets"]}
+    assert found["imagenet"]["images"] == 50_000 and found["imagenet"]["published"]
+    assert found["ninco"]["images"] == 4_293 and found["cue-conflict"]["images"] == 1_280
+    work = {w["suite"]: w for w in data["work"]}
+    assert work["corruptions"]["images"] == 50_000 * 15 * 5
+    assert work["adversarial"]["image_passes"] == pytest.approx(1000 * (1 + 3 * 10 * 2.56))
+    # the papers' pool: 255 models
+    done = run_cli(
+        "--params",
+        str(REPO / "params.paper-grid.yaml"),
+        "--rate-file",
+        rate_file,
+        "--project",
+        str(tmp_path),
+        "--gpus",
+        "8",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "# Cost of " in done.stdout and ": 255 models, 8 GPUs" in done.stdout
+    assert "(32 rounds of 8)" in done.stdout
+
+
+COST_KEYS = (
+    "suites",
+    "dataset",
+    "models",
+    "image_variants",
+    "text_variants",
+    "ei",
+    "zeroshot",
+    "corruptions",
+    "typographic",
+    "adversarial",
+    "ood",
+    "shape_bias",
+    "prompts",
+    "finetune",
+)
+
+
+def test_the_paper_grid_file_is_current_and_valid():
+    """params.paper-grid.yaml is what benchmarks/paper_grid.py writes (on what the cost model
+    reads), and what it writes passes the params check."""
+    pool = paper_grid.pool_params(demo())
+    assert len(pool["models"]) == 255
+    params_check.validate(pool)
+    shipped = yaml.safe_load((REPO / "params.paper-grid.yaml").read_text())
+    stale = [key for key in COST_KEYS if shipped.get(key) != pool.get(key)]
+    assert not stale, f"{stale}: run `python benchmarks/paper_grid.py`"
+    grid = paper_grid.grid_params(demo(), 10)  # the planning benchmark's: all 19 corruptions
+    assert len(grid["models"]) == 10 and len(grid["corruptions"]["names"]) == 19

@@ -34,17 +34,82 @@ def test_ece_known_answer():
 
 @pytest.mark.parametrize("n_bins", [5, 15, 20])
 def test_reliability_bins_agree_with_torchmetrics(n_bins):
+    from vlstress.suites.zeroshot.metrics import softmax
+
     rng = np.random.default_rng(n_bins)
     logits = rng.normal(0, 3, size=(500, 7))
     labels = rng.integers(0, 7, size=500)
     bins = cal.reliability_bins(logits, labels, n_bins)
     assert bins.counts.sum() == 500
     assert bins.ece == pytest.approx(cal.ece(logits, labels, n_bins), abs=1e-6)
+    probs = softmax(logits)
+    assert bins.ece == pytest.approx(torchmetrics_ece(probs, labels, n_bins), abs=1e-6)
     filled = bins.counts > 0
     assert np.all(
         (bins.confidence[filled] >= bins.edges[:-1][filled] - 1e-7)
         & (bins.confidence[filled] <= bins.edges[1:][filled] + 1e-7)
     )
+
+
+# torch sums float32 in 8-lane vectors on its AVX2 kernels (the cap of vlstress.cpu_kernels);
+# elsewhere (AVX-512 uncapped, ARM) in another order: there the ECEs agree up to float32 rounding.
+TORCH_AVX2 = torch.backends.cpu.get_cpu_capability() == "AVX2"
+
+
+def same_as_torch(value: float, expected: float) -> bool:
+    return value == expected if TORCH_AVX2 else value == pytest.approx(expected, rel=1e-6)
+
+
+def torchmetrics_ece(probs: np.ndarray, labels: np.ndarray, n_bins: int) -> float:
+    """The reference: torchmetrics' multiclass ECE (l1) of probabilities (test-only)."""
+    from torchmetrics.functional.classification import multiclass_calibration_error
+
+    return float(
+        multiclass_calibration_error(
+            torch.from_numpy(probs),
+            torch.from_numpy(labels),
+            num_classes=probs.shape[1],
+            n_bins=n_bins,
+            norm="l1",
+        )
+    )
+
+
+def test_ece_equals_torchmetrics_bit_for_bit():
+    """The NumPy ECE is torchmetrics' to the bit: its float32 edges, bins and sums, in its order
+    (many bin counts, set sizes, class counts, peaked and flat softmaxes, a confidence of 1)."""
+    from vlstress.suites.zeroshot.metrics import softmax
+
+    rng = np.random.default_rng(0)
+    for n_bins in (1, 2, 5, 7, 8, 10, 15, 20, 31, 64, 100):
+        for _ in range(6):
+            n, classes = int(rng.integers(1, 1500)), int(rng.integers(2, 40))
+            logits = rng.normal(0, rng.uniform(0.1, 40), size=(n, classes))
+            labels = rng.integers(0, classes, size=n)
+            probs = softmax(logits)
+            expected = torchmetrics_ece(probs, labels, n_bins)
+            assert same_as_torch(cal.calibration_error(probs, labels, n_bins), expected), (
+                n_bins,
+                n,
+                classes,
+            )
+            assert same_as_torch(cal.ece(logits, labels, n_bins), expected)
+    certain = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    labels = np.array([0, 0, 1])
+    assert same_as_torch(
+        cal.calibration_error(certain, labels, 15), torchmetrics_ece(certain, labels, 15)
+    )
+
+
+def test_edges_and_sums_are_torch_bit_for_bit():
+    for n_bins in range(1, 600):
+        expected = torch.linspace(0, 1, n_bins + 1, dtype=torch.float32).numpy()
+        assert np.array_equal(cal.torch_linspace_edges(n_bins), expected), n_bins
+    rng = np.random.default_rng(1)
+    for n in [*range(1, 70), 127, 128, 129, 255, 256, 300, 511]:
+        values = (rng.random(n) * rng.random(n) ** 3).astype(np.float32)
+        values[rng.random(n) < 0.3] = 0.0
+        assert same_as_torch(cal.torch_float32_sum(values), torch.from_numpy(values).sum().item())
 
 
 def test_nll_and_brier_known_answers_and_torch():

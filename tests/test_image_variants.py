@@ -189,6 +189,27 @@ def test_faithful_files_match_the_official_procedure(dataset, tmp_path, method):
             assert img.size == (384, 384) and img.format == "JPEG"
 
 
+def test_faithful_arrays_are_torchvisions_bit_for_bit(dataset):
+    """The faithful mode runs in NumPy (no torch in the step): Resize + ToTensor, the blend and
+    save_image's quantisation give torchvision's very values."""
+    import torchvision.transforms as T
+    from torchvision.transforms.functional import InterpolationMode
+
+    transform = T.Compose(
+        [T.Resize((384, 384), interpolation=InterpolationMode.BICUBIC), T.ToTensor()]
+    )
+    paths = [entry["path"] for entry in load_manifest(dataset)["images"]]
+    x, p = (variants.faithful_tensor(path) for path in paths[:2])
+    tx, tp = (transform(Image.open(path).convert("RGB")) for path in paths[:2])
+    assert x.dtype == np.float32 and np.array_equal(x, tx.numpy()) and np.array_equal(p, tp.numpy())
+    for lam in (0.9, 0.5, 0.1):
+        mixed, expected = variants.mix(x, p, lam), lam * tx + (1 - lam) * tp
+        assert np.array_equal(mixed, expected.numpy())
+        quantised = expected.mul(255).add_(0.5).clamp_(0, 255).permute(1, 2, 0).to(torch.uint8)
+        assert np.array_equal(np.asarray(variants.to_pil(mixed)), quantised.numpy())
+        assert np.array_equal(np.asarray(variants.to_pil(expected)), quantised.numpy())
+
+
 def test_faithful_output_is_byte_identical_across_runs(dataset, tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     for out in (a, b):

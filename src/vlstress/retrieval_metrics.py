@@ -1,4 +1,5 @@
-"""Retrieval metrics from embeddings, computed in query chunks on torch.
+"""Retrieval metrics from embeddings, computed in query chunks (NumPy: no model library, so the
+evaluation steps start without torch).
 
 Rank convention (documented in the README): the rank of a query is the number of
 gallery items ranked above its best ground-truth item, so rank 0 is a hit at 1. Never
@@ -30,7 +31,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
 DEFAULT_KS = (1, 5, 10)
 TIE_POLICIES = ("optimistic", "pessimistic")
@@ -50,14 +50,14 @@ def check_ties(ties: str) -> str:
     return ties
 
 
-def pad_ground_truth(gt: Sequence[Sequence[int]]) -> torch.Tensor:
-    """Ragged ground-truth lists -> (n, max_len) tensor padded with -1."""
+def pad_ground_truth(gt: Sequence[Sequence[int]]) -> np.ndarray:
+    """Ragged ground-truth lists -> (n, max_len) int64 array padded with -1."""
     width = max(len(g) for g in gt)
-    padded = torch.full((len(gt), width), -1, dtype=torch.long)
+    padded = np.full((len(gt), width), -1, dtype=np.int64)
     for row, items in enumerate(gt):
-        if not items:
+        if len(items) == 0:
             raise ValueError(f"query {row} has no ground-truth item")
-        padded[row, : len(items)] = torch.as_tensor(list(items), dtype=torch.long)
+        padded[row, : len(items)] = np.asarray(list(items), dtype=np.int64)
     return padded
 
 
@@ -77,62 +77,64 @@ def rows_by_owner(owner: Sequence[int] | np.ndarray, n_owners: int) -> list[list
 
 
 def ranks_from_scores(
-    scores: torch.Tensor, gt: torch.Tensor, ties: str = "optimistic"
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Ranks and top-1 indices of one chunk of score rows (gt padded with -1)."""
+    scores: np.ndarray, gt: np.ndarray, ties: str = "optimistic"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Ranks and top-1 indices (int64) of one chunk of score rows (gt padded with -1)."""
     check_ties(ties)
+    scores = np.asarray(scores)
+    gt = np.asarray(gt, dtype=np.int64)
+    rows = np.arange(scores.shape[0])
     valid = gt >= 0
-    gt_scores = torch.gather(scores, 1, gt.clamp(min=0)).masked_fill(~valid, float("-inf"))
-    best_gt, best_pos = gt_scores.max(dim=1)
-    best_gt_index = torch.gather(gt, 1, best_pos[:, None]).squeeze(1)
-    top_score, top_index = scores.max(dim=1)  # first maximum -> lowest index among ties
+    gt_scores = np.where(valid, np.take_along_axis(scores, np.maximum(gt, 0), axis=1), -np.inf)
+    best_pos = gt_scores.argmax(axis=1)
+    best_gt = gt_scores[rows, best_pos]
+    best_gt_index = gt[rows, best_pos]
+    top_index = scores.argmax(axis=1)  # first maximum -> lowest index among ties
+    top_score = scores[rows, top_index]
     if ties == "optimistic":
-        # count as uint8 -> int32 (exact up to 2**31 items): ~2x faster on CPU than summing bool
-        # into int64
-        ranks = (scores > best_gt[:, None]).view(torch.uint8).sum(dim=1, dtype=torch.int32).long()
-        top1 = torch.where(top_score > best_gt, top_index, best_gt_index)
-        return ranks, top1
+        ranks = np.count_nonzero(scores > best_gt[:, None], axis=1).astype(np.int64)
+        top1 = np.where(top_score > best_gt, top_index, best_gt_index)
+        return ranks, top1.astype(np.int64)
     # pessimistic: non-ground-truth items at or above the best ground-truth score rank above it
     n_gallery = scores.shape[1]
-    is_gt = torch.zeros((scores.shape[0], n_gallery + 1), dtype=torch.bool, device=scores.device)
-    is_gt.scatter_(1, torch.where(valid, gt, n_gallery), True)  # padding -> the extra column
-    is_gt = is_gt[:, :n_gallery]
-    above = (scores >= best_gt[:, None]) & ~is_gt
-    ranks = above.view(torch.uint8).sum(dim=1, dtype=torch.int32).long()
-    tied = (scores == best_gt[:, None]) & ~is_gt
-    first_tied = tied.view(torch.uint8).argmax(dim=1)  # first maximum -> lowest tied index
-    top1 = torch.where(
-        top_score > best_gt, top_index, torch.where(tied.any(dim=1), first_tied, best_gt_index)
+    is_gt = np.zeros((scores.shape[0], n_gallery + 1), dtype=bool)
+    is_gt[rows[:, None], np.where(valid, gt, n_gallery)] = True  # padding -> the extra column
+    not_gt = ~is_gt[:, :n_gallery]
+    ranks = np.count_nonzero((scores >= best_gt[:, None]) & not_gt, axis=1).astype(np.int64)
+    tied = (scores == best_gt[:, None]) & not_gt
+    first_tied = tied.argmax(axis=1)  # first maximum -> lowest tied index
+    top1 = np.where(
+        top_score > best_gt, top_index, np.where(tied.any(axis=1), first_tied, best_gt_index)
     )
-    return ranks, top1
+    return ranks, top1.astype(np.int64)
 
 
 def retrieval_ranks(
-    queries: np.ndarray | torch.Tensor,
-    gallery: np.ndarray | torch.Tensor,
-    gt: Sequence[Sequence[int]] | torch.Tensor,
+    queries: np.ndarray,
+    gallery: np.ndarray,
+    gt: Sequence[Sequence[int]] | np.ndarray,
     *,
     chunk_size: int = 1024,
-    device: str = "cpu",
-    score_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
+    score_fn: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
     ties: str = "optimistic",
 ) -> RankResult:
-    """Ranks of every query against the gallery; scores = queries @ gallery.T by default."""
+    """Ranks of every query against the gallery; scores = queries @ gallery.T by default (in the
+    embeddings' own dtype)."""
     check_ties(ties)
-    q = torch.as_tensor(queries).to(device)
-    g = torch.as_tensor(gallery).to(device)
-    gt_tensor = gt if isinstance(gt, torch.Tensor) else pad_ground_truth(gt)
-    gt_tensor = gt_tensor.to(device)
+    q = np.asarray(queries)
+    g = np.asarray(gallery)
+    gt_array = gt if isinstance(gt, np.ndarray) else pad_ground_truth(gt)
     score_fn = score_fn or (lambda a, b: a @ b.T)
     ranks, top1 = [], []
     for start in range(0, q.shape[0], chunk_size):
         scores = score_fn(q[start : start + chunk_size], g)
-        r, t = ranks_from_scores(scores, gt_tensor[start : start + chunk_size], ties)
-        ranks.append(r.cpu())
-        top1.append(t.cpu())
+        r, t = ranks_from_scores(scores, gt_array[start : start + chunk_size], ties)
+        ranks.append(r)
+        top1.append(t)
+    empty = np.zeros(0, dtype=np.int64)
     return RankResult(
-        ranks=torch.cat(ranks).numpy().astype(np.int64),
-        top1=torch.cat(top1).numpy().astype(np.int64),
+        ranks=np.concatenate(ranks) if ranks else empty,
+        top1=np.concatenate(top1) if top1 else empty,
     )
 
 
@@ -186,7 +188,6 @@ def stress_recalls(
     ks: Sequence[int] = DEFAULT_KS,
     chunk_size: int = 1024,
     ties: str = "optimistic",
-    device: str = "cpu",
 ) -> dict[str, float | None]:
     """Stress-test metrics of one retrieval direction (official RoCOCO semantics).
 
@@ -236,12 +237,8 @@ def stress_recalls(
                 f"query {row}: ground truth {list(items)} outside the {n_original} originals"
             )
     gallery = np.concatenate([originals, distractors], axis=0)
-    stressed = retrieval_ranks(
-        queries, gallery, gt, chunk_size=chunk_size, device=device, ties=ties
-    )
-    original = retrieval_ranks(
-        queries, originals, gt, chunk_size=chunk_size, device=device, ties=ties
-    )
+    stressed = retrieval_ranks(queries, gallery, gt, chunk_size=chunk_size, ties=ties)
+    original = retrieval_ranks(queries, originals, gt, chunk_size=chunk_size, ties=ties)
     out: dict[str, float | None] = {
         f"{prefix}_{k}": v for k, v in recall_at_k(stressed.ranks, ks).items()
     }

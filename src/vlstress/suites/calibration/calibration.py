@@ -7,9 +7,10 @@ Temperature scaling (Guo et al., 2017) divides the logits by one scalar T fitted
 minimising the NLL on a held-out split of the in-distribution set; the holistic CLIP study
 applies that T unchanged to shifted sets to see whether calibration transfers.
 
-ECE uses 15 equal-width confidence bins and is computed by `torchmetrics`
-(`MulticlassCalibrationError`, norm l1); the reliability bins drawn in the diagrams are
-computed here with the same binning, and a test checks that their ECE equals torchmetrics'.
+ECE uses 15 equal-width confidence bins and is computed as `torchmetrics` computes it
+(`MulticlassCalibrationError`, norm l1), in NumPy (`calibration_error`: the step imports no
+torch); the reliability bins drawn in the diagrams are computed here with the same binning, and
+tests check that both ECEs equal torchmetrics'.
 """
 
 from __future__ import annotations
@@ -58,20 +59,85 @@ def brier(logits: np.ndarray, labels: np.ndarray) -> float:
 
 
 def ece(logits: np.ndarray, labels: np.ndarray, n_bins: int = N_BINS) -> float:
-    """Expected calibration error (equal-width bins, l1) by torchmetrics, as a fraction in
-    [0, 1]."""
-    import torch
-    from torchmetrics.functional.classification import multiclass_calibration_error
-
+    """Expected calibration error of the softmax of `logits` (equal-width bins, l1), as a fraction
+    in [0, 1]: `calibration_error` of the probabilities."""
     logits, labels = _check(logits, labels)
-    value = multiclass_calibration_error(
-        torch.from_numpy(softmax(logits)),
-        torch.from_numpy(labels),
-        num_classes=logits.shape[1],
-        n_bins=n_bins,
-        norm="l1",
-    )
-    return float(value)
+    return calibration_error(softmax(logits), labels, n_bins)
+
+
+def torch_linspace_edges(n_bins: int) -> np.ndarray:
+    """The n_bins + 1 float32 edges of `torch.linspace(0, 1, n_bins + 1)`: torch's CPU formula,
+    step * i for the first half and 1 - step * (n_bins - i) for the second, with a float32 step
+    and one rounding (a fused multiply-add; exact in float64, then rounded to float32). Tests
+    check them bit for bit."""
+    steps = n_bins + 1
+    step = float(np.float32(1.0) / np.float32(n_bins))
+    index = np.arange(steps)
+    edges = np.where(index < steps // 2, step * index, 1.0 - step * (steps - 1 - index))
+    return edges.astype(np.float32)
+
+
+TORCH_LANES = 8  # float32 lanes of ATen's vectors under the AVX2 cap (vlstress.cpu_kernels)
+
+
+def _accumulate(items: list, ilp: int = 4):
+    """ATen's `row_sum`: `ilp` running sums over the items in turn, the leftover items into the
+    first, then the sums added in order (float32 throughout; items are scalars or lane
+    vectors)."""
+    sums = [np.zeros_like(items[0]) for _ in range(ilp)]
+    full = len(items) // ilp * ilp
+    for i in range(full):
+        sums[i % ilp] = (sums[i % ilp] + items[i]).astype(np.float32)
+    for item in items[full:]:
+        sums[0] = (sums[0] + item).astype(np.float32)
+    for other in sums[1:]:
+        sums[0] = (sums[0] + other).astype(np.float32)
+    return sums[0]
+
+
+def torch_float32_sum(values: np.ndarray) -> float:
+    """`torch.sum` of a short float32 vector on the CPU, in torch's order (ATen's cascade sum:
+    8-lane vectors in 4 running sums, then the tail values, then the lanes, one by one), so
+    that an ECE equals torchmetrics' to the bit. Past 511 values ATen adds levels of partial
+    sums: there NumPy's float32 sum (equal up to float32 rounding)."""
+    values = np.asarray(values, dtype=np.float32)
+    n = len(values)
+    if n == 0 or n >= 512:
+        return float(np.sum(values, dtype=np.float32))
+    if n < TORCH_LANES:
+        return float(_accumulate(list(values)))
+    whole = n // TORCH_LANES * TORCH_LANES
+    lanes = _accumulate(list(values[:whole].reshape(-1, TORCH_LANES)))
+    total = np.float32(0.0)
+    for value in (*values[whole:], *lanes):
+        total = np.float32(total + value)
+    return float(total)
+
+
+def calibration_error(probs: np.ndarray, labels: np.ndarray, n_bins: int = N_BINS) -> float:
+    """Expected calibration error (equal-width bins, l1) of class probabilities, as a fraction in
+    [0, 1], computed as torchmetrics' `multiclass_calibration_error(probs, labels, n_bins,
+    norm="l1")` computes it, in NumPy: float32 top-1 confidences, each in bin i with
+    edges[i] <= c < edges[i + 1] (`torch.bucketize(c, edges, right=True) - 1`; a confidence of
+    exactly 1 gets a bin of its own), float32 sums per bin in sample order, and the final sum in
+    torch's order. Tests check the two agree bit for bit (torchmetrics is a test-only reference:
+    no step imports torch for a metric)."""
+    probs = np.asarray(probs)
+    labels = np.asarray(labels, dtype=np.int64)
+    confidence = probs.max(axis=1).astype(np.float32)
+    correct = (probs.argmax(axis=1) == labels).astype(np.float32)
+    index = np.searchsorted(torch_linspace_edges(n_bins), confidence, side="right") - 1
+    count = np.zeros(n_bins + 1, dtype=np.float32)
+    conf_sum = np.zeros(n_bins + 1, dtype=np.float32)
+    acc_sum = np.zeros(n_bins + 1, dtype=np.float32)
+    np.add.at(count, index, np.float32(1.0))
+    np.add.at(conf_sum, index, confidence)
+    np.add.at(acc_sum, index, correct)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        conf_bin = np.nan_to_num(conf_sum / count)
+        acc_bin = np.nan_to_num(acc_sum / count)
+    prop_bin = count / torch_float32_sum(count)
+    return torch_float32_sum(np.abs(acc_bin - conf_bin) * prop_bin)
 
 
 @dataclass(frozen=True)

@@ -142,7 +142,7 @@ def calibrate(
         seed=seed,
         model=model,
         inputs=inputs,
-        packages=("torchmetrics", "scipy"),
+        packages=("scipy",),
     )
     records, bins_out = [], []
     shifted_conf: dict[str, list[np.ndarray]] = {"raw": [], "scaled": []}

@@ -7,8 +7,8 @@ For each zero-shot test set and each template count k (1, 2, 4, ... and the set'
 embeddings (`text.average`, the zero-shot classifier's own formula), so no text is embedded again.
 Records (one per (set, k, seed): the seed is the replicate the summary averages, mean and std):
 - task `prompt_count`, condition {set, templates: k, seed}: top-1 (%), ECE (%, torchmetrics'
-  equal-width l1 ECE as in the calibration suite, logits = the model's logit scale x cosine) and
-  NLL;
+  equal-width l1 ECE computed in NumPy as in the calibration suite, logits = the model's logit
+  scale x cosine) and NLL;
 - task `prompt_count_ood`, condition {set, ood, templates: k, seed}: AUROC and FPR@95 (%) of MCM
   (max softmax of cosine / T, T = 1; `vlstress.suites.ood.scores`) of the test set against each
   OOD set of the ood suite that shares no class with it (when that suite is on).
@@ -48,19 +48,11 @@ MCM_TEMPERATURE = 1.0
 
 
 def calibration_error(logits: np.ndarray, labels: np.ndarray, bins: int) -> float:
-    """Expected calibration error of the softmax of `logits` (torchmetrics, `bins` equal-width
-    bins, l1; a fraction), as the calibration suite computes it."""
-    import torch
-    from torchmetrics.functional.classification import multiclass_calibration_error
+    """Expected calibration error of the softmax of `logits` (`bins` equal-width bins, l1; a
+    fraction), as the calibration suite computes it (torchmetrics' ECE, in NumPy)."""
+    from vlstress.suites.calibration.calibration import calibration_error as ece
 
-    value = multiclass_calibration_error(
-        torch.from_numpy(softmax(logits)),
-        torch.from_numpy(np.asarray(labels, dtype=np.int64)),
-        num_classes=logits.shape[1],
-        n_bins=bins,
-        norm="l1",
-    )
-    return float(value)
+    return ece(softmax(logits), np.asarray(labels, dtype=np.int64), bins)
 
 
 def classification(
@@ -215,7 +207,7 @@ def ablate(
         seed=seed,
         model=model,
         inputs=inputs,
-        packages=("torchmetrics", "scikit-learn"),
+        packages=("scikit-learn",),
     )
     records = [
         assemble(task, dataset=dataset, condition=condition, metrics=metrics, provenance=block)

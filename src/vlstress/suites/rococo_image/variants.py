@@ -233,25 +233,26 @@ def apply(plan: VariantPlan, index: int, image, partner):
 # --- faithful mode: files like the official release -----------------------------------------------
 
 
-def faithful_tensor(path: str | Path, size: int = FAITHFUL_SIZE):
+def faithful_tensor(path: str | Path, size: int = FAITHFUL_SIZE) -> np.ndarray:
     """Resize((size, size), bicubic) + ToTensor, as mix_images.py (torchvision on PIL = PIL
-    resize)."""
-    import torch
+    resize): a float32 C x H x W array in [0, 1], the very values ToTensor gives (uint8 / 255
+    in float32; a test checks them bit for bit against torchvision)."""
     from PIL import Image
 
-    from vlstress.embedding.encoders import load_rgb
+    from vlstress.suites.corruptions.imagenet_c import load_rgb
 
     image = load_rgb(path).resize((size, size), Image.Resampling.BICUBIC)
-    return torch.from_numpy(np.asarray(image).copy()).permute(2, 0, 1).float().div(255)
+    return np.asarray(image, dtype=np.float32).transpose(2, 0, 1) / np.float32(255)
 
 
-def to_pil(tensor):
-    """Quantise like torchvision.utils.save_image: x * 255 + 0.5, clamp, uint8."""
-    import torch
+def to_pil(image):
+    """Quantise like torchvision.utils.save_image: x * 255 + 0.5, clamp, uint8 (float32 steps,
+    as torch runs them; a C x H x W float32 array, or a tensor)."""
     from PIL import Image
 
-    array = tensor.mul(255).add_(0.5).clamp_(0, 255).permute(1, 2, 0).to(torch.uint8).numpy()
-    return Image.fromarray(array)
+    array = image.numpy() if hasattr(image, "numpy") else np.asarray(image)
+    array = np.clip(array * np.float32(255) + np.float32(0.5), 0, 255).astype(np.uint8)
+    return Image.fromarray(np.ascontiguousarray(array.transpose(1, 2, 0)))
 
 
 def save_jpeg(image, path: Path, quality: int) -> None:

@@ -5,8 +5,8 @@ at each severity, the typographic attack: `evaluations(params)` of each --evalua
 read from their embeddings and classifiers, so nothing is encoded again. A temperature is
 fitted on a seeded split of the in-distribution set and applied unchanged to the held-out
 rest and to every other set. One record per set (task `calibration`): top-1, confidence,
-ECE (torchmetrics, --bins equal-width bins), NLL and Brier, raw and scaled (`_ts`); the
-reliability bins go to the sidecar and the reliability diagrams to --out-fig.
+ECE (torchmetrics', computed in NumPy; --bins equal-width bins), NLL and Brier, raw and scaled
+(`_ts`); the reliability bins go to the sidecar and the reliability diagrams to --out-fig.
 See vlstress.suites.calibration.run for the work and vlstress.suites.calibration.flags for the
 flags.
 """

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,12 +94,32 @@ def add_model_configs() -> None:
         _ADDED_CONFIGS.add(folder)
 
 
-def check_spec(spec: ModelSpec) -> None:
-    """Validate arch and weights before any expensive work."""
-    import open_clip
+def known_architectures() -> list[str]:
+    """open_clip's architectures, read as `open_clip.list_models` does (the JSON configs of its
+    `model_configs` folder and of VLSTRESS_MODEL_CONFIGS) without importing open_clip: the
+    model card of a random-init or local-checkpoint model starts without torch (1 s, not 8)."""
+    import importlib.util
 
-    add_model_configs()
-    known = open_clip.list_models()
+    found = importlib.util.find_spec("open_clip")
+    if found is None or found.origin is None:
+        raise VlstressError("open_clip is not installed: pip install open_clip_torch")
+    folders = [Path(found.origin).parent / "model_configs"]
+    folders += [Path(f) for f in os.environ.get(MODEL_CONFIGS_ENV, "").split(os.pathsep) if f]
+    for folder in folders[1:]:
+        if not folder.is_dir():
+            raise VlstressError(
+                f"{MODEL_CONFIGS_ENV}: {folder} is not a folder of open_clip model configs"
+            )
+    names = {path.stem for folder in folders for path in folder.glob("*.json")}
+    if "open_clip" in sys.modules:  # already loaded: configs added in this process count too
+        names.update(sys.modules["open_clip"].list_models())
+    return sorted(names)
+
+
+def check_spec(spec: ModelSpec) -> None:
+    """Validate arch and weights before any expensive work (open_clip is imported only to look up
+    a hub tag)."""
+    known = known_architectures()
     if spec.arch not in known:
         close = [name for name in known if name.lower().startswith(spec.arch.lower()[:5])][:8]
         hint = f" (similar: {', '.join(close)})" if close else ""
@@ -110,6 +131,8 @@ def check_spec(spec: ModelSpec) -> None:
     if kind == "checkpoint" and spec.pretrained is not None and not Path(spec.pretrained).is_file():
         raise VlstressError(f"model {spec.slug!r}: checkpoint file not found: {spec.pretrained}")
     if kind == "hub":
+        import open_clip
+
         tags = open_clip.list_pretrained_tags_by_model(spec.arch)
         if spec.pretrained not in tags:
             raise VlstressError(
@@ -149,6 +172,7 @@ def load(spec: ModelSpec, device: str, threads: int | None = None):
     if threads is not None:
         torch.set_num_threads(threads)
     check_spec(spec)
+    add_model_configs()
     torch.manual_seed(spec.seed)  # decides the random init; harmless for loaded weights
     try:
         model, _, preprocess = open_clip.create_model_and_transforms(

@@ -70,6 +70,23 @@ def test_workers_give_bit_identical_embeddings(tiny, photos):
     assert np.array_equal(serial, parallel)
 
 
+def test_in_process_decoding_runs_on_one_thread_and_gives_the_model_its_threads_back(tiny, photos):
+    model, preprocess, _ = tiny
+    seen = []
+
+    def counting(image):
+        seen.append(torch.get_num_threads())
+        return preprocess(image)
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        encode_images(model, counting, photos, batch_size=3, device="cpu", workers=0)
+        assert seen == [1] * N_PHOTOS and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
 @pytest.mark.parametrize("workers", [0, 2])
 def test_a_corrupt_image_is_named_even_from_a_worker(tiny, photos, tmp_path, workers):
     model, preprocess, _ = tiny

@@ -26,6 +26,55 @@ def test_random_init_is_seeded_and_labelled(tiny_arch):
     assert info["n_params"] == sum(p.numel() for p in a.parameters())
 
 
+def _everything(model) -> dict[str, torch.Tensor]:
+    return {**dict(model.named_parameters()), **dict(model.named_buffers())}
+
+
+def test_a_kept_random_init_is_the_drawn_one_to_the_bit(tiny_arch, tmp_path, monkeypatch):
+    spec = models.ModelSpec("tiny", tiny_arch, None, seed=3, cache_dir=str(tmp_path))
+    drawn, _, _ = models.load(models.ModelSpec("tiny", tiny_arch, None, seed=3), "cpu")
+    after_drawing = torch.get_rng_state()
+    first, _, _ = models.load(spec, "cpu")  # draws it and keeps it
+    (kept,) = (tmp_path / models.RANDOM_INIT).glob(f"{tiny_arch}-seed3-*.pt")
+    assert kept == models.random_init_file(spec)
+
+    def no_drawing(method):
+        def draw(tensor, *args, **kwargs):
+            assert tensor.is_meta, "the kept init is copied, not drawn"
+            return method(tensor, *args, **kwargs)
+
+        return draw
+
+    with monkeypatch.context() as patch:
+        for name in ("normal_", "uniform_"):
+            patch.setattr(torch.Tensor, name, no_drawing(getattr(torch.Tensor, name)))
+        again, preprocess, _ = models.load(spec, "cpu")
+    assert torch.equal(torch.get_rng_state(), after_drawing)  # later draws are the same too
+    reference = _everything(drawn)
+    for model in (first, again):
+        ours = _everything(model)
+        assert set(ours) == set(reference) and not model.training
+        assert all(torch.equal(ours[name], reference[name]) for name in reference)
+    assert models.describe(spec, again)["n_params"] == models.describe(spec, drawn)["n_params"]
+    assert callable(preprocess)
+    other = models.random_init_file(models.ModelSpec("tiny", tiny_arch, None, 4, str(tmp_path)))
+    assert other != kept  # one file per seed
+    assert models.random_init_file(models.ModelSpec("tiny", tiny_arch, None, 3)) is None
+
+
+def test_a_damaged_kept_random_init_is_drawn_again(tiny_arch, tmp_path, caplog):
+    spec = models.ModelSpec("tiny", tiny_arch, None, seed=5, cache_dir=str(tmp_path))
+    drawn, _, _ = models.load(models.ModelSpec("tiny", tiny_arch, None, seed=5), "cpu")
+    kept = models.random_init_file(spec)
+    assert kept is not None
+    kept.parent.mkdir(parents=True)
+    kept.write_bytes(b"not a checkpoint")
+    loaded, _, _ = models.load(spec, "cpu")
+    assert "drawing it again" in caplog.text
+    reference = _everything(drawn)
+    assert all(torch.equal(value, reference[name]) for name, value in _everything(loaded).items())
+
+
 def test_local_checkpoint_loads_exact_weights(tiny_arch, tmp_path):
     source, _, _ = models.load(models.ModelSpec("tiny", tiny_arch, None, seed=7), "cpu")
     ckpt = tmp_path / "tiny.pt"

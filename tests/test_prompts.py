@@ -176,6 +176,7 @@ def test_autoclip_comparison_on_a_hand_made_set():
 
 def test_the_mean_of_the_per_template_embeddings_is_the_zero_shot_classifier(tiny_arch):
     import open_clip
+    import torch
 
     from vlstress.suites.prompts.text import per_template
     from vlstress.suites.zeroshot.classifier import build
@@ -185,11 +186,18 @@ def test_the_mean_of_the_per_template_embeddings_is_the_zero_shot_classifier(tin
     tokenizer = open_clip.get_tokenizer(tiny_arch)
     classes = ["cat", "dog", "car", "cup of coffee"]
     templates = ["a photo of a {c}.", "a drawing of the {c}.", "{c}"]
-    rows = per_template(model, tokenizer, classes, templates, device="cpu", classes_per_batch=3)
+    rows = per_template(model, tokenizer, classes, templates, device="cpu")
     assert rows.shape == (4, 3, 32) and rows.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(rows, axis=-1), 1.0, atol=1e-5)
     classifier = build(model, tokenizer, classes, templates, device="cpu")
-    np.testing.assert_allclose(average(rows), classifier, atol=1e-5)
+    # one text pass: the classifier is the rows' mean to the bit
+    np.testing.assert_array_equal(average(rows).astype(np.float32), classifier)
+    # and the rows are the full-context encode_text's to float rounding (trimmed encoder)
+    with torch.no_grad():
+        full = model.encode_text(tokenizer([t.replace("{c}", "car") for t in templates]))
+    np.testing.assert_allclose(
+        rows[2], torch.nn.functional.normalize(full, dim=-1).numpy(), atol=1e-5
+    )
 
 
 # ---- params

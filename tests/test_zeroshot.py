@@ -127,7 +127,7 @@ def test_classifier_rows_are_mean_normalised_prompt_embeddings(tiny_arch):
     model, _, tokenizer = models.load(spec, "cpu", threads=1)
     names = ["dog", "cat", "traffic light"]
     tmpl = ["a photo of a {c}.", "a drawing of a {c}."]
-    weights = build(model, tokenizer, names, tmpl, device="cpu", classes_per_batch=2)
+    weights = build(model, tokenizer, names, tmpl, device="cpu", batch_size=2)
     assert weights.shape == (3, model.text_projection.shape[1]) and weights.dtype == np.float32
     with torch.no_grad():
         for row, name in zip(weights, names):

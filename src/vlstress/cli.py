@@ -9,6 +9,7 @@ each module exposing `add_arguments(parser)` and `run(args)`; heavy imports
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import logging
 import sys
@@ -92,6 +93,7 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     cpu_kernels.cap()  # before any command module loads numpy or torch: they read it once, at load
+    step = argv is None  # this process is the step (`vlstress ...`), not a caller of main()
     argv = sys.argv[1:] if argv is None else argv
     known = commands()
     selected = next((arg for arg in argv if arg in known), None)
@@ -105,6 +107,12 @@ def main(argv: list[str] | None = None) -> int:
     except VlstressError as exc:
         print(f"vlstress {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        if step:
+            # the step is done: the interpreter's last garbage collections would walk every
+            # object torch and open_clip made (~1 s of a model step's exit); frozen, they go
+            # with the process. atexit handlers still run; what the step wrote is closed already
+            gc.freeze()
     return 0
 
 

@@ -1,7 +1,8 @@
 """Model registry entries -> loaded open_clip models, with an honest weights label.
 
 A registry entry in params.yaml is `{arch, pretrained}`:
-- `pretrained: null`   -> seeded random init, labelled "random-init" everywhere;
+- `pretrained: null`   -> seeded random init, labelled "random-init" everywhere (drawn once per
+                          weight cache and kept there: `RANDOM_INIT`);
 - a path to a file     -> local checkpoint (must exist);
 - anything else        -> an open_clip hub tag, cached in `cache_dir`.
 Every failure is a VlstressError naming the model; nothing falls back silently.
@@ -175,9 +176,16 @@ def load(spec: ModelSpec, device: str, threads: int | None = None):
     add_model_configs()
     torch.manual_seed(spec.seed)  # decides the random init; harmless for loaded weights
     try:
-        model, _, preprocess = open_clip.create_model_and_transforms(
-            spec.arch, pretrained=spec.pretrained, device=device, cache_dir=spec.cache_dir
-        )
+        kept = random_init_file(spec)
+        made = load_random_init(spec, kept, device) if kept is not None else None
+        if made is None:
+            model, _, preprocess = open_clip.create_model_and_transforms(
+                spec.arch, pretrained=spec.pretrained, device=device, cache_dir=spec.cache_dir
+            )
+            if kept is not None:
+                keep_random_init(model, kept)
+        else:
+            model, preprocess = made
     except VlstressError:
         raise
     except Exception as exc:  # network, corrupt checkpoint, incompatible state dict
@@ -196,6 +204,105 @@ def load(spec: ModelSpec, device: str, threads: int | None = None):
     tokenizer = open_clip.get_tokenizer(spec.arch)
     log.info("loaded %s (%s) on %s", spec.slug, spec.weights_label(), device)
     return model, preprocess, tokenizer
+
+
+# A seeded random init costs a model step ~1.2 s of random number generation (the default init of
+# every layer, then CLIP's own): the tensors it draws, and the generator's state after them, are
+# kept in the weight cache the first time and copied into a model built without drawing
+# (torch's meta device) after that, as hub weights are downloaded once. The bytes are the same
+# (tests/test_models.py); the file's name holds a digest of everything that decides them (the
+# architecture's config, the seed, the torch and open_clip versions, the CPU kernel caps).
+RANDOM_INIT = "random-init"
+
+
+def random_init_file(spec: ModelSpec) -> Path | None:
+    """Where the random init of `spec` is kept (None: not random-init, or no weight cache)."""
+    if spec.weights_kind != "random-init" or not spec.cache_dir:
+        return None
+    import hashlib
+    import json
+    import platform
+
+    import open_clip
+    import torch
+
+    from vlstress import cpu_kernels
+
+    config = open_clip.get_model_config(spec.arch)
+    if config is None:
+        return None
+    key = {
+        "config": config,
+        "seed": spec.seed,
+        "torch": torch.__version__,
+        "open_clip": open_clip.__version__,
+        "caps": cpu_kernels.in_effect(),
+        "machine": platform.machine(),
+    }
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    return Path(spec.cache_dir) / RANDOM_INIT / f"{spec.arch}-seed{spec.seed}-{digest}.pt"
+
+
+def _tensors(model) -> dict[str, Any]:
+    """Every parameter and buffer (non-persistent ones too), by name."""
+    return {
+        **{f"p:{name}": value for name, value in model.named_parameters()},
+        **{f"b:{name}": value for name, value in model.named_buffers()},
+    }
+
+
+def keep_random_init(model, path: Path) -> None:
+    """Keep a freshly drawn random init (and the generator's state after it) at `path`; a cache
+    that cannot be written costs the next step the drawing, not this one its run."""
+    import torch
+
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tensors = {name: value.detach().cpu() for name, value in _tensors(model).items()}
+        torch.save({**tensors, "rng": torch.get_rng_state()}, tmp)
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.warning("could not keep the random init in %s (%s)", path, exc)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def load_random_init(spec: ModelSpec, path: Path, device: str):
+    """(model, preprocess) with the random init kept at `path`, and the generator as drawing it
+    leaves it; None when there is none, or it does not fit the model (then it is drawn again)."""
+    import open_clip
+    import torch
+
+    if not path.is_file():
+        return None
+    try:
+        kept = torch.load(path, map_location="cpu", mmap=True, weights_only=True)
+        with torch.device("meta"):
+            model, _, preprocess = open_clip.create_model_and_transforms(
+                spec.arch, pretrained=None, device="meta"
+            )
+        model.to_empty(device="cpu")
+        tensors = _tensors(model)
+        if set(tensors) != set(kept) - {"rng"}:
+            raise ValueError("other parameters and buffers than the model's")
+        with torch.no_grad():
+            for name, value in tensors.items():
+                value.copy_(kept[name])
+        left = [
+            name
+            for module in model.modules()
+            for name, value in vars(module).items()
+            if isinstance(value, torch.Tensor) and value.is_meta
+        ]
+        if left:
+            raise ValueError(f"tensors outside its parameters and buffers: {left[:3]}")
+        torch.set_rng_state(kept["rng"])
+    except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, the init is drawn again
+        log.warning("random init %s not used (%s): drawing it again", path, exc)
+        torch.manual_seed(spec.seed)
+        return None
+    return model.to(device), preprocess
 
 
 def card(spec: ModelSpec) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from vlstress.pipeline import (
     derived,
     expand,
     external,
+    is_stamp,
     item_field,
     produced_paths,
     substitute_params,
@@ -65,6 +66,9 @@ class RuleSpec:
     resources: dict[str, Any]
     threads: int
     wildcard_constraints: dict[str, str]
+    # run in the main process, never submitted to a cluster: code stamps hash a few files in
+    # 0.3 s, far less than a SLURM submission
+    local: bool = False
 
 
 def param_files(workflow, config: dict[str, Any]) -> list[str]:
@@ -226,6 +230,7 @@ def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpe
         resources=resources,
         threads=threads,
         wildcard_constraints={axis: AXES[axis].pattern for axis in stage.axes},
+        local=is_stamp(stage),
     )
 
 

@@ -1,8 +1,8 @@
 """The text pass of the suite: every (class, template) prompt of a test set embedded once,
 L2-normalised, kept per template (classes x templates x dim, float32).
 
-The zero-shot classifier (`vlstress.suites.zeroshot.classifier.build`, open_clip's
-`build_zero_shot_classifier`) is the normalised mean of exactly these rows over the templates;
+The zero-shot classifier (`vlstress.suites.zeroshot.classifier.build`) is the normalised mean of
+exactly these rows over the templates (`classifier.prompt_rows`, the same trimmed text pass);
 here they are kept apart, so that any subset of templates (the ablation) and any per-image
 weighting (AutoCLIP) costs no further text pass.
 """
@@ -23,36 +23,21 @@ def per_template(
     *,
     device: str,
     precision: str = "fp32",
-    classes_per_batch: int = 10,
 ) -> np.ndarray:
-    """(classes x templates x dim) float32, each row L2-normalised; the prompts are tokenised and
-    encoded as open_clip's `build_zero_shot_classifier` does (full context, `classes_per_batch`
-    classes per forward)."""
-    import torch
-    from tqdm import tqdm
+    """(classes x templates x dim) float32, each row L2-normalised: the classifier's own text pass
+    (`vlstress.suites.zeroshot.classifier.prompt_rows`)."""
+    from vlstress.suites.zeroshot.classifier import prompt_rows
 
-    from vlstress.embedding.precision import autocast
-    from vlstress.suites.zeroshot.templates import prompts
-
-    chunks = []
-    with torch.no_grad(), autocast(precision, device):
-        for start in tqdm(range(0, len(classnames), classes_per_batch), desc="templates"):
-            names = classnames[start : start + classes_per_batch]
-            texts = [text for name in names for text in prompts(templates, name)]
-            tokens = tokenizer(texts).to(device)
-            features = model.encode_text(tokens, normalize=True)
-            chunks.append(features.float().reshape(len(names), len(templates), -1).cpu())
-    return torch.cat(chunks).numpy().astype(np.float32)
+    return prompt_rows(model, tokenizer, classnames, templates, device=device, precision=precision)
 
 
 def average(per_template_rows: np.ndarray, chosen: list[int] | None = None) -> np.ndarray:
     """The zero-shot classifier of the `chosen` templates (all: None): the normalised mean of their
     rows, classes x dim (float64)."""
+    from vlstress.suites.zeroshot.classifier import mean_of_rows
+
     rows = np.asarray(per_template_rows, dtype=np.float64)
-    if chosen is not None:
-        rows = rows[:, chosen]
-    mean = rows.mean(axis=1)
-    return mean / np.linalg.norm(mean, axis=1, keepdims=True)
+    return mean_of_rows(rows if chosen is None else rows[:, chosen])
 
 
 def load(path: Path, classes: list[str]) -> tuple[np.ndarray, dict[str, Any]]:

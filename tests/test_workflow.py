@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from vlstress.pipeline import STAGES
+from vlstress.pipeline import STAGES, code_paths
 
 from conftest import committed_copy, finetune_off, zeroshot_off
 
@@ -170,8 +170,12 @@ def test_an_edit_reruns_only_the_steps_of_its_code(project, tmp_path):
         assert "ood_detect" in stages("ood/scores.py", tool)
         for edit in ("calibration/calibration.py", "ood/scores.py"):
             assert not stages(edit, tool) & embedding, (edit, tool)
-    # DVC lists the stages whose own code changed; Snakemake plans those downstream too
-    assert stages("calibration/calibration.py", "dvc") == {"calibrate"}
+    # DVC lists the stages whose own code changed (through their code stamps: the calibration
+    # step, and the prompt ablation, which uses its ECE); Snakemake plans those downstream too
+    edited = "src/vlstress/suites/calibration/calibration.py"
+    users = {stage.name for stage in STAGES if edited in code_paths(stage)}
+    assert "calibrate" in users and not users & {"embed_zeroshot", "zeroshot_classifiers"}
+    assert stages("calibration/calibration.py", "dvc") == users
     assert "summarize" in stages("calibration/calibration.py", "snakemake")
 
 

@@ -52,7 +52,10 @@ def changed(root: Path) -> set[str]:
 
 
 def ran(log: str) -> set[str]:
-    return set(re.findall(r"Running stage '([^']+)'", log))
+    """The stages a `dvc repro` ran, but the code stamps (`code_<stage>`: they hash source files,
+    and run only on a first build or a code edit)."""
+    found = set(re.findall(r"Running stage '([^']+)'", log))
+    return {stage for stage in found if not stage.startswith("code_")}
 
 
 def image_stages(model: str, method: str, lam: str, seed: int) -> set[str]:

@@ -409,8 +409,11 @@ def test_slurm_run_is_byte_identical_to_a_local_run(slurm_run, local_run):
 
 
 def test_every_job_ran_through_slurm(slurm_run):
-    expected = job_stats(slurm_run.log)
-    assert sum(expected.values()) > 10
+    """Every job but the code stamps, which are local rules: they hash a few source files in the
+    main process instead of waiting for a SLURM slot."""
+    planned = job_stats(slurm_run.log)
+    expected = Counter({rule: n for rule, n in planned.items() if not rule.startswith("code_")})
+    assert sum(expected.values()) > 10 and len(planned) > len(expected)
     # one sbatch per rule instance
     assert Counter(call["rule"] for call in slurm_run.calls) == expected
     assert Counter(rule_of(job["Comment"]) for job in slurm_run.jobs) == expected

@@ -600,6 +600,54 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def workload_result(
+    name: str,
+    manifest: dict[str, Any],
+    folder: Path,
+    rounds: list[dict[str, Any]],
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    """Medians over the rounds, the agreement of the last round, whether every round wrote the
+    same bytes, what the warm path reused."""
+    last = rounds[-1]
+    cold_sides = ["ours_cold"] + (["before_cold"] if args.before else [])
+    found = {
+        "name": name,
+        "images": len(manifest["images"]),
+        "prompts": last["peer"]["prompts"],
+        **{side: summary(rounds, side) for side in ["peer", *cold_sides]},
+        "agreement": {
+            side: agreement(folder / "snapshots" / side, manifest, last["peer"])
+            for side in cold_sides
+        },
+        "same_bytes_every_round": {
+            side: len({json.dumps(r[side]["sha256"]) for r in rounds}) == 1 for side in cold_sides
+        },
+        "rounds": rounds,
+    }
+    if not args.no_warm:
+        found["ours_warm"] = summary(rounds, "ours_warm")
+        found["warm_reused"] = {
+            stage: last["ours_warm"]["jobs"][stage].get("reused") for stage in STAGES[:2]
+        }
+    return found
+
+
+def write(result: dict[str, Any], out: Path, partial: bool) -> None:
+    """The JSON and the Markdown; after every round too (`partial`), so that a run cut short
+    keeps the rounds it finished."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    data = {
+        **result,
+        "partial": partial,
+        "rounds_done": [len(w["rounds"]) for w in result["workloads"]],
+    }
+    tmp = out.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n")
+    tmp.replace(out)
+    out.with_suffix(".md").write_text(markdown(result) + "\n")
+
+
 def skip(reason: str) -> int:
     print(f"bench_peer: skipped: {reason}")
     return 0
@@ -694,6 +742,7 @@ def main(argv: list[str] | None = None) -> int:
         "empty_weight_cache": args.empty_weight_cache,
         "workloads": [],
     }
+    out = RESULTS / f"bench_peer{'-' + args.tag if args.tag else ''}.json"
     try:
         for name in args.workloads.split(","):
             copies = int(name.removeprefix("x"))
@@ -720,37 +769,14 @@ def main(argv: list[str] | None = None) -> int:
                         if not args.no_warm:
                             one["ours_warm"] = run_ours(folder, params, args, "ours_warm")
                 rounds.append(one)
-            last = rounds[-1]
-            cold_sides = ["ours_cold"] + (["before_cold"] if args.before else [])
-            entry_result = {
-                "name": name,
-                "images": len(manifest["images"]),
-                "prompts": last["peer"]["prompts"],
-                **{side: summary(rounds, side) for side in ["peer", *cold_sides]},
-                "agreement": {
-                    side: agreement(folder / "snapshots" / side, manifest, last["peer"])
-                    for side in cold_sides
-                },
-                "rounds": rounds,
-            }
-            entry_result["same_bytes_every_round"] = {
-                side: len({json.dumps(r[side]["sha256"]) for r in rounds}) == 1
-                for side in cold_sides
-            }
-            if not args.no_warm:
-                entry_result["ours_warm"] = summary(rounds, "ours_warm")
-                entry_result["warm_reused"] = {
-                    stage: last["ours_warm"]["jobs"][stage].get("reused") for stage in STAGES[:2]
-                }
-            result["workloads"].append(entry_result)
+                done = workload_result(name, manifest, folder, rounds, args)
+                write({**result, "workloads": [*result["workloads"], done]}, out, partial=True)
+            result["workloads"].append(done)
             print(markdown(result), flush=True)
     finally:
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
-    out = RESULTS / f"bench_peer{'-' + args.tag if args.tag else ''}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2, default=str) + "\n")
-    out.with_suffix(".md").write_text(markdown(result) + "\n")
+    write(result, out, partial=False)
     print(f"\nwrote {out} and {out.with_suffix('.md').name}")
     return 0
 

@@ -43,6 +43,12 @@ in" time, evaluation = the `evaluate-zeroshot` process, other = hashing, provena
 exit). Wall seconds and the children's CPU seconds (wait4) are both recorded: on shared cores the
 wall time of either side moves with the other processes.
 
+Math kernels (`--kernels`): this project's steps cap torch's kernels at AVX2 so that an AVX-512
+machine writes the same bits as an AVX2 one (vlstress.cpu_kernels); the peer does not. `same`
+(default) gives the peer the same caps, so both sides run the same kernels on the same work;
+`defaults` runs each side as it ships; `uncapped` lifts ours too. On an AVX2-only CPU the three
+are the same run.
+
 Top-1 agreement: each side's prediction for every image (the peer's logits; ours from the image
 embeddings and classifier the jobs wrote), matched by file, with the classifiers' largest
 difference.
@@ -273,6 +279,42 @@ def environment(threads: int) -> dict[str, str]:
     return env
 
 
+def avx512() -> bool:
+    """Whether this CPU has AVX-512 (Linux: /proc/cpuinfo's flags)."""
+    try:
+        return " avx512f " in Path("/proc/cpuinfo").read_text().replace("\n", " ")
+    except OSError:
+        return False
+
+
+def cpu_name() -> str:
+    for line in (
+        Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").is_file() else []
+    ):
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def kernel_env(kernels: str, side: str) -> dict[str, str]:
+    """The math-kernel variables of one side (vlstress.cpu_kernels).
+
+    `same`: both sides capped at AVX2 as this project's steps are (the peer gets the project's
+    caps): the same kernels, the same work. `defaults`: each side as it ships (ours capped, the
+    peer picking the CPU's best kernels: on an AVX-512 CPU the peer's GEMMs are faster).
+    `uncapped`: both on the CPU's best kernels (ours with the caps lifted, as a user who trades
+    cross-machine bits for speed sets them)."""
+    from vlstress.cpu_kernels import CAPS
+
+    torch_caps = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "DNNL_MAX_CPU_ISA")
+    if kernels == "same" and side == "peer":
+        return {name: CAPS[name] for name in torch_caps}
+    if kernels == "uncapped" and side != "peer":
+        best = "avx512" if avx512() else "avx2"
+        return {"ATEN_CPU_CAPABILITY": best, "MKL_CBWR": "AUTO", "DNNL_MAX_CPU_ISA": "ALL"}
+    return {}
+
+
 def run(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> dict[str, Any]:
     """Run one process; its output lines with the seconds since its start, wall and CPU
     seconds."""
@@ -344,7 +386,11 @@ def run_peer(
         "--output",
         str(out / "metrics.json"),
     ]
-    env = {**environment(args.threads), "BENCH_PEER_OUT": str(out)}
+    env = {
+        **environment(args.threads),
+        **kernel_env(args.kernels, "peer"),
+        "BENCH_PEER_OUT": str(out),
+    }
     done = run(argv, folder, env, out / "log.txt")
     marks = peer_marks(done.pop("lines"))
     wall = done["wall_s"]
@@ -392,7 +438,7 @@ def run_ours(
 ) -> dict:
     """The three commands (side `*_warm`: into results/warm, the reuse folder as it is); with
     `source`, the package of that source tree (another version of this project) runs them."""
-    env = environment(args.threads)
+    env = {**environment(args.threads), **kernel_env(args.kernels, side)}
     if source is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(source), env.get("PYTHONPATH")]))
     warm = side.endswith("_warm")
@@ -534,7 +580,8 @@ def markdown(result: dict[str, Any]) -> str:
         f"## {result['model']} on {result['testset']['images']} COCO object crops "
         f"({', '.join(w['name'] for w in result['workloads'])}): {result['peer']} against this "
         f"project (fp32, {result['threads']} threads, batch {result['batch_size']}, "
-        f"{result['cores']} cores, {result['cpu']}; medians of {result['repeats']} round(s))",
+        f"{result['cores']} cores, {result['cpu']}, kernels {result.get('kernels', 'defaults')}; "
+        f"medians of {result['repeats']} round(s))",
         "",
         "| " + " | ".join(head) + " |",
         "|---|" + "---:|" * (len(head) - 1),
@@ -686,6 +733,13 @@ def main(argv: list[str] | None = None) -> int:
         "too, in the same rounds (e.g. `git archive HEAD src | tar -x -C /tmp/head`)",
     )
     parser.add_argument("--workdir", type=Path, default=None, help="kept (default: a temp folder)")
+    parser.add_argument(
+        "--kernels",
+        choices=("same", "defaults", "uncapped"),
+        default="same",
+        help="math kernels: same = both capped at AVX2 as the project's steps are; defaults = "
+        "each side as it ships (ours capped, the peer not); uncapped = both on the CPU's best",
+    )
     parser.add_argument("--tag", default="", help="results file suffix")
     args = parser.parse_args(argv)
 
@@ -737,7 +791,10 @@ def main(argv: list[str] | None = None) -> int:
         "batch_size": args.batch_size,
         "workers": args.peer_workers,
         "cores": cores,
-        "cpu": platform.processor() or platform.machine(),
+        "cpu": cpu_name(),
+        "avx512": avx512(),
+        "kernels": args.kernels,
+        "kernel_env": {side: kernel_env(args.kernels, side) for side in ("peer", "ours")},
         "repeats": args.repeats,
         "empty_weight_cache": args.empty_weight_cache,
         "workloads": [],

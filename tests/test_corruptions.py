@@ -295,3 +295,99 @@ def test_real_photos(shared_data, tmp_path):
     data = corruptions.generate(clean, "snow", [4], 0, tmp_path / "snow", workers=1, progress=False)
     for path in data.image_paths():
         assert Image.open(path).size == (224, 224)
+
+
+# ----------------------------------------------------------------------------- evaluate-corruptions
+
+
+def _condition_files(root: Path, corruption: str, severity: int, predicted: list[int]) -> None:
+    """A corrupted copy of a 6-image, 3-class set (every image of `severity`) and the model's
+    embeddings of it: image i is predicted as class predicted[i] (one-hot rows)."""
+    from vlstress.io import sidecar, write_json, write_npy
+    from vlstress.testsets import manifest as testsets
+
+    images = [
+        {"path": f"{i}.png", "label": label, "severity": severity}
+        for i, label in enumerate([0, 0, 1, 1, 2, 2])
+    ]
+    folder = root / "data" / "corruptions" / corruption / f"s{severity}"
+    data = testsets.ClassificationSet(
+        "objects-c", "corruption", ["a", "b", "c"], ["a", "b", "c"], str(folder), images
+    )
+    testsets.write(folder / "manifest.json", data)
+    emb = root / "results/embeddings/m/zeroshot/corrupted" / f"{corruption}_s{severity}.npy"
+    write_npy(emb, np.eye(3, dtype=np.float32)[predicted])
+    write_json(sidecar(emb), _meta())
+
+
+def _meta() -> dict:
+    model = {"slug": "m", "arch": "X", "weights_label": "random-init (seed 0)"}
+    return {"provenance": {"model": model, "seed": 0, "device": "cpu"}}
+
+
+def _corruption_project(root: Path) -> tuple[Path, dict[tuple[str, int], float]]:
+    """params.yaml (the demo's, corruptions fog and gaussian_noise at severities 1 and 5), the
+    clean classifier and every condition's files; the top-1 each condition must give."""
+    import yaml
+
+    from vlstress.io import sidecar, write_json, write_npy
+
+    from conftest import REPO
+
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    params["corruptions"].update(names=["fog", "gaussian_noise"], severities=[1, 5])
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    clf = root / "results/embeddings/m/classifiers" / f"{params['corruptions']['testset']}.npy"
+    write_npy(clf, np.eye(3, dtype=np.float32))
+    write_json(sidecar(clf), {**_meta(), "classes": ["a", "b", "c"], "templates_source": "single"})
+    predictions = {
+        ("fog", 1): [0, 0, 1, 1, 2, 2],  # all right
+        ("fog", 5): [0, 1, 1, 2, 2, 0],  # 3 of 6
+        ("gaussian_noise", 1): [0, 0, 1, 1, 2, 0],  # 5 of 6
+        ("gaussian_noise", 5): [1, 1, 2, 2, 0, 0],  # none
+    }
+    for (corruption, severity), predicted in predictions.items():
+        _condition_files(root, corruption, severity, predicted)
+    expected = {
+        key: 100 * sum(p == t for p, t in zip(v, [0, 0, 1, 1, 2, 2])) / 6
+        for key, v in predictions.items()
+    }
+    return root / "params.yaml", expected
+
+
+def _evaluate_corruptions(*argv: str) -> None:
+    from vlstress.suites.corruptions.commands import evaluate_corruptions
+
+    parser = argparse.ArgumentParser()
+    evaluate_corruptions.add_arguments(parser)
+    evaluate_corruptions.run(parser.parse_args(list(argv)))
+
+
+def test_evaluate_corruptions_writes_one_record_per_condition(tmp_path, monkeypatch):
+    from vlstress.record import read_record
+
+    monkeypatch.chdir(tmp_path)
+    params, expected = _corruption_project(tmp_path)
+    _evaluate_corruptions("--params", str(params), "--model", "m", "--out-dir", "out")
+    written = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert written == sorted(
+        name
+        for c, s in expected
+        for name in (f"corruption-{c}-s{s}.json", f"corruption-{c}-s{s}.json.json")
+    )
+    for (corruption, severity), top1 in expected.items():
+        record = read_record(tmp_path / "out" / f"corruption-{corruption}-s{severity}.json")
+        assert record.task == "corruption"
+        assert record.condition == {"corruption": corruption, "severity": severity}
+        assert record.metrics["top1"] == pytest.approx(top1)
+        assert record.dataset["n_images"] == 6
+
+
+def test_evaluate_corruptions_writes_nothing_when_one_condition_is_bad(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    params, _ = _corruption_project(tmp_path)
+    missing = tmp_path / "results/embeddings/m/zeroshot/corrupted/gaussian_noise_s5.npy"
+    missing.unlink()
+    with pytest.raises(VlstressError, match="gaussian_noise_s5.npy"):
+        _evaluate_corruptions("--params", str(params), "--model", "m", "--out-dir", "out")
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

@@ -317,6 +317,48 @@ def test_expand_renders_numbers_as_dvc_does():
     ]
 
 
+def test_an_output_written_once_per_value_of_its_each_axes_is_one_job():
+    """Output.each: the corruption records of a model are one job's outputs (one per corruption
+    and severity), listed as such in both front ends; a command cannot name them as one path."""
+    from dataclasses import replace
+
+    from vlstress.pipeline import record_params, single_output
+    from vlstress.pipeline.snakemake import rule_spec, targets
+
+    params = demo_params()
+    names, severities = params["corruptions"]["names"], params["corruptions"]["severities"]
+    (stage,) = [s for s in active_stages(params) if s.name == "evaluate_corruption"]
+    assert stage.axes == ("model",)
+    entry = dvc.stage_entry(stage, params)
+    assert entry["foreach"] == "${models}"
+    outs = [next(iter(out)) for out in entry["do"]["outs"]]
+    assert outs[: len(names) * len(severities)] == [
+        f"results/metrics/${{key}}/corruption-{c}-s{s}.json" for c in names for s in severities
+    ]
+    assert len(outs) == 2 * len(names) * len(severities)
+    rule = rule_spec(stage, params, ["params.yaml"])
+    assert rule.output["record"] == [
+        f"results/metrics/{{model}}/corruption-{c}-s{s}.json" for c in names for s in severities
+    ]
+    wanted = {
+        f"results/metrics/{m}/corruption-{c}-s{s}.json"
+        for m in params["models"]
+        for c in names
+        for s in severities
+    }
+    assert wanted <= set(targets(params)) and wanted <= {str(p) for p in record_paths(params)}
+    # DVC addresses (what the lock pruning keeps): one per model
+    addresses = [a for a, _ in dvc.addresses(params) if a.startswith("evaluate_corruption")]
+    assert addresses == [f"evaluate_corruption@{m}" for m in sorted(params["models"])]
+    # the summary reruns when the conditions change
+    assert {"corruptions.names", "corruptions.severities"} <= set(record_params(params))
+    with pytest.raises(ValueError, match="one file per corruption, severity"):
+        single_output(stage, "record")
+    naming = replace(stage, command=stage.command + " --out {out.record}")
+    with pytest.raises(ValueError, match="cannot name it"):
+        dvc.stage_entry(naming, params)
+
+
 # ----------------------------------------------------------------------------- params validation
 
 
@@ -539,16 +581,16 @@ def test_both_front_ends_run_the_same_commands(project):
         assert sorted(smk[name]) == sorted(dvc_cmds[name]), name
     # retrieval: 42 steps of two models (one embedding job per model) + their two model cards + the
     # scorer card + the gate; zero-shot: test set, 2 x (classifiers job, image-sets job, record), 4
-    # corrupted sets x (1 + 2 evaluations), typographic 1 + 2 evaluations, robustness; 2 models x 2
-    # attacks, 2 calibrations, OOD: the set + 2 detections (its images are in the image-sets job);
-    # fine-tuning: training data (download, prepare, split, captions), base card, one variant, the
-    # comparison table; the report: one figure stage per suite with figures (7, the retrieval one
-    # replacing the old single figures stage) and one table stage per suite with tables (4, the
-    # retrieval one replacing the old tables stage); accuracy_vs_recall: one job; shape bias: the
-    # stimuli, 2 records, its figure and table (5); prompts: 2 ablations, 2 AutoCLIP, figures and
-    # table (6); and one code stamp step per stage kind but the gate
+    # corrupted sets, one evaluation of them all per model (2), typographic 1 + 2 evaluations,
+    # robustness; 2 models x 2 attacks, 2 calibrations, OOD: the set + 2 detections (its images are
+    # in the image-sets job); fine-tuning: training data (download, prepare, split, captions), base
+    # card, one variant, the comparison table; the report: one figure stage per suite with figures
+    # (7, the retrieval one replacing the old single figures stage) and one table stage per suite
+    # with tables (4, the retrieval one replacing the old tables stage); accuracy_vs_recall: one
+    # job; shape bias: the stimuli, 2 records, its figure and table (5); prompts: 2 ablations, 2
+    # AutoCLIP, figures and table (6); and one code stamp step per stage kind but the gate
     kinds = len([s for s in active_stages(demo_params()) if not s.name.startswith("code_")])
-    retrieval, zeroshot = 46 + 1, 2 * 3 + 4 * 3 + 3 + 1 + 2 * 2 + 2 + 1 + 2
+    retrieval, zeroshot = 46 + 1, 2 * 3 + 4 + 2 + 3 + 1 + 2 * 2 + 2 + 1 + 2
     finetune, report, rest = 4 + 1 + 1 + 1, 6 + 3, 1 + 5 + 6
     assert kinds == 55
     assert (

@@ -360,6 +360,11 @@ def test_an_added_corruption_severity_embeds_one_set_and_reruns_no_classifier_or
     params = yaml.safe_load(params_path.read_text())
     params["corruptions"]["severities"] = [3, 1]
     params_path.write_text(yaml.safe_dump(params, sort_keys=False))
+    # a model's corruption records are one job's outputs, listed by name in dvc.yaml: the gate
+    # asks for a render first
+    refused = sh("dvc", "repro", cwd=project, check=False)
+    assert "vlstress pipeline render" in refused, refused[-3000:]
+    sh("vlstress", "pipeline", "render", cwd=project)
     log = sh("dvc", "repro", cwd=project)
     ran = {stage.split("@")[0] for stage in ran_stages(log)}
     assert {"corrupt", "embed_zeroshot", "evaluate_corruption", "calibrate", "summarize"} <= ran, (

@@ -217,10 +217,43 @@ def expand(template: str, params: dict[str, Any], axes: tuple[str, ...] | None =
     return [text.format(**dict(zip(axes, combo))) for combo in combos]
 
 
+def each_template(template: str, params: dict[str, Any], each: tuple[str, ...]) -> list[str]:
+    """An output template once per value of its `each` axes (`Output.each`), those axes written
+    in and every other placeholder left: the paths one job writes."""
+    if not each:
+        return [template]
+    found = []
+    for combo in itertools.product(*(axis_values(params, axis) for axis in each)):
+        values = dict(zip(each, combo))
+
+        def fill(match, values=values):
+            kind, name = match.group(1), match.group(2)
+            return values[name] if kind is None and name in values else match.group(0)
+
+        found.append(PLACEHOLDER.sub(fill, template))
+    return found
+
+
+def output_templates(out: Output, params: dict[str, Any]) -> list[str]:
+    return each_template(out.path, params, out.each)
+
+
+def single_output(stage: Stage, name: str) -> None:
+    """An `{out.NAME}` of a command must be one path: an output written once per value of its
+    `each` axes is many (the command finds them from the params)."""
+    each = stage.outputs[name].each
+    if each:
+        raise ValueError(
+            f"stage {stage.name}: {{out.{name}}} is one file per {', '.join(each)}"
+            " (Output.each): the command cannot name it"
+        )
+
+
 def stage_outputs(stage: Stage, params: dict[str, Any]) -> Iterator[tuple[str, Output, str]]:
     for name, out in stage.outputs.items():
-        for path in expand(out.path, params, stage.axes):
-            yield name, out, path
+        for template in output_templates(out, params):
+            for path in expand(template, params, stage.axes):
+                yield name, out, path
 
 
 _PRODUCED: dict[int, tuple[Mapping[str, Any], Any, frozenset[str]]] = {}
@@ -259,8 +292,9 @@ def record_params(params: dict[str, Any]) -> list[str]:
     axes = [
         a
         for stage in active_stages(params)
-        if any(o.record for o in stage.outputs.values())
-        for a in stage.axes
+        for out in stage.outputs.values()
+        if out.record
+        for a in (*stage.axes, *out.each)
     ]
     return ["suites", *dict.fromkeys(AXES[a].param for a in axes)]
 

@@ -30,7 +30,9 @@ from vlstress.pipeline import (
     derived,
     external,
     item_field,
+    output_templates,
     produced_paths,
+    single_output,
     substitute_params,
     typed,
 )
@@ -88,6 +90,7 @@ def _command(stage: Stage) -> str:
         if kind == "in":
             return _path(stage.inputs[name], stage)
         if kind == "out":
+            single_output(stage, name)
             return _path(stage.outputs[name].path, stage)
         if kind == "p":
             return "${%s}" % name
@@ -136,18 +139,19 @@ def stage_entry(
         body["params"] = list(dict.fromkeys(list_params))
     outs, metrics, plots = [], [], []
     for out in stage.outputs.values():
-        path = _path(out.path, stage)
         options: dict[str, Any] = {}
         if not out.cache:
             options["cache"] = False
         if out.persist:
             options["persist"] = True
-        if out.metric:
-            metrics.append(_out_entry(path, options))
-        elif out.plot is not None:
-            plots.append(_out_entry(path, {**options, **out.plot}))
-        else:
-            outs.append(_out_entry(path, options))
+        for template in output_templates(out, params):
+            path = _path(template, stage)
+            if out.metric:
+                metrics.append(_out_entry(path, dict(options)))
+            elif out.plot is not None:
+                plots.append(_out_entry(path, {**options, **out.plot}))
+            else:
+                outs.append(_out_entry(path, dict(options)))
     for key, entries in (("outs", outs), ("metrics", metrics), ("plots", plots)):
         if entries:
             body[key] = entries
@@ -240,8 +244,9 @@ def addresses(params: dict[str, Any]) -> list[tuple[str, list[str]]]:
         for combo in itertools.product(*(axis_values(params, axis) for axis in stage.axes)):
             values = dict(zip(stage.axes, combo))
             paths = [
-                substitute_params(out.path, params).format(**values)
+                substitute_params(template, params).format(**values)
                 for out in stage.outputs.values()
+                for template in output_templates(out, params)
             ]
             if item_stages(stage, params) is not None:
                 found.append((item_stage_name(stage, combo[0]), paths))

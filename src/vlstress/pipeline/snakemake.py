@@ -32,7 +32,9 @@ from vlstress.pipeline import (
     external,
     is_stamp,
     item_field,
+    output_templates,
     produced_paths,
+    single_output,
     substitute_params,
     typed,
 )
@@ -116,6 +118,7 @@ def _shell(stage: Stage, config: dict[str, Any], files: list[str], params: dict[
         if kind == "in":
             return "{input.%s}" % name
         if kind == "out":
+            single_output(stage, name)
             return "{output.%s}" % name
         if kind == "p":
             return _escape(render_value(lookup(config, name)))
@@ -198,12 +201,15 @@ def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpe
     inputs["code"] = code_inputs(stage)
     outputs: dict[str, Any] = {}
     for name, out in stage.outputs.items():
-        path = substitute_params(out.path, config)
-        if out.directory:
-            path = directory(path)
-        if out.caption:
-            path = report(path, caption=caption_path(stage, out.caption), category=out.category)
-        outputs[name] = path
+        paths = []
+        for template in output_templates(out, config):
+            path = substitute_params(template, config)
+            if out.directory:
+                path = directory(path)
+            if out.caption:
+                path = report(path, caption=caption_path(stage, out.caption), category=out.category)
+            paths.append(path)
+        outputs[name] = paths if out.each else paths[0]
     items: dict[str, Any] = {}
     template = _shell(stage, config, files, items)
     # Snakemake's rerun trigger "params" ignores params computed from input/output (like
@@ -244,7 +250,8 @@ def targets(config: dict[str, Any]) -> list[str]:
         path
         for stage in active_stages(config)
         for out in stage.outputs.values()
-        for path in expand(out.path, config, stage.axes)
+        for template in output_templates(out, config)
+        for path in expand(template, config, stage.axes)
     ]
 
 

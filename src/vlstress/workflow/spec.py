@@ -58,6 +58,10 @@ class Output:
     caption: str | None = None
     category: str | None = None  # Snakemake report category
     suites: tuple[str, ...] = ()  # present only when one of these suites is on (empty: always)
+    # axes the stage is not repeated over but this output is: one job writes one file per value
+    # (e.g. a model's record of every corruption and severity), so the planners see one job
+    # where there were as many as values; the command finds the values itself (from the params)
+    each: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

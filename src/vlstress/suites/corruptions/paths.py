@@ -11,6 +11,12 @@ from vlstress.workflow.paths import ZEROSHOT_EMB, inside
 SUITE = "corruptions"
 CORRUPTED = "data/corruptions/{corruption}/s{severity}"
 CORRUPTED_EMB = "corrupted/{corruption}_s{severity}.npy"  # inside the model's zero-shot folder
+RECORD_NAME = "corruption-{corruption}-s{severity}.json"  # in the model's record folder
+RECORD = "results/metrics/{model}/" + RECORD_NAME
+
+
+def record_name(corruption: str, severity: object) -> str:
+    return RECORD_NAME.format(corruption=corruption, severity=severity)
 
 
 def evaluations(params: Params) -> list[Evaluation]:

@@ -3,16 +3,14 @@
 from vlstress.report.display import Task
 from vlstress.suites.corruptions.paths import (
     CORRUPTED,
-    CORRUPTED_EMB,
+    RECORD,
     data_folders,
     folders,
     shaping_params,
 )
-from vlstress.workflow.paths import CLASSIFIER, CLASSIFIERS, ZEROSHOT_EMB, of
+from vlstress.workflow.paths import CLASSIFIERS, ZEROSHOT_EMB
 from vlstress.workflow.spec import Axis, Output, PathList, Stage, Suite
 from vlstress.workflow.stages import figures_stage, small
-
-RECORD = "results/metrics/{model}/corruption-{corruption}-s{severity}.json"
 
 SUITE = Suite(
     "corruptions",
@@ -37,21 +35,21 @@ SUITE = Suite(
         ),
         Stage(
             "evaluate_corruption",
-            "vlstress evaluate-zeroshot --task corruption --corruption {corruption}"
-            " --severity {severity} --testset {in.testset} --image-emb {in.emb}/"
-            + CORRUPTED_EMB
-            + " --classifier {in.classifiers}/"
-            + of(CLASSIFIER, "p.corruptions.testset")
-            + " --clean-record {in.clean} --out {out.record}",
+            "vlstress evaluate-corruptions {params_files} --model {model}"
+            " --clean-record {in.clean} --out-dir results/metrics/{model}",
             inputs={
-                "testset": CORRUPTED,
                 "emb": ZEROSHOT_EMB,
                 "classifiers": CLASSIFIERS,
                 "clean": "results/metrics/{model}/zeroshot-{p.corruptions.testset}.json",
             },
-            outputs={"record": small(RECORD, record=True), "per_class": small(f"{RECORD}.json")},
-            axes=("model", "corruption", "severity"),
+            input_lists={"sets": "corrupted_sets"},
+            outputs={
+                "record": small(RECORD, record=True, each=("corruption", "severity")),
+                "per_class": small(f"{RECORD}.json", each=("corruption", "severity")),
+            },
+            axes=("model",),
             suite="corruptions",
+            doc="every corruption at every severity, one job per model (one record per condition)",
         ),
         figures_stage(
             "corruptions",
@@ -65,11 +63,16 @@ SUITE = Suite(
             "vlstress.suites.corruptions.commands.corrupt",
             "ImageNet-C style corruptions of a test set (seeded, parallel)",
         ),
+        "evaluate-corruptions": (
+            "vlstress.suites.corruptions.commands.evaluate_corruptions",
+            "zero-shot classification of one model on every corrupted copy (one record each)",
+        ),
     },
     params="vlstress.suites.corruptions.params",
     lists={
         "zeroshot_data": PathList(folders, data_folders, shaping_params),
         "zeroshot_sets": PathList(folders, data_folders, shaping_params),
+        "corrupted_sets": PathList(folders, data_folders, shaping_params),
     },
     providers={
         "zeroshot": "vlstress.suites.corruptions.sets",

@@ -201,7 +201,8 @@ def test_the_engine_imports_no_suite_and_suites_only_the_code_they_use():
         "visual_factors": {
             "zeroshot"
         },  # its classifier, and the robust line of effective robustness
-        "prompts": {"zeroshot", "ood"},  # zero-shot's evaluations and templates; OOD sets and MCM
+        # zero-shot's evaluations and templates; OOD sets and MCM; calibration's ECE (in NumPy)
+        "prompts": {"zeroshot", "ood", "calibration"},
     }
 
 

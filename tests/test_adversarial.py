@@ -63,6 +63,8 @@ BOUNDED = [
     dict(kind="square", eps=(8.0,), steps=30),
     dict(kind="square", norm="l2", eps=(256.0,), steps=30),
     dict(kind="autoattack", eps=(8.0,)),
+    dict(kind="nes", eps=(2.0, 8.0), steps=200, extra={"samples": 20}),
+    dict(kind="nes", norm="l2", eps=(64.0, 256.0), steps=200, extra={"samples": 20}),
 ]
 
 
@@ -144,6 +146,7 @@ def test_attack_metrics_known_answer():
         "max_linf": 4.0,
         "mean_l2": 25.0,
         "max_l2": 40.0,
+        "queries": 0.0,
     }
     assert (
         adv.attack_metrics(
@@ -174,6 +177,74 @@ def test_bad_attack_entries_are_named():
     }
     with pytest.raises(VlstressError, match="key=value"):
         adv.parse_extra("decay")
+    with pytest.raises(
+        VlstressError, match="attack 'n': nes is a query-limited attack and has no "
+    ):
+        adv.check_spec(adv.AttackSpec(name="n", kind="nes"))
+    with pytest.raises(VlstressError, match="even integer >= 2.*got 7"):
+        adv.check_spec(adv.AttackSpec(name="n", kind="nes", steps=100, extra={"samples": 7}))
+    with pytest.raises(VlstressError, match="sigma must be a number > 0"):
+        adv.check_spec(adv.AttackSpec(name="n", kind="nes", steps=100, extra={"sigma": 0}))
+    with pytest.raises(VlstressError, match="budget of 10 is less than one NES step.*11 queries"):
+        adv.check_spec(adv.AttackSpec(name="n", kind="nes", steps=10, extra={"samples": 10}))
+    with pytest.raises(VlstressError, match="unknown extra option.*n_samples"):
+        adv.check_spec(adv.AttackSpec(name="n", kind="nes", steps=100, extra={"n_samples": 10}))
+
+
+def test_nes_gradient_approaches_the_true_gradient_with_more_samples():
+    """On a tiny differentiable model the NES estimate's cosine with autograd's gradient grows with
+    the samples (Ilyas et al. 2018: an unbiased estimate of the Gaussian-smoothed gradient)."""
+    from vlstress.suites.adversarial.nes import nes_gradient
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 4 * 4, 5))
+    x = torch.rand(6, 3, 4, 4, generator=torch.Generator().manual_seed(1))
+    y = torch.arange(6) % 5
+
+    def loss(batch, start):
+        rows = (torch.arange(len(batch)) + start) % len(y)
+        return torch.nn.functional.cross_entropy(model(batch), y[rows], reduction="none")
+
+    probe = x.clone().requires_grad_(True)
+    (true,) = torch.autograd.grad(loss(probe, 0).sum(), probe)
+
+    def cosine(samples: int, seed: int) -> float:
+        estimate = nes_gradient(
+            loss,
+            x,
+            samples=samples,
+            sigma=1e-3,
+            max_batch_size=37,  # chunks that do not divide the rows: the target mapping holds
+            generator=torch.Generator().manual_seed(seed),
+        )
+        return (
+            torch.nn.functional.cosine_similarity(estimate.flatten(1), true.flatten(1), dim=1)
+            .mean()
+            .item()
+        )
+
+    cosines = [np.mean([cosine(n, seed) for seed in range(3)]) for n in (4, 40, 400, 4000)]
+    assert all(later > earlier for earlier, later in zip(cosines, cosines[1:])), cosines
+    assert cosines[0] < 0.5 and cosines[-1] > 0.97, cosines  # d = 48: about sqrt(n / (n + d))
+    with pytest.raises(ValueError, match="even number of samples"):
+        nes_gradient(loss, x, samples=3, sigma=1e-3, max_batch_size=8)
+
+
+def test_queries_are_counted_per_image(setup):
+    """A PGD step is one model evaluation per image; NES stays within its budget, counts its own
+    queries per image (one for an image already wrong), and the two counts agree."""
+    _, pixels, labels = setup
+    clean, (result,) = attack(setup, kind="pgd", eps=(4.0,), steps=5)
+    assert result.queries == 5.0 and result.image_queries is None
+    clean, results = attack(setup, kind="nes", eps=(2.0, 8.0), steps=100, extra={"samples": 10})
+    for result in results:
+        per_image = result.image_queries
+        assert per_image is not None and per_image.max() <= 100
+        assert result.queries == pytest.approx(per_image.mean())
+        assert np.all(per_image[~clean] == 1)  # already wrong: the first check stops it
+        # an image NES did not break spent its whole budget: 9 steps of 10 + 1, then a check
+        assert np.all(per_image[clean & result.correct] == 9 * 11 + 1)
+        assert adv.attack_metrics(clean, result)["queries"] == result.queries
 
 
 def test_subset_is_seeded_sorted_and_capped():

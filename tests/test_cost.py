@@ -258,6 +258,8 @@ def test_attacks_count_their_passes():
     assert estimate.attack_passes(fgsm, 1000, 2.5) == (2 * 2.5, False)
     square = {"name": "sq", "kind": "square", "eps": "4", "steps": None, "restarts": 1}
     assert estimate.attack_passes(square, 1000, 2.5) == (1000, True)  # queries, stops early
+    nes = {"name": "n", "kind": "nes", "eps": "2,4", "steps": 500, "extra": "samples=10"}
+    assert estimate.attack_passes(nes, 1000, 2.5) == (2 * 500, True)  # the budget, per eps
     spsa = {"name": "s", "kind": "spsa", "eps": "4", "steps": 5, "extra": "nb_sample=32"}
     assert estimate.attack_passes(spsa, 10, 2.5) == (5 * 2 * 32, False)
     deepfool = {"name": "d", "kind": "deepfool", "eps": "1,2", "steps": 4}

@@ -54,6 +54,7 @@ ATTACK_STEPS = {
     "deepfool": 50,
     "spsa": 10,
     "square": 1000,
+    "nes": 0,  # no default: its query budget is required
     "autoattack": 0,
 }
 RANDOM_START = ("pgd", "spsa")  # kinds whose restarts rerun the attack
@@ -217,7 +218,7 @@ def attack_passes(attack: Mapping[str, Any], classes: int, gradient: float) -> t
     if kind == "spsa":  # forward passes at +/- perturbations of nb_sample directions
         samples = int(_extra(attack.get("extra")).get("nb_sample", SPSA_SAMPLES))
         return runs * steps * 2 * samples, False
-    if kind == "square":  # one forward per query
+    if kind in ("square", "nes"):  # one forward per query; both stop on images they fooled
         return runs * steps, True
     # autoattack (standard): APGD-CE, APGD-T and FAB-T on every other class, Square's queries
     gradient_steps = AUTOATTACK_STEPS * (1 + 2 * (classes - 1))

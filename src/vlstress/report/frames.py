@@ -66,12 +66,18 @@ def render_frames(
 ) -> tuple[str, str, list[str]]:
     """(Markdown, LaTeX, notes) of one suite's table; a suite without records gets a note
     instead."""
+    return render_frame_set(name, {name: (caption, frame)}, block)
+
+
+def render_frame_set(
+    name: str, frames: dict[str, tuple[str, pd.DataFrame | None]], block: dict
+) -> tuple[str, str, list[str]]:
+    """(Markdown, LaTeX, notes) of a suite's tables (name -> (caption, frame or None)), the ones
+    with rows; a suite without records gets a note instead."""
     from vlstress.io import dumps_json
 
-    notes = (
-        [] if frame is not None else [f"no {name} records: the {name} suite is off or has not run"]
-    )
-    found = {name: (caption, frame)} if frame is not None else {}
+    found = {key: (caption, f) for key, (caption, f) in frames.items() if f is not None}
+    notes = [] if found else [f"no {name} records: the {name} suite is off or has not run"]
     markdown = f"{to_markdown(found, notes)}\n\n<!-- provenance\n{dumps_json(block)}-->\n"
     comment = "".join(f"% {line}\n" for line in dumps_json(block).splitlines())
     latex = to_latex(found, "tab:holistic", f"no {name} records")

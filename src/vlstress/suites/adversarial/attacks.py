@@ -7,7 +7,10 @@ given in 1/255 units of the attack's norm (L-inf or L2), as papers report it.
 
 Attack kinds (registry `KINDS`; torchattacks class in brackets): fgsm [FGSM], bim [BIM],
 pgd [PGD / PGDL2 by norm], mifgsm [MIFGSM], difgsm [DIFGSM], deepfool [DeepFool], spsa [SPSA],
-square [Square], autoattack [AutoAttack, version "standard": APGD-CE, APGD-T, FAB-T, Square].
+square [Square], autoattack [AutoAttack, version "standard": APGD-CE, APGD-T, FAB-T, Square],
+nes [NES, Ilyas et al. 2018: vlstress.suites.adversarial.nes, this project's torchattacks Attack].
+Every attack's queries are counted: model evaluations per image, gradient passes included
+(`query_counter`); for the score-based kinds (spsa, square, nes) that is the cost papers report.
 DeepFool is a minimal-perturbation attack with no budget: at a given eps an image counts as
 broken only when DeepFool fooled the model with a perturbation whose norm is within eps.
 
@@ -56,6 +59,8 @@ class AttackKind:
     bounded: bool = True
     random_start: bool = False  # restarts make sense
     default_steps: int | None = 10
+    black_box: bool = False  # scores only, no gradient: its queries are the cost reported
+    needs_budget: bool = False  # steps (the query budget) must be given
 
 
 def _alpha(spec: AttackSpec, eps: float, steps: int) -> float:
@@ -134,6 +139,29 @@ def _square(model, spec, eps, n_classes, seed):
     )
 
 
+NES_OPTIONS = {"samples": 50, "sigma": 0.001, "max_batch_size": 64}  # Ilyas et al. 2018
+
+
+def nes_iterations(spec: AttackSpec) -> int:
+    """Steps of NES within the query budget: each costs `samples` queries + 1 to check the image."""
+    samples = int({**NES_OPTIONS, **spec.extra}["samples"])
+    return int(spec.steps or 0) // (samples + 1)
+
+
+def _nes(model, spec, eps, n_classes, seed):
+    from vlstress.suites.adversarial.nes import attack_class
+
+    options = {**NES_OPTIONS, **spec.extra}
+    return attack_class()(
+        model,
+        norm=spec.norm,
+        eps=eps,
+        alpha=_alpha(spec, eps, nes_iterations(spec)),
+        queries=int(spec.steps),
+        **options,
+    )
+
+
 def _autoattack(model, spec, eps, n_classes, seed):
     norm = "Linf" if spec.norm == "linf" else "L2"
     return _torchattacks().AutoAttack(
@@ -164,12 +192,22 @@ KINDS: dict[str, AttackKind] = {
         "SPSA gradient-free attack (query based)",
         random_start=True,
         default_steps=10,
+        black_box=True,
     ),
     "square": AttackKind(
         _square,
         NORMS,
         "Square attack (score based, random search; steps = queries)",
         default_steps=1000,
+        black_box=True,
+    ),
+    "nes": AttackKind(
+        _nes,
+        NORMS,
+        "NES gradient estimation + PGD (Ilyas et al. 2018; score based; steps = query budget)",
+        default_steps=None,
+        black_box=True,
+        needs_budget=True,
     ),
     "autoattack": AttackKind(
         _autoattack,
@@ -193,6 +231,7 @@ RESERVED = {
     "version",
     "nb_iter",
     "random_start",
+    "queries",
 }
 
 
@@ -217,6 +256,11 @@ def check_spec(spec: AttackSpec) -> None:
         )
     if spec.steps is not None and spec.steps < 1:
         raise VlstressError(f"{where}: steps must be >= 1, got {spec.steps}")
+    if kind.needs_budget and spec.steps is None:
+        raise VlstressError(
+            f"{where}: {spec.kind} is a query-limited attack and has no query budget: set steps "
+            "to the queries allowed per image (e.g. 1000)"
+        )
     if spec.alpha is not None and not spec.alpha > 0:
         raise VlstressError(f"{where}: alpha must be > 0 (1/255 units), got {spec.alpha}")
     if spec.restarts < 1:
@@ -226,6 +270,8 @@ def check_spec(spec: AttackSpec) -> None:
         raise VlstressError(
             f"{where}: extra option(s) {', '.join(reserved)} are set from the attack's own fields"
         )
+    if spec.kind == "nes":
+        _check_nes(spec, where)
     if spec.extra:
         accepted = _accepted_options(spec)
         unknown = sorted(set(spec.extra) - accepted)
@@ -234,6 +280,22 @@ def check_spec(spec: AttackSpec) -> None:
                 f"{where}: unknown extra option(s) {', '.join(unknown)} for {spec.kind}; "
                 f"accepted: {', '.join(sorted(accepted - RESERVED))}"
             )
+
+
+def _check_nes(spec: AttackSpec, where: str) -> None:
+    options = {**NES_OPTIONS, **spec.extra}
+    samples, sigma = options["samples"], options["sigma"]
+    if not isinstance(samples, int) or samples < 2 or samples % 2:
+        raise VlstressError(
+            f"{where}: nes samples must be an even integer >= 2 (antithetic pairs), got {samples!r}"
+        )
+    if not isinstance(sigma, (int, float)) or not sigma > 0:
+        raise VlstressError(f"{where}: nes sigma must be a number > 0, got {sigma!r}")
+    if nes_iterations(spec) < 1:
+        raise VlstressError(
+            f"{where}: a query budget of {spec.steps} is less than one NES step "
+            f"({samples} samples + 1 check = {samples + 1} queries)"
+        )
 
 
 def _accepted_options(spec: AttackSpec) -> set[str]:
@@ -249,6 +311,10 @@ def _accepted_options(spec: AttackSpec) -> set[str]:
         "square": ta.Square,
         "autoattack": ta.AutoAttack,
     }
+    if spec.kind == "nes":
+        from vlstress.suites.adversarial.nes import attack_class
+
+        return set(inspect.signature(attack_class().__init__).parameters) - {"self"}
     return set(inspect.signature(classes[spec.kind].__init__).parameters) - {"self"}
 
 
@@ -349,6 +415,24 @@ def pixel_zero_shot(
 # ------------------------------------------------------------------ running an attack
 
 
+def query_counter(module):
+    """`module` behind a counter of the images it is evaluated on (`.rows`): the attacks are built
+    on it, so every forward pass of an attack, gradient passes included, counts as a query."""
+    import torch
+
+    class QueryCounter(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.module = module
+            self.rows = 0
+
+        def forward(self, pixels):
+            self.rows += int(pixels.shape[0])
+            return self.module(pixels)
+
+    return QueryCounter().eval()
+
+
 def _seed(*parts: Any) -> int:
     """A 31-bit seed from the parts (stable across runs and machines)."""
     return zlib.crc32(repr(parts).encode("utf-8")) & 0x7FFFFFFF
@@ -366,6 +450,9 @@ class EpsResult:
     correct: np.ndarray  # bool per image: still classified right under attack at this eps
     linf: np.ndarray  # per image, 1/255 units
     l2: np.ndarray
+    queries: float = 0.0  # mean model evaluations per image of the sample (restarts included)
+    # per image, for attacks that count their own (nes); None for the others
+    image_queries: np.ndarray | None = None
 
 
 def run_attack(
@@ -399,8 +486,11 @@ def run_attack(
             == labels.numpy()
         )
     budgets = list(spec.eps) if kind.bounded else [None]
-    adversarial = {}
+    adversarial, spent, spent_per_image = {}, {}, {}
+    counter = query_counter(module)
     for budget in budgets:
+        counter.rows = 0
+        per_image = np.zeros(len(pixels), dtype=np.int64)
         restarts = spec.restarts if kind.random_start else 1
         adv = pixels.clone()
         fooled = np.zeros(len(pixels), dtype=bool)
@@ -414,7 +504,7 @@ def run_attack(
         for restart in range(restarts):
             attack_seed = _seed(seed, spec.name, budget, restart)
             attack = kind.build(
-                module, spec, 0.0 if budget is None else budget / 255.0, n_classes, attack_seed
+                counter, spec, 0.0 if budget is None else budget / 255.0, n_classes, attack_seed
             )
             for start in range(0, len(pixels), batch_size):
                 rows = slice(start, start + batch_size)
@@ -429,9 +519,13 @@ def run_attack(
                     index = np.flatnonzero(todo) + start
                     adv[index] = candidate.cpu()
                     fooled[index] |= fools
+                    if getattr(attack, "queries", None) is not None:
+                        per_image[index] += attack.queries.cpu().numpy()
                 bar.update(len(pixels[rows]))
         bar.close()
         adversarial[budget] = adv
+        spent[budget] = counter.rows / len(pixels)
+        spent_per_image[budget] = per_image if per_image.any() else None
     results = []
     for eps in spec.eps:
         adv = adversarial[eps if kind.bounded else None]
@@ -447,13 +541,14 @@ def run_attack(
         if not kind.bounded:  # fooled beyond the budget does not count
             within = (linf if spec.norm == "linf" else l2) <= eps + 1e-6
             correct = correct | ~within
-        results.append(EpsResult(float(eps), correct, linf, l2))
+        key = eps if kind.bounded else None
+        results.append(EpsResult(float(eps), correct, linf, l2, spent[key], spent_per_image[key]))
     return clean, results
 
 
 def attack_metrics(clean: np.ndarray, result: EpsResult) -> dict[str, float | None]:
     """Percent metrics of one eps: clean and robust top-1, drop, attack success rate, perturbation
-    norms (1/255)."""
+    norms (1/255), and `queries`: model evaluations per image (mean over the sample)."""
     clean = np.asarray(clean, dtype=bool)
     robust = np.asarray(result.correct, dtype=bool)
     n_clean = int(clean.sum())
@@ -467,6 +562,7 @@ def attack_metrics(clean: np.ndarray, result: EpsResult) -> dict[str, float | No
         "max_linf": float(result.linf.max()),
         "mean_l2": float(result.l2.mean()),
         "max_l2": float(result.l2.max()),
+        "queries": float(result.queries),
     }
 
 

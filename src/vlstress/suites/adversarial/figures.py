@@ -1,5 +1,6 @@
 """Figures of the adversarial suite: adversarial_eps, robust top-1 against eps, one line per attack,
-one panel per model (eps 0 = clean)."""
+one panel per model (eps 0 = clean); adversarial_queries, attack success against the queries each
+attack spent per image (the black-box attacks' cost beside the white-box ones)."""
 
 from __future__ import annotations
 
@@ -80,6 +81,69 @@ def adversarial_eps(table: pd.DataFrame) -> FigureResult:
     return fig, notes
 
 
+def adversarial_queries(table: pd.DataFrame) -> FigureResult:
+    rows = _rows(table, "adversarial", ["attack_success", "queries"])
+    if rows.empty:
+        return _none("Attack success against queries", "adversarial")
+    rows["attack"] = rows["condition_dict"].map(lambda c: c.get("attack"))
+    rows["eps"] = rows["condition_dict"].map(lambda c: float(c.get("eps", float("nan"))))
+    wide = rows.pivot_table(
+        index=["label", "attack", "eps"], columns="metric", values="value", sort=False
+    ).reset_index()
+    labels = list(dict.fromkeys(rows["label"]))
+    attacks = list(dict.fromkeys(rows["attack"]))
+    palette = dict(zip(attacks, sns.color_palette("colorblind", len(attacks))))
+    markers = dict(zip(attacks, "osD^vP*X" * (1 + len(attacks) // 8)))
+    fig, axes = plt.subplots(
+        1, len(labels), figsize=(4.2 * len(labels) + 1.8, 3.8), squeeze=False, sharey=True
+    )
+    for ax, label in zip(axes[0], labels):
+        mine = wide[wide["label"] == label]
+        if "attack_success" not in mine or mine["attack_success"].isna().all():
+            ax.text(
+                0.5,
+                0.5,
+                "no image classified right:\nattack success undefined",
+                transform=ax.transAxes,
+                ha="center",
+                va="center",
+                fontsize="small",
+            )
+        for attack in attacks:
+            points = mine[mine["attack"] == attack].sort_values("eps").dropna()
+            if points.empty:
+                continue
+            ax.plot(
+                points["queries"].clip(lower=1.0),
+                points["attack_success"],
+                marker=markers[attack],
+                markerfacecolor="none",
+                label=attack,
+                color=palette[attack],
+            )
+        ax.set_xscale("log")
+        ax.set_title(_tick(label), fontsize="medium")
+        ax.set_xlabel("queries per image (model evaluations)")
+    axes[0][0].set_ylabel("attack success (%)")
+    axes[0][0].set_ylim(-5.0, 105.0)
+    axes[0][-1].legend(
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        frameon=False,
+        fontsize="small",
+        title="attack",
+    )
+    fig.suptitle(f"Attack success against query cost ({', '.join(sorted(set(rows['dataset'])))})")
+    notes = [
+        "one point per eps, joined smallest eps first; success = % of the correctly classified "
+        "images broken; a gradient step counts one query"
+    ]
+    fig.tight_layout()
+    _add_notes(fig, notes)
+    return fig, notes
+
+
 FIGURES = {
     "adversarial_eps": adversarial_eps,
+    "adversarial_queries": adversarial_queries,
 }

@@ -58,7 +58,7 @@ def add_attack_arguments(parser: argparse.ArgumentParser) -> None:
         "--steps",
         type=optional_int,
         default=None,
-        help="iterations (square: queries; None = the kind's default)",
+        help="iterations (square, nes: the query budget per image; None = the kind's default)",
     )
     attack.add_argument(
         "--alpha",

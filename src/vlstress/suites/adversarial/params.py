@@ -41,7 +41,8 @@ adversarial:
             minimum: 0
             description: "budgets in 1/255 units of the norm, comma-separated (e.g. \"1,2,4\")"
           steps: {type: [integer, "null"], minimum: 1,
-                  description: "iterations (square: queries); null = the kind's default"}
+                  description: "iterations (square, nes: the query budget per image); null = the
+                    kind's default (nes: required)"}
           alpha: {type: [number, "null"], exclusiveMinimum: 0,
                   description: "step size in 1/255 units; null = 2.5 * eps / steps"}
           restarts: {type: integer, minimum: 1, description: "random restarts (pgd, spsa, square)"}

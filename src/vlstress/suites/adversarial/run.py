@@ -129,6 +129,8 @@ def attack(args: argparse.Namespace) -> Attacked:
                     "kind": args.kind,
                     "norm": args.norm,
                     "bounded": kind.bounded,
+                    "black_box": kind.black_box,
+                    "queries": "model evaluations per image, gradient passes included",
                     "description": kind.description,
                 },
             },
@@ -145,6 +147,7 @@ def attack(args: argparse.Namespace) -> Attacked:
                 "correct": r.correct.tolist(),
                 "linf": r.linf.round(4).tolist(),
                 "l2": r.l2.round(4).tolist(),
+                "queries": None if r.image_queries is None else r.image_queries.tolist(),
             }
             for r in results
         },

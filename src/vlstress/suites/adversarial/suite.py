@@ -45,7 +45,10 @@ SUITE = Suite(
             ),
         ),
         figures_stage(
-            "adversarial", "vlstress.suites.adversarial.figures", {"adversarial_eps": ()}, "Figures"
+            "adversarial",
+            "vlstress.suites.adversarial.figures",
+            {"adversarial_eps": (), "adversarial_queries": ()},
+            "Figures",
         ),
         tables_stage(
             "adversarial",

@@ -10,9 +10,14 @@ import pandas as pd
 
 from vlstress.report import records
 from vlstress.report.frames import cell as _cell
-from vlstress.report.frames import render_frames
+from vlstress.report.frames import render_frame_set
 
 CAPTION = "Zero-shot top-1 (%) under adversarial attacks (ε in 1/255 of the attack's norm)"
+COST_CAPTION = (
+    "Attack success (% of the correctly classified images broken) and queries: model evaluations "
+    "per image, a gradient step counting one; the cost of the score-based attacks (spsa, square, "
+    "nes)"
+)
 
 
 def _conditions(rows: pd.DataFrame) -> pd.Series:
@@ -36,5 +41,28 @@ def adversarial_table(agg: pd.DataFrame) -> pd.DataFrame | None:
     return pd.DataFrame(cells, index=pd.Index(models, name="model"))
 
 
+def cost_table(agg: pd.DataFrame) -> pd.DataFrame | None:
+    """Rows = models; a column per (attack, eps): `success % (queries q)`."""
+    rows = records.rows(agg, "adversarial")
+    if rows.empty:
+        return None
+    models = records.models(rows)
+    cells: dict[str, dict[str, str]] = {}
+    for cond in dict.fromkeys(rows["condition_json"]):
+        c = json.loads(cond)
+        mine = rows[rows["condition_json"] == cond]
+        success = mine[mine["metric"] == "attack_success"].set_index("label")["mean"]
+        queries = mine[mine["metric"] == "queries"].set_index("label")["mean"]
+        cells[f"{c['attack']} ε={c['eps']:g}"] = {
+            m: f"{_cell(success.get(m))} ({_cell(queries.get(m), 0)} q)" for m in models
+        }
+    return pd.DataFrame(cells, index=pd.Index(models, name="model"))
+
+
 def render(table: pd.DataFrame, block: dict) -> tuple[str, str, list[str]]:
-    return render_frames("adversarial", CAPTION, adversarial_table(records.aggregate(table)), block)
+    agg = records.aggregate(table)
+    frames = {
+        "adversarial": (CAPTION, adversarial_table(agg)),
+        "adversarial-cost": (COST_CAPTION, cost_table(agg)),
+    }
+    return render_frame_set("adversarial", frames, block)

@@ -1,0 +1,2 @@
+"""Stability under small changes: ImageNet-P style perturbation sequences, flip probability and
+top-5 distance (docs/stability.md)."""

@@ -203,10 +203,20 @@ def test_the_engine_imports_no_suite_and_suites_only_the_code_they_use():
         },  # its classifier, and the robust line of effective robustness
         # zero-shot's evaluations and templates; OOD sets and MCM; calibration's ECE (in NumPy)
         "prompts": {"zeroshot", "ood", "calibration"},
+        # zero-shot's evaluations and classifier; the corruptions' image loading and saving
+        "stability": {"zeroshot", "corruptions"},
     }
 
 
-REPORT_STEPS = ("pipeline", "summarize", "figures", "tables", "robustness", "finetune-table")
+REPORT_STEPS = (
+    "pipeline",
+    "summarize",
+    "figures",
+    "tables",
+    "robustness",
+    "finetune-table",
+    "stability-report",
+)
 MODEL_LIBRARIES = {"torch", "torchvision", "open_clip", "timm", "torchattacks", "torchmetrics"}
 
 
@@ -583,17 +593,19 @@ def test_both_front_ends_run_the_same_commands(project):
     # retrieval: 42 steps of two models (one embedding job per model) + their two model cards + the
     # scorer card + the gate; zero-shot: test set, 2 x (classifiers job, image-sets job, record), 4
     # corrupted sets, one evaluation of them all per model (2), typographic 1 + 2 evaluations,
-    # robustness; 2 models x 4 attacks (2 white-box, 2 black-box), 2 calibrations, OOD: the set + 2 detections (its images are
-    # in the image-sets job); fine-tuning: training data (download, prepare, split, captions), base
-    # card, one variant, the comparison table; the report: one figure stage per suite with figures
-    # (7, the retrieval one replacing the old single figures stage) and one table stage per suite
-    # with tables (4, the retrieval one replacing the old tables stage); accuracy_vs_recall: one
-    # job; shape bias: the stimuli, 2 records, its figure and table (5); prompts: 2 ablations, 2
-    # AutoCLIP, figures and table (6); and one code stamp step per stage kind but the gate
+    # robustness; 2 models x 4 attacks (2 white-box, 2 black-box), 2 calibrations, OOD: the set +
+    # 2 detections (its images are in the image-sets job); fine-tuning: training data (download,
+    # prepare, split, captions), base card, one variant, the comparison table; the report: one
+    # figure stage per suite with figures (7, the retrieval one replacing the old single figures
+    # stage) and one table stage per suite with tables (4, the retrieval one replacing the old
+    # tables stage); accuracy_vs_recall: one job; shape bias: the stimuli, 2 records, its figure
+    # and table (5); prompts: 2 ablations, 2 AutoCLIP, figures and table (6); stability: 3
+    # perturbations' sequences, one evaluation per model (2), its report (6); and one code stamp
+    # step per stage kind but the gate
     kinds = len([s for s in active_stages(demo_params()) if not s.name.startswith("code_")])
     retrieval, zeroshot = 46 + 1, 2 * 3 + 4 + 2 + 3 + 1 + 2 * 4 + 2 + 1 + 2
-    finetune, report, rest = 4 + 1 + 1 + 1, 6 + 3, 1 + 5 + 6
-    assert kinds == 55
+    finetune, report, rest = 4 + 1 + 1 + 1, 6 + 3, 1 + 5 + 6 + 6
+    assert kinds == 58
     assert (
         sum(map(len, smk.values())) == retrieval + zeroshot + finetune + report + rest + kinds - 1
     )

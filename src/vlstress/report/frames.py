@@ -70,14 +70,20 @@ def render_frames(
 
 
 def render_frame_set(
-    name: str, frames: dict[str, tuple[str, pd.DataFrame | None]], block: dict
+    name: str,
+    frames: dict[str, tuple[str, pd.DataFrame | None]],
+    block: dict,
+    notes: list[str] | None = None,
 ) -> tuple[str, str, list[str]]:
     """(Markdown, LaTeX, notes) of a suite's tables (name -> (caption, frame or None)), the ones
-    with rows; a suite without records gets a note instead."""
+    with rows, and its notes (printed under the tables); a suite without records gets a note
+    instead."""
     from vlstress.io import dumps_json
 
     found = {key: (caption, f) for key, (caption, f) in frames.items() if f is not None}
-    notes = [] if found else [f"no {name} records: the {name} suite is off or has not run"]
+    notes = list(notes or []) + (
+        [] if found else [f"no {name} records: the {name} suite is off or has not run"]
+    )
     markdown = f"{to_markdown(found, notes)}\n\n<!-- provenance\n{dumps_json(block)}-->\n"
     comment = "".join(f"% {line}\n" for line in dumps_json(block).splitlines())
     latex = to_latex(found, "tab:holistic", f"no {name} records")

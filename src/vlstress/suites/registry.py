@@ -26,6 +26,7 @@ MODULES = (
     "vlstress.suites.shape_bias.suite",
     "vlstress.suites.visual_factors.suite",
     "vlstress.suites.prompts.suite",
+    "vlstress.suites.stability.suite",
 )
 
 

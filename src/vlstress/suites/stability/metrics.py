@@ -90,11 +90,15 @@ def mean_top5_distance(
     return float(np.mean(per_sequence))
 
 
-def relative(values: dict[str, float], baseline: dict[str, float]) -> float | None:
+def relative(
+    values: dict[str, float], baseline: dict[str, float]
+) -> tuple[float | None, list[str]]:
     """The ImageNet-P normalisation: mean over perturbations of value / baseline's value (mFR from
-    FP, mT5D from T5D), over the perturbations both have; None when the baseline has none or a
-    zero."""
+    FP, relative mT5D from T5D), over the perturbations both have; and the perturbations left out
+    because the baseline's value is 0 (a ratio to 0 is undefined). None when none is left."""
     shared = [name for name in values if name in baseline]
-    if not shared or any(baseline[name] == 0 for name in shared):
-        return None
-    return float(np.mean([values[name] / baseline[name] for name in shared]))
+    zero = [name for name in shared if baseline[name] == 0]
+    kept = [name for name in shared if baseline[name] != 0]
+    if not kept:
+        return None, zero
+    return float(np.mean([values[name] / baseline[name] for name in kept])), zero

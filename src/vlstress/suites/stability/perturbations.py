@@ -342,11 +342,15 @@ def check(name: str) -> Perturbation:
     return PERTURBATIONS[name]
 
 
+def check_difficulty(difficulty: int) -> None:
+    if difficulty not in (1, 2, 3):
+        raise VlstressError(f"difficulty must be 1, 2 or 3 (ImageNet-P), got {difficulty}")
+
+
 def sequence(image: Image.Image, name: str, *, size: int, seed: int, difficulty: int = 1) -> Frames:
     """The frames of one perturbation of one image (RGB, any size): seeded, size x size each."""
     perturbation = check(name)
-    if difficulty not in (1, 2, 3):
-        raise VlstressError(f"difficulty must be 1, 2 or 3 (ImageNet-P), got {difficulty}")
+    check_difficulty(difficulty)
     rng = np.random.default_rng(seed)
     frames = perturbation.make(resize_shorter(image, size), size, rng, difficulty)
     return [np.ascontiguousarray(frame[..., :3], dtype=np.uint8) for frame in frames]

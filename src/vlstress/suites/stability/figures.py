@@ -1,0 +1,68 @@
+"""The stability suite's figure: flip probability and top-5 distance per perturbation, one bar per
+model (noise perturbations first: frame 0 vs each; then the motion ones: consecutive frames)."""
+
+from __future__ import annotations
+
+import json
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+from vlstress.report.figures import FigureResult, _add_notes
+from vlstress.report.figures import no_records as _none
+from vlstress.suites.stability.table import order as table_order
+
+PANELS = (("flip_probability", "flip probability (%)"), ("top5_distance", "top-5 distance"))
+
+
+def stability(table: pd.DataFrame) -> FigureResult:
+    rows = table[(table["task"] == "stability") & table["metric"].isin([m for m, _ in PANELS])]
+    if rows.empty:
+        return _none("Stability under perturbation sequences", "stability")
+    rows = rows.assign(
+        perturbation=rows["condition_json"].map(lambda c: json.loads(c)["perturbation"])
+    )
+    order = table_order(rows["perturbation"])
+    labels = list(dict.fromkeys(rows["label"]))
+    palette = dict(zip(labels, sns.color_palette("colorblind", len(labels))))
+    fig, axes = plt.subplots(1, 2, figsize=(max(7.0, 1.1 * len(order) + 4.5), 3.8))
+    for ax, (metric, title) in zip(axes, PANELS):
+        mine = rows[rows["metric"] == metric]
+        sns.barplot(
+            data=mine,
+            x="perturbation",
+            y="value",
+            hue="label",
+            order=order,
+            hue_order=labels,
+            palette=palette,
+            errorbar=None,
+            ax=ax,
+        )
+        ax.set_xlabel("")
+        ax.set_ylabel(title)
+        ax.tick_params(axis="x", rotation=35)
+        for tick in ax.get_xticklabels():
+            tick.set_horizontalalignment("right")
+        ax.get_legend().remove()
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(
+        handles,
+        names,
+        loc="upper center",
+        bbox_to_anchor=(0.5, 0.0),
+        ncol=min(3, len(labels)),
+        frameon=False,
+        fontsize="small",
+    )
+    sizes = sorted({int(v) for v in rows["n_images"].dropna()})
+    clean = sorted({str(name).split("-p-")[0] for name in rows["dataset"]})
+    fig.suptitle(f"Stability under perturbation sequences ({', '.join(clean)})")
+    notes = [
+        f"{'/'.join(map(str, sizes))} sequences per perturbation; noise: each frame against the "
+        "clean first frame; others: consecutive frames (ImageNet-P)"
+    ]
+    fig.tight_layout()
+    _add_notes(fig, notes, y=-0.08 - 0.05 * ((len(labels) + 2) // 3))
+    return fig, notes

@@ -1,0 +1,149 @@
+"""A test set's perturbation sequences as a labelled test set of frames (`vlstress
+perturbation-sequences`): `<out>/<image index>/<frame>.png` and a manifest whose entries carry
+`sequence` (the image's index in the sample) and `frame`, so the frames are embedded by the
+model's zero-shot image job like any other set and regrouped into sequences to be scored.
+
+All or nothing: frames are written in a temporary folder that replaces the output only when every
+image succeeded. Work is spread over processes by image (the frames do not depend on `workers`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlstress.io import atomic_dir
+from vlstress.suites.corruptions.imagenet_c import available_cores, load_rgb, save_image
+from vlstress.suites.stability import perturbations
+from vlstress.testsets.manifest import ClassificationSet
+from vlstress.testsets.manifest import write as write_manifest
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a worker needs besides its image (picklable)."""
+
+    perturbation: str
+    size: int
+    seed: int
+    difficulty: int
+    out_dir: str
+
+
+def image_seed(seed: int, perturbation: str, key: str) -> int:
+    """Seed of one image's sequence: hash of (seed, perturbation, its manifest path), so it does
+    not depend on the sample's order or on the other images."""
+    digest = hashlib.sha256(f"{seed}\0{perturbation}\0{key}".encode()).digest()
+    return int.from_bytes(digest[:16], "little")
+
+
+def sample(n_total: int, n_images: int | None, seed: int) -> list[int]:
+    """Sorted rows of a seeded sample of `n_images` (all when None or larger than the set)."""
+    if n_images is None or n_images >= n_total:
+        return list(range(n_total))
+    rng = np.random.default_rng(seed)
+    return sorted(int(i) for i in rng.choice(n_total, size=n_images, replace=False))
+
+
+def write_sequence(job: Job, item: tuple[int, str, str]) -> int:
+    """Write one image's frames; returns their count."""
+    index, path, key = item
+    frames = perturbations.sequence(
+        load_rgb(path),
+        job.perturbation,
+        size=job.size,
+        seed=image_seed(job.seed, job.perturbation, key),
+        difficulty=job.difficulty,
+    )
+    folder = Path(job.out_dir) / f"{index:06d}"
+    folder.mkdir()
+    for number, frame in enumerate(frames):
+        save_image(frame, folder / f"{number:02d}.png", "png")
+    return len(frames)
+
+
+def _run(args: tuple[Job, tuple[int, str, str]]) -> int:
+    return write_sequence(*args)
+
+
+def generate(
+    clean: ClassificationSet,
+    perturbation: str,
+    *,
+    n_images: int | None,
+    seed: int,
+    size: int,
+    difficulty: int,
+    out_dir: str | Path,
+    workers: int = 0,
+    provenance: dict[str, Any] | None = None,
+    progress: bool = True,
+) -> ClassificationSet:
+    """The sequences of a seeded sample of `clean` under one perturbation, written to `out_dir`."""
+    from tqdm.auto import tqdm
+
+    spec = perturbations.check(perturbation)
+    perturbations.check_difficulty(difficulty)
+    rows = sample(len(clean.images), n_images, seed)
+    items = [
+        (number, str(Path(clean.root) / clean.images[row]["path"]), str(clean.images[row]["path"]))
+        for number, row in enumerate(rows)
+    ]
+    out_dir = Path(out_dir)
+    with atomic_dir(out_dir) as tmp:
+        job = Job(perturbation, size, seed, difficulty, str(tmp))
+        workers = min(workers or available_cores(), len(items)) or 1
+        bar = tqdm(total=len(items), desc=perturbation, unit="seq", disable=not progress)
+        if workers == 1:
+            counts = []
+            for item in items:
+                counts.append(write_sequence(job, item))
+                bar.update()
+        else:
+            with ProcessPoolExecutor(workers) as pool:
+                counts = []
+                for count in pool.map(_run, [(job, item) for item in items]):
+                    counts.append(count)
+                    bar.update()
+        bar.close()
+        images = [
+            {
+                "path": f"{number:06d}/{frame:02d}.png",
+                "label": clean.images[row]["label"],
+                "sequence": number,
+                "frame": frame,
+                "source_path": str(Path(clean.root) / clean.images[row]["path"]),
+            }
+            for (number, row), count in zip(enumerate(rows), counts)
+            for frame in range(count)
+        ]
+        data = ClassificationSet(
+            dataset=f"{clean.dataset}-p-{perturbation}",
+            kind="perturbation-sequences",
+            classes=clean.classes,
+            class_ids=clean.class_ids,
+            superclasses=clean.superclasses,
+            root=str(out_dir),
+            images=images,
+            source={
+                "clean_dataset": clean.dataset,
+                "clean_root": clean.root,
+                "perturbation": perturbation,
+                "noise": spec.noise,
+                "split": spec.split,
+                "frames": spec.frames,
+                "difficulty": difficulty,
+                "seed": seed,
+                "size": size,
+                "n_sequences": len(rows),
+                "protocol": "ImageNet-P (hendrycks/robustness make_imagenet_p.py), PNG frames",
+            },
+            provenance=provenance or {},
+        )
+        write_manifest(tmp / "manifest.json", data)
+    return data

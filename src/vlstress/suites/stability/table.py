@@ -1,0 +1,77 @@
+"""The stability suite's tables (ImageNet-P's layout): rows = models; flip probability (%) per
+perturbation, its mean (mFP) and, against a baseline model, the mean flip rate (mFR, %); the same
+for the top-5 distance (mT5D, and relative to the baseline in %)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from vlstress.report import records
+from vlstress.report.frames import cell, render_frame_set
+from vlstress.suites.stability.metrics import relative
+from vlstress.suites.stability.perturbations import PERTURBATIONS
+
+FP_CAPTION = "Flip probability (%) under perturbation sequences (ImageNet-P protocol)"
+T5D_CAPTION = "Top-5 distance under perturbation sequences (ImageNet-P protocol)"
+
+
+def values(agg: pd.DataFrame, metric: str) -> dict[str, dict[str, float]]:
+    """model slug -> perturbation -> mean value of `metric` (table order)."""
+    rows = records.rows(agg, "stability", metric)
+    out: dict[str, dict[str, float]] = {}
+    for _, row in rows.iterrows():
+        perturbation = json.loads(row["condition_json"])["perturbation"]
+        out.setdefault(row["model"], {})[perturbation] = float(row["mean"])
+    return out
+
+
+def order(names) -> list[str]:
+    """Perturbations in the registry's order (the paper's: noise, blur, weather, digital,
+    geometry), unknown names last."""
+    known = list(PERTURBATIONS)
+    return sorted(dict.fromkeys(names), key=lambda n: (known.index(n) if n in known else 99, n))
+
+
+def frame(
+    agg: pd.DataFrame,
+    metric: str,
+    mean_name: str,
+    relative_name: str,
+    baseline: str | None,
+    notes: list[str],
+) -> pd.DataFrame | None:
+    found = values(agg, metric)
+    if not found:
+        return None
+    rows = records.rows(agg, "stability", metric)
+    labels = dict(zip(rows["model"], rows["label"]))
+    perturbations = order(p for per in found.values() for p in per)
+    digits = 1 if metric == "flip_probability" else 3
+    out = {}
+    for model, per in found.items():
+        row = {p: cell(per.get(p), digits) for p in perturbations}
+        row[mean_name] = cell(sum(per.values()) / len(per), digits)
+        if baseline is not None:
+            ratio, zero = relative(per, found[baseline]) if baseline in found else (None, [])
+            row[relative_name] = cell(None if ratio is None else 100.0 * ratio)
+            if zero:
+                note = (
+                    f"{relative_name}: the baseline's {metric.replace('_', ' ')} is 0 under "
+                    f"{', '.join(zero)}, left out of the mean"
+                )
+                notes.extend([note] if note not in notes else [])
+        out[labels[model]] = row
+    return pd.DataFrame.from_dict(out, orient="index").rename_axis("model")
+
+
+def render(table: pd.DataFrame, block: dict, baseline: str | None) -> tuple[str, str, list[str]]:
+    agg = records.aggregate(table)
+    notes: list[str] = []
+    if baseline is not None and baseline not in values(agg, "flip_probability"):
+        notes.append(f"baseline {baseline!r} has no stability records: no relative values")
+    fp = frame(agg, "flip_probability", "mFP", "mFR (%)", baseline, notes)
+    t5d = frame(agg, "top5_distance", "mT5D", "mT5D rel. (%)", baseline, notes)
+    frames = {"stability-fp": (FP_CAPTION, fp), "stability-t5d": (T5D_CAPTION, t5d)}
+    return render_frame_set("stability", frames, block, notes)

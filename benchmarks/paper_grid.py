@@ -58,6 +58,7 @@ def paper_base(demo: dict) -> dict:
     baseline = next(iter(params["models"]))
     robustness = {**params["zeroshot"]["robustness"], "mce_baseline": baseline}
     params["zeroshot"] = {**params["zeroshot"], "robustness": robustness}
+    params["stability"] = {**params["stability"], "baseline": baseline}
     return params
 
 

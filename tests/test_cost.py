@@ -272,6 +272,13 @@ def test_attacks_count_their_passes():
         "fgsm": 0,
     }
     assert {k for k, v in KINDS.items() if v.random_start} == set(estimate.RANDOM_START)
+    # the stability suite's frame counts are its perturbations'
+    from vlstress.suites.stability.perturbations import PERTURBATIONS
+
+    assert {
+        name: estimate.STABILITY_FRAMES.get(name, estimate.STABILITY_DEFAULT_FRAMES)
+        for name in PERTURBATIONS
+    } == {name: p.frames for name, p in PERTURBATIONS.items()}
     with pytest.raises(VlstressError, match="unknown kind 'cw'"):
         estimate.attack_passes({"name": "c", "kind": "cw", "eps": "1"}, 10, 2.5)
 
@@ -320,6 +327,7 @@ def test_it_runs_on_the_demo_params_without_a_model_library(tmp_path):
         "ood",
         "shape_bias",
         "prompts",
+        "stability",
     ):
         assert f"\n| {suite} |" in out, suite
     # nothing built in the empty project: the shipped demo is counted
@@ -348,6 +356,8 @@ def test_it_runs_on_the_imagenet_layout_and_the_paper_grid(tmp_path):
     assert found["ninco"]["images"] == 4_293 and found["cue-conflict"]["images"] == 1_280
     work = {w["suite"]: w for w in data["work"]}
     assert work["corruptions"]["images"] == 50_000 * 15 * 5
+    # ImageNet-P's 10 test perturbations of a 5,000-image sample: 9 x 31 frames + translate's 41
+    assert work["stability"]["images"] == 5_000 * (9 * 31 + 41)
     assert work["adversarial"]["image_passes"] == pytest.approx(1000 * (1 + 3 * 10 * 2.56))
     # the papers' pool: 255 models
     done = run_cli(

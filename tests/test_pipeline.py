@@ -299,8 +299,8 @@ def test_record_paths_are_exactly_what_the_params_produce():
     n_zeroshot = len(params["zeroshot"]["testsets"])
     n_corrupted = len(params["corruptions"]["names"]) * len(params["corruptions"]["severities"])
     n_attacks, n_ood = len(params["adversarial"]["attacks"]), len(params["ood"]["sets"])
-    # calibration, shape bias, prompt ablation, AutoCLIP: one file per model
-    n_files = 1 + n_sets + n_image + n_zeroshot + n_corrupted + 1 + n_attacks + 1 + n_ood + 3
+    # calibration, shape bias, prompt ablation, AutoCLIP, stability: one file per model
+    n_files = 1 + n_sets + n_image + n_zeroshot + n_corrupted + 1 + n_attacks + 1 + n_ood + 4
     assert len(paths) == len(set(paths)) == n_models * n_files
     # the fine-tuned model is a model like any other
     tuned = "results/metrics/vit-b-32-random+sc_vc"

@@ -399,11 +399,11 @@ def test_params_problems_name_the_entry():
 def test_table_gives_mfp_and_mfr_against_the_baseline(tmp_path):
     """Hand-made records of two models through the summary: the table's means and the flip rate
     relative to the baseline, a zero baseline left out and noted."""
-    from report_fixtures import record
-
     from vlstress.record import write_records
     from vlstress.report import records
     from vlstress.suites.stability import table
+
+    from report_fixtures import record
 
     fp = {
         "vit-b-32-random": {"rotate": 10.0, "gaussian_noise": 4.0, "brightness": 0.0},

@@ -58,6 +58,10 @@ ATTACK_STEPS = {
     "autoattack": 0,
 }
 RANDOM_START = ("pgd", "spsa")  # kinds whose restarts rerun the attack
+# frames per sequence of the stability suite's perturbations (suites/stability/perturbations.py;
+# a test holds the two equal): 31, translate 41
+STABILITY_FRAMES = {"translate": 41}
+STABILITY_DEFAULT_FRAMES = 31
 SPSA_SAMPLES = 128  # torchattacks SPSA nb_sample as vlstress sets it
 AUTOATTACK_STEPS = 10  # torchattacks APGD, APGD-T and FAB steps; Square 5,000 queries
 AUTOATTACK_QUERIES = 5000
@@ -357,6 +361,28 @@ def _zeroshot(
                     clean.images * severities * (rates.corruption_s(n) + rates.decode_core_s)
                     for n in names
                 ),
+            )
+        )
+    if "stability" in on:
+        block = _block(values, "stability")
+        clean = testset("stability")
+        asked = block.get("n_images")
+        n = clean.images if asked is None else min(int(asked), clean.images)
+        names = [str(p) for p in block.get("perturbations") or []]
+        frames = sum(STABILITY_FRAMES.get(p, STABILITY_DEFAULT_FRAMES) for p in names)
+        plan.work.append(
+            Work(
+                "stability",
+                f"{n:,} sequences of {clean.name} x {len(names)} perturbations "
+                f"({frames} frames an image)",
+                images=n * frames,
+            )
+        )
+        plan.shared.append(
+            Shared(
+                "perturbation sequences",
+                f"{n * frames:,} frames (decode, perturb, write)",
+                cpu_s=n * frames * rates.stability_frame_core_s,
             )
         )
     if "typographic" in on:

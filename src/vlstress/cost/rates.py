@@ -16,6 +16,7 @@ the constants below, which are those files' own numbers (docs/throughput.md, REA
 | EI scores, per caption (GPU) | the same: `ei_scores` job less its start-up | 0.59 ms |
 | one attack step, in clean passes | `bench_attack.json`: PGD-10 = 25.6 clean passes | 2.56 |
 | one corrupted image (one core) | `corruptions.json` of `bench_corruptions.py` | 35.5 ms |
+| one ImageNet-P frame (one core) | `bench_stability.json`: mean of the 10 | 16.5 ms |
 
 (`bench_workflow-h100.json` when the `-notransformers` run is not there.)
 
@@ -38,6 +39,7 @@ DEFAULT_RATE_FILE = Path("benchmarks/results/bench_embedding-h100.json")
 WORKFLOW_FILES = ("bench_workflow-h100-notransformers.json", "bench_workflow-h100.json")
 ATTACK_FILE = "bench_attack.json"
 CORRUPTION_FILES = ("corruptions.json", "bench_corruptions.json")
+STABILITY_FILE = "bench_stability.json"
 
 # the constants (see the module's table)
 STARTUP_S = 9.05
@@ -48,6 +50,7 @@ EI_GPU_S = (23.75 - 9.05) / 25000
 GRADIENT_PASS = 25.6 / 10
 CORRUPTION_CORE_S = 37 * 3600 / (50_000 * 15 * 5)
 IMAGENET_C_IMAGES = 50_000
+STABILITY_FRAME_CORE_S = 1 / 60.7  # bench_stability.json: 60.7 frames/s, decoding and PNG included
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,7 @@ class Rates:
     text_variant_core_s: float
     text_stats_core_s: float
     ei_gpu_s: float
+    stability_frame_core_s: float = STABILITY_FRAME_CORE_S  # one core, one ImageNet-P frame
     gpu_utilisation_percent: float | None = None  # of the measured image path, when recorded
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -206,11 +210,28 @@ def _corruptions(folder: Path) -> dict[str, Any]:
     }
 
 
+def _stability(folder: Path) -> dict[str, Any]:
+    path = folder / STABILITY_FILE
+    if path.is_file():
+        rate = (_read(path, "stability benchmark").get("imagenet_p") or {}).get(
+            "mean_test_frames_per_s"
+        )
+        if rate:
+            return {
+                "stability_frame_core_s": 1 / float(rate),
+                "sources": {"stability": f"{path}: {float(rate):.1f} frames/s on one core"},
+            }
+    return {
+        "stability_frame_core_s": STABILITY_FRAME_CORE_S,
+        "sources": {"stability": "constant: 60.7 frames/s on one core (bench_stability.json)"},
+    }
+
+
 def load(rate_file: Path = DEFAULT_RATE_FILE) -> Rates:
     """The rates of an embedding benchmark result and the results beside it."""
     parts = [_embedding(rate_file)]
     folder = rate_file.parent
-    parts += [_workflow(folder), _attack(folder), _corruptions(folder)]
+    parts += [_workflow(folder), _attack(folder), _corruptions(folder), _stability(folder)]
     merged: dict[str, Any] = {"sources": {}}
     for part in parts:
         merged["sources"].update(part.pop("sources"))

@@ -37,6 +37,11 @@ PUBLISHED: dict[str, tuple[int, int, str]] = {
     "imagenet-a": (7_500, 200, "ImageNet-A, Hendrycks et al. 2021"),
     "objectnet": (18_574, 113, "ObjectNet 1.0, its 113 ImageNet classes (CLIP_benchmark)"),
     "imagenet-c": (50_000, 1000, "ImageNet-C, Hendrycks & Dietterich 2019: 50,000 a severity"),
+    "imagenet-vid-robust": (
+        22_179,
+        30,
+        "ImageNet-Vid-Robust, Shankar et al. 2021: 1,109 anchors + 21,070 neighbours",
+    ),
     "ninco": (4_293, 46, "NINCO README, Bitterwolf et al. 2023: 46 OOD classes"),
     "ninco-unit-tests": (6_800, 17, "NINCO_OOD_unit_tests.csv: 17 unit tests x 400"),
     "ninco-subsamples": (2_715, 11, "NINCO_popular_datasets_subsamples.csv: 11 sets"),

@@ -27,6 +27,7 @@ MODULES = (
     "vlstress.suites.visual_factors.suite",
     "vlstress.suites.prompts.suite",
     "vlstress.suites.stability.suite",
+    "vlstress.suites.video.suite",
 )
 
 

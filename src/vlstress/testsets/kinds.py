@@ -21,6 +21,7 @@ from vlstress.errors import VlstressError
 from vlstress.testsets import folder_kinds as folders
 from vlstress.testsets import materialised_kinds as materialised
 from vlstress.testsets import ood_kinds as ood
+from vlstress.testsets import video_kinds as video
 from vlstress.testsets.building import Options
 from vlstress.testsets.manifest import ClassificationSet
 
@@ -86,6 +87,13 @@ KINDS: dict[str, Kind] = {
         folders.build_typographic_folder,
         "photos named label=<class>_text=<written>.<ext>",
         "root",
+        "classnames",
+    ),
+    "imagenet-vid-robust": _kind(
+        video.build_imagenet_vid_robust,
+        "ImageNet-Vid-Robust: anchor frames and their neighbours (testbed metadata + frames)",
+        "root",
+        "annotations",
         "classnames",
     ),
     "ninco": _kind(

@@ -66,3 +66,6 @@ def stability(table: pd.DataFrame) -> FigureResult:
     fig.tight_layout()
     _add_notes(fig, notes, y=-0.08 - 0.05 * ((len(labels) + 2) // 3))
     return fig, notes
+
+
+FIGURES = {"stability": stability}  # drawn by the suite's report stage (stability-report)

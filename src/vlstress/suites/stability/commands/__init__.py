@@ -1,0 +1,1 @@
+"""The stability suite's commands."""

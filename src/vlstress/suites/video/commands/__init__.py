@@ -1,0 +1,1 @@
+"""The video suite's commands."""

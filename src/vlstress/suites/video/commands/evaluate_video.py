@@ -1,0 +1,31 @@
+"""`vlstress evaluate-video`: pm-0 .. pm-k of one model on every video test set of the params
+(`video.testsets`, `video.k`), one job per model, one record per test set in one file."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--params",
+        action="append",
+        required=True,
+        type=Path,
+        help="params file(s): the video test sets and k",
+    )
+    parser.add_argument("--model", required=True, help="model slug (key of `models`)")
+    parser.add_argument("--out", required=True, type=Path, help="records file (a JSON array)")
+
+
+def run(args: argparse.Namespace) -> None:
+    from vlstress.params import Params
+    from vlstress.record import write_records
+    from vlstress.suites.video.block import VideoParams
+    from vlstress.suites.video.paths import evaluations
+    from vlstress.suites.video.run import evaluate
+
+    params = Params.load(args.params)
+    k = params.block(VideoParams).k
+    write_records(args.out, [evaluate(e.for_model(args.model), k) for e in evaluations(params)])

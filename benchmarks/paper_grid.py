@@ -59,6 +59,7 @@ def paper_base(demo: dict) -> dict:
     robustness = {**params["zeroshot"]["robustness"], "mce_baseline": baseline}
     params["zeroshot"] = {**params["zeroshot"], "robustness": robustness}
     params["stability"] = {**params["stability"], "baseline": baseline}
+    params["overlap"] = {**params["overlap"], "detector": baseline}
     return params
 
 

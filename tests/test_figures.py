@@ -115,6 +115,11 @@ def test_registry_matches_the_workflow():
         "calibration_figures",
     }
     dvc = (REPO / "dvc.yaml").read_text()
+    import yaml
+
+    from vlstress.params import suites_on
+
+    on = suites_on(yaml.safe_load((REPO / "params.yaml").read_text())) | {"retrieval"}
     seen = []
     for stage in FIGURE_STAGES:
         (module,) = stage.code
@@ -128,7 +133,8 @@ def test_registry_matches_the_workflow():
         )
         seen += names
         for name in names:
-            assert f"results/figures/{name}.png" in dvc and f"results/figures/{name}.pdf" in dvc
+            if stage.suite in on:  # dvc.yaml lists the stages of the suites that are on
+                assert f"results/figures/{name}.png" in dvc and f"results/figures/{name}.pdf" in dvc
             # a report caption per figure, in the suite's package
             assert (REPO / "src/vlstress/suites" / stage.suite / "report" / f"{name}.rst").is_file()
     assert len(seen) == len(set(seen))

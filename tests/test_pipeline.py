@@ -205,6 +205,9 @@ def test_the_engine_imports_no_suite_and_suites_only_the_code_they_use():
         "prompts": {"zeroshot", "ood", "calibration"},
         # zero-shot's evaluations and classifier; the corruptions' image loading and saving
         "stability": {"zeroshot", "corruptions"},
+        "video": {"zeroshot"},  # its evaluations and classifier
+        "stylized": {"zeroshot", "corruptions"},  # the copy's evaluation; the resize and crop
+        "overlap": {"zeroshot", "corruptions"},  # its evaluations and classifier; image loading
     }
 
 
@@ -299,8 +302,9 @@ def test_record_paths_are_exactly_what_the_params_produce():
     n_zeroshot = len(params["zeroshot"]["testsets"])
     n_corrupted = len(params["corruptions"]["names"]) * len(params["corruptions"]["severities"])
     n_attacks, n_ood = len(params["adversarial"]["attacks"]), len(params["ood"]["sets"])
-    # calibration, shape bias, prompt ablation, AutoCLIP, stability: one file per model
-    n_files = 1 + n_sets + n_image + n_zeroshot + n_corrupted + 1 + n_attacks + 1 + n_ood + 4
+    # calibration, shape bias, prompt ablation, AutoCLIP, stability, stylized, overlap: one file
+    # per model
+    n_files = 1 + n_sets + n_image + n_zeroshot + n_corrupted + 1 + n_attacks + 1 + n_ood + 6
     assert len(paths) == len(set(paths)) == n_models * n_files
     # the fine-tuned model is a model like any other
     tuned = "results/metrics/vit-b-32-random+sc_vc"
@@ -513,10 +517,19 @@ def test_the_imagenet_example_passes_the_params_check(tmp_path):
         "imagenet-r",
         "imagenet-a",
         "objectnet",
+        "imagenet-vid-robust",
     }
     assert all(entry["root"].startswith(str(tmp_path)) for entry in testsets.values())
     assert all(model["pretrained"] for model in params["models"].values())  # real weights
-    assert {"visual_factors", "shape_bias", "prompts"} <= params_module.suites_on(params)
+    assert {
+        "visual_factors",
+        "shape_bias",
+        "prompts",
+        "stability",
+        "video",
+        "stylized",
+        "overlap",
+    } <= (params_module.suites_on(params))
     assert params["ood"]["sets"]["ninco"]["kind"] == "ninco"
     # the README shows the same file
     assert "params.imagenet.yaml" in (REPO / "README.md").read_text()
@@ -600,12 +613,13 @@ def test_both_front_ends_run_the_same_commands(project):
     # stage) and one table stage per suite with tables (4, the retrieval one replacing the old
     # tables stage); accuracy_vs_recall: one job; shape bias: the stimuli, 2 records, its figure
     # and table (5); prompts: 2 ablations, 2 AutoCLIP, figures and table (6); stability: 3
-    # perturbations' sequences, one evaluation per model (2), its report (6); and one code stamp
-    # step per stage kind but the gate
+    # perturbations' sequences, one evaluation per model (2), its report (6); stylized: the copy,
+    # 2 evaluations, its figures (4); overlap: the collection, the detection, 2 evaluations, its
+    # figures and table (6); and one code stamp step per stage kind but the gate
     kinds = len([s for s in active_stages(demo_params()) if not s.name.startswith("code_")])
     retrieval, zeroshot = 46 + 1, 2 * 3 + 4 + 2 + 3 + 1 + 2 * 4 + 2 + 1 + 2
-    finetune, report, rest = 4 + 1 + 1 + 1, 6 + 3, 1 + 5 + 6 + 6
-    assert kinds == 58
+    finetune, report, rest = 4 + 1 + 1 + 1, 6 + 3, 1 + 5 + 6 + 6 + 4 + 6
+    assert kinds == 66
     assert (
         sum(map(len, smk.values())) == retrieval + zeroshot + finetune + report + rest + kinds - 1
     )

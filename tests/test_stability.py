@@ -439,3 +439,63 @@ def test_table_gives_mfp_and_mfr_against_the_baseline(tmp_path):
     assert "mFR (%)" in markdown and "mT5D rel. (\\%)" in latex
     _, _, missing = table.render(summary, {}, "vit-l-14")
     assert any("baseline 'vit-l-14' has no stability records" in n for n in missing)
+
+
+# ------------------------------------------------------------------ the released videos
+
+
+def _write_video(path: Path, frames: int, shade: int) -> None:
+    import cv2
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), 1, (48, 48))
+    for i in range(frames):
+        frame = np.zeros((48, 48, 3), dtype=np.uint8)
+        frame[..., 2] = shade  # BGR: red in RGB
+        frame[:, : 4 * (i + 1)] = 255
+        writer.write(frame)
+    writer.release()
+
+
+def test_released_videos_are_read_for_the_sampled_images(tmp_path):
+    from vlstress.testsets import manifest as testsets
+
+    wnids = ["n01440764", "n01443537"]
+    images = [
+        {"path": f"{wnids[i % 2]}/ILSVRC2012_val_{i:08d}.JPEG", "label": i % 2} for i in range(4)
+    ]
+    clean = testsets.ClassificationSet("val", "imagenet", ["a", "b"], wnids, str(tmp_path), images)
+    root = tmp_path / "ImageNet-P"
+    for i, entry in enumerate(images):
+        stem = Path(entry["path"]).with_suffix(".mp4")
+        _write_video(root / "rotate" / stem, 5, 40 * i)
+        _write_video(root / "shot_noise_2" / stem, 3, 40 * i)
+    data = sequences.read_released(
+        clean, "rotate", root, n_images=3, seed=0, size=224, difficulty=1,
+        out_dir=tmp_path / "out", progress=False,
+    )  # fmt: skip
+    rows = sequences.sample(4, 3, 0)
+    assert [e["label"] for e in data.images if e["frame"] == 0] == [
+        images[r]["label"] for r in rows
+    ]
+    assert {e["frame"] for e in data.images} == set(range(5))
+    frame = np.asarray(Image.open(tmp_path / "out" / "000000" / "02.png"), dtype=int)
+    assert frame.shape == (48, 48, 3)
+    assert frame[:, :10].mean() > 200 and frame[:, 20:, 1].mean() < 40  # white bar, then red/black
+    # noise sets of difficulty 2 and 3 are folders of their own
+    noise = sequences.read_released(
+        clean, "shot_noise", root, n_images=None, seed=0, size=224, difficulty=2,
+        out_dir=tmp_path / "noise", progress=False,
+    )  # fmt: skip
+    assert len(noise.images) == 4 * 3 and noise.source["noise"] is True
+    # a missing video and a one-frame video are named, and leave no output
+    (root / "rotate" / Path(images[rows[1]]["path"]).with_suffix(".mp4")).unlink()
+    with pytest.raises(VlstressError, match=r"ImageNet-P video not found: .*rotate/n014"):
+        sequences.read_released(
+            clean, "rotate", root, n_images=3, seed=0, size=224, difficulty=1,
+            out_dir=tmp_path / "out2", progress=False,
+        )  # fmt: skip
+    assert not (tmp_path / "out2").exists()
+    _write_video(root / "scale" / Path(images[0]["path"]).with_suffix(".mp4"), 1, 0)
+    with pytest.raises(VlstressError, match="1 frame\\(s\\) decoded; a sequence needs at least 2"):
+        sequences.decode_video(root / "scale" / Path(images[0]["path"]).with_suffix(".mp4"))

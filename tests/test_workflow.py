@@ -81,6 +81,13 @@ def shrink(params: dict, zeroshot: bool = True) -> dict:
         ],
     )
     params["ood"]["sets"]["scenes"]["max_per_class"] = 1
+    # the newer zero-shot suites, small: 2 sequences of 2 perturbations, a 64 px stylized copy, the
+    # overlap detector and the stability baseline the one model
+    params["stability"].update(
+        n_images=2, perturbations=["gaussian_noise", "rotate"], baseline="vit-s-32-random"
+    )
+    params["stylized"]["size"] = 64
+    params["overlap"].update(detector="vit-s-32-random", planted=2, recall=0.5)
     if not zeroshot:  # the cluster and remote tests: the retrieval suites are enough, and faster
         zeroshot_off(params)
     return params

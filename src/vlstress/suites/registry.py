@@ -28,6 +28,8 @@ MODULES = (
     "vlstress.suites.prompts.suite",
     "vlstress.suites.stability.suite",
     "vlstress.suites.video.suite",
+    "vlstress.suites.stylized.suite",
+    "vlstress.suites.overlap.suite",
 )
 
 

@@ -10,6 +10,7 @@ from typing import ClassVar
 class StabilityParams:
     KEY: ClassVar[str] = "stability"
     testset: str  # a key of zeroshot.testsets
+    source: str  # generate | the folder of the released ImageNet-P videos
     n_images: int | None  # a seeded sample of the test set (null = all)
     perturbations: tuple[str, ...]  # vlstress.suites.stability.perturbations.PERTURBATIONS
     difficulty: int  # 1-3: noise strength, the stride of the other sequences

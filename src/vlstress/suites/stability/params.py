@@ -14,10 +14,14 @@ stability:
   type: object
   description: "ImageNet-P style perturbation sequences: flip probability and top-5 distance
                 (docs/stability.md)"
-  required: [testset, n_images, perturbations, difficulty, size, seed, baseline, workers]
+  required: [testset, source, n_images, perturbations, difficulty, size, seed, baseline, workers]
   additionalProperties: false
   properties:
     testset: {type: string, description: "a key of zeroshot.testsets"}
+    source: {type: string,
+             description: "generate (make the frames) | the folder of the released ImageNet-P
+                           videos (<perturbation>/<wnid>/<image>.mp4), read for the test set's
+                           images"}
     n_images: {type: [integer, "null"], minimum: 1,
                description: "a seeded sample of N images (null = all); each makes one sequence
                              of 31 frames (translate 41) per perturbation"}

@@ -50,6 +50,137 @@ def sample(n_total: int, n_images: int | None, seed: int) -> list[int]:
     return sorted(int(i) for i in rng.choice(n_total, size=n_images, replace=False))
 
 
+def sequence_set(
+    clean: ClassificationSet,
+    rows: list[int],
+    counts: list[int],
+    out_dir: Path,
+    perturbation: str,
+    difficulty: int,
+    seed: int,
+    size: int,
+    provenance: dict[str, Any] | None,
+    *,
+    protocol: str,
+) -> ClassificationSet:
+    """The manifest of the frames written for the sampled `rows` of `clean` (`counts` frames
+    each)."""
+    spec = perturbations.check(perturbation)
+    images = [
+        {
+            "path": f"{number:06d}/{frame:02d}.png",
+            "label": clean.images[row]["label"],
+            "sequence": number,
+            "frame": frame,
+            "source_path": str(Path(clean.root) / clean.images[row]["path"]),
+        }
+        for (number, row), count in zip(enumerate(rows), counts)
+        for frame in range(count)
+    ]
+    return ClassificationSet(
+        dataset=f"{clean.dataset}-p-{perturbation}",
+        kind="perturbation-sequences",
+        classes=clean.classes,
+        class_ids=clean.class_ids,
+        superclasses=clean.superclasses,
+        root=str(out_dir),
+        images=images,
+        source={
+            "clean_dataset": clean.dataset,
+            "clean_root": clean.root,
+            "perturbation": perturbation,
+            "noise": spec.noise,
+            "split": spec.split,
+            "frames": spec.frames,
+            "difficulty": difficulty,
+            "seed": seed,
+            "size": size,
+            "n_sequences": len(rows),
+            "protocol": protocol,
+        },
+        provenance=provenance or {},
+    )
+
+
+def released_video(root: Path, perturbation: str, difficulty: int, entry_path: str) -> Path:
+    """Where the released ImageNet-P keeps the video of a val image `<wnid>/<name>.JPEG`:
+    `<root>/<perturbation>[_<difficulty>]/<wnid>/<name>.mp4` (noise sets of difficulty 2 and 3
+    are their own folders, as `ImageNet-P/test.py` reads them)."""
+    spec = perturbations.check(perturbation)
+    folder = perturbation if not spec.noise or difficulty == 1 else f"{perturbation}_{difficulty}"
+    relative = Path(entry_path)
+    return root / folder / relative.parent / f"{relative.stem}.mp4"
+
+
+def decode_video(path: Path) -> list[np.ndarray]:
+    """Every frame of a video file, RGB uint8 (OpenCV's FFmpeg)."""
+    import cv2
+
+    from vlstress.errors import VlstressError
+
+    if not path.is_file():
+        raise VlstressError(f"ImageNet-P video not found: {path}")
+    capture = cv2.VideoCapture(str(path))
+    frames = []
+    try:
+        while True:
+            ok, frame = capture.read()
+            if not ok:
+                break
+            frames.append(np.ascontiguousarray(frame[..., ::-1]))
+    finally:
+        capture.release()
+    if len(frames) < 2:
+        raise VlstressError(
+            f"ImageNet-P video {path}: {len(frames)} frame(s) decoded; a sequence needs at least 2"
+        )
+    return frames
+
+
+def read_released(
+    clean: ClassificationSet,
+    perturbation: str,
+    root: Path,
+    *,
+    n_images: int | None,
+    seed: int,
+    size: int,
+    difficulty: int,
+    out_dir: str | Path,
+    provenance: dict[str, Any] | None = None,
+    progress: bool = True,
+) -> ClassificationSet:
+    """The released ImageNet-P videos of a seeded sample of `clean` (ImageNet val, `<wnid>/<file>`
+    paths), decoded to PNG frames in the same layout as `generate` writes. Frames keep the
+    videos' size (224 in the release); `size` is recorded, not applied."""
+    from tqdm.auto import tqdm
+
+    perturbations.check(perturbation)
+    perturbations.check_difficulty(difficulty)
+    rows = sample(len(clean.images), n_images, seed)
+    videos = [
+        released_video(root, perturbation, difficulty, clean.images[row]["path"]) for row in rows
+    ]
+    out_dir = Path(out_dir)
+    with atomic_dir(out_dir) as tmp:
+        counts = []
+        for number, video in enumerate(
+            tqdm(videos, desc=perturbation, unit="video", disable=not progress)
+        ):
+            frames = decode_video(video)
+            folder = tmp / f"{number:06d}"
+            folder.mkdir()
+            for index, frame in enumerate(frames):
+                save_image(frame, folder / f"{index:02d}.png", "png")
+            counts.append(len(frames))
+        data = sequence_set(
+            clean, rows, counts, out_dir, perturbation, difficulty, seed, size, provenance,
+            protocol=f"the released ImageNet-P videos ({root}), decoded to PNG",
+        )  # fmt: skip
+        write_manifest(tmp / "manifest.json", data)
+    return data
+
+
 def write_sequence(job: Job, item: tuple[int, str, str]) -> int:
     """Write one image's frames; returns their count."""
     index, path, key = item
@@ -87,7 +218,7 @@ def generate(
     """The sequences of a seeded sample of `clean` under one perturbation, written to `out_dir`."""
     from tqdm.auto import tqdm
 
-    spec = perturbations.check(perturbation)
+    perturbations.check(perturbation)
     perturbations.check_difficulty(difficulty)
     rows = sample(len(clean.images), n_images, seed)
     items = [
@@ -111,39 +242,17 @@ def generate(
                     counts.append(count)
                     bar.update()
         bar.close()
-        images = [
-            {
-                "path": f"{number:06d}/{frame:02d}.png",
-                "label": clean.images[row]["label"],
-                "sequence": number,
-                "frame": frame,
-                "source_path": str(Path(clean.root) / clean.images[row]["path"]),
-            }
-            for (number, row), count in zip(enumerate(rows), counts)
-            for frame in range(count)
-        ]
-        data = ClassificationSet(
-            dataset=f"{clean.dataset}-p-{perturbation}",
-            kind="perturbation-sequences",
-            classes=clean.classes,
-            class_ids=clean.class_ids,
-            superclasses=clean.superclasses,
-            root=str(out_dir),
-            images=images,
-            source={
-                "clean_dataset": clean.dataset,
-                "clean_root": clean.root,
-                "perturbation": perturbation,
-                "noise": spec.noise,
-                "split": spec.split,
-                "frames": spec.frames,
-                "difficulty": difficulty,
-                "seed": seed,
-                "size": size,
-                "n_sequences": len(rows),
-                "protocol": "ImageNet-P (hendrycks/robustness make_imagenet_p.py), PNG frames",
-            },
-            provenance=provenance or {},
+        data = sequence_set(
+            clean,
+            rows,
+            counts,
+            out_dir,
+            perturbation,
+            difficulty,
+            seed,
+            size,
+            provenance,
+            protocol="ImageNet-P (hendrycks/robustness make_imagenet_p.py), PNG frames",
         )
         write_manifest(tmp / "manifest.json", data)
     return data

@@ -17,9 +17,10 @@ SUITE = Suite(
         Stage(
             "perturbation_sequences",
             "vlstress perturbation-sequences --manifest {in.testset} --perturbation {perturbation}"
-            " --n-images {p.stability.n_images} --seed {p.stability.seed}"
-            " --size {p.stability.size} --difficulty {p.stability.difficulty}"
-            " --workers {p.stability.workers} --out {out.frames}",
+            " --source {p.stability.source} --n-images {p.stability.n_images}"
+            " --seed {p.stability.seed} --size {p.stability.size}"
+            " --difficulty {p.stability.difficulty} --workers {p.stability.workers}"
+            " --out {out.frames}",
             inputs={"testset": "data/testsets/{p.stability.testset}"},
             outputs={"frames": Output(SEQUENCES, directory=True)},
             axes=("perturbation",),

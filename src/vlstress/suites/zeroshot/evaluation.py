@@ -1,7 +1,7 @@
 """Zero-shot classification metrics of one model on one test set (`vlstress evaluate-zeroshot`).
 
 Scores = image embeddings x classifier weights (cosine). The record (task `zeroshot`,
-`corruption` or `typographic`) holds top-1, top-5, mean per-class recall, and, given the
+`corruption`, `typographic` or `stylized`) holds top-1, top-5, mean per-class recall, and, given the
 clean test set's record, the clean accuracy and the drop; a set with written class names
 (typographic attacks) adds the attack success rate. The per-class accuracy goes to the
 record's sidecar. Also the command's flags of the task and its condition
@@ -23,7 +23,7 @@ from vlstress.record import Record, assemble, read_record
 from vlstress.suites.zeroshot import classifier, metrics
 from vlstress.testsets import manifest as testsets
 
-TASKS = ("zeroshot", "corruption", "typographic")
+TASKS = ("zeroshot", "corruption", "typographic", "stylized")
 
 
 def add_condition_arguments(parser: argparse.ArgumentParser) -> None:
@@ -80,6 +80,15 @@ def evaluate(
         condition = {"corruption": corruption, "severity": severity}
     elif task == "typographic":
         condition = {"attack": "typographic"}
+    elif task == "stylized":  # a stylized copy (vlstress.suites.stylized): its AdaIN alpha
+        if testset.kind != "stylized":
+            raise VlstressError(f"test set {testset_path} is of kind {testset.kind}, not stylized")
+        networks = (testset.source.get("weights") or {}).get("weights_label")
+        condition = {
+            "shift": "stylized",
+            "alpha": testset.source.get("alpha"),
+            "networks": networks,
+        }
     entries = [testset.images[i] for i in rows]
     labels = [entry["label"] for entry in entries]
     written = [entry.get("written") for entry in entries]

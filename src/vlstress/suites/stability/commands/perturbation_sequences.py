@@ -1,7 +1,9 @@
 """`vlstress perturbation-sequences`: ImageNet-P style sequences of one perturbation for a seeded
 sample of a classification test set.
 
-Writes OUT/<sequence>/<frame>.png and OUT/manifest.json (entries keep `label` and add `sequence`,
+`--source generate` makes the frames; a folder reads the released ImageNet-P videos of the sampled
+images instead (vlstress.suites.stability.sequences.read_released). Writes
+OUT/<sequence>/<frame>.png and OUT/manifest.json (entries keep `label` and add `sequence`,
 `frame`, `source_path`). See vlstress.suites.stability.perturbations for the 14 perturbations and
 what differs from the released ImageNet-P videos.
 """
@@ -17,6 +19,11 @@ from vlstress.argtypes import optional_int
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--manifest", required=True, type=Path, help="the clean test set's folder")
     parser.add_argument("--perturbation", required=True, help="a perturbation (PERTURBATIONS)")
+    parser.add_argument(
+        "--source",
+        default="generate",
+        help="generate | the folder of the released ImageNet-P videos",
+    )
     parser.add_argument(
         "--n-images", type=optional_int, default=None, help="a seeded sample (None = all)"
     )
@@ -40,6 +47,7 @@ def run(args: argparse.Namespace) -> None:
     clean = load(args.manifest)
 
     params = {
+        "source": args.source,
         "perturbation": args.perturbation,
         "n_images": args.n_images,
         "size": args.size,
@@ -52,6 +60,19 @@ def run(args: argparse.Namespace) -> None:
         inputs={str(args.manifest): sha256_file(manifest_path(args.manifest))},
     )
     block["libraries"] = library_versions()
+    if args.source != "generate":
+        sequences.read_released(
+            clean,
+            args.perturbation,
+            Path(args.source),
+            n_images=args.n_images,
+            seed=args.seed,
+            size=args.size,
+            difficulty=args.difficulty,
+            out_dir=args.out,
+            provenance=block,
+        )
+        return
     sequences.generate(
         clean,
         args.perturbation,

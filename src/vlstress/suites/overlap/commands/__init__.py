@@ -1,0 +1,1 @@
+"""The overlap suite's commands."""

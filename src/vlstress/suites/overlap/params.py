@@ -1,0 +1,74 @@
+"""The params block of the overlap suite (`overlap`): schema and checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from vlstress.params_check import unknown
+
+SCHEMA = yaml.safe_load(
+    r"""
+overlap:
+  type: object
+  description: "near-duplicates of test images in a training collection (docs/overlap.md)"
+  required: [train, testsets, detector, index, nlist, nprobe, threshold, planted, recall, seed]
+  additionalProperties: false
+  properties:
+    train:
+      type: object
+      required: [kind, path, max_images]
+      additionalProperties: false
+      properties:
+        kind: {enum: [folder, shards, embeddings],
+               description: "folder of images | shards (a text file listing .tar shards, one per
+                             line) | embeddings (an .npy of the detector's L2-normalised image
+                             embeddings)"}
+        path: {type: string}
+        max_images: {type: [integer, "null"], minimum: 1,
+                     description: "the first N images (sorted; null = all)"}
+    testsets:
+      type: array
+      minItems: 1
+      uniqueItems: true
+      items: {type: string, description: "a key of zeroshot.testsets"}
+    detector: {type: string,
+               description: "the model whose image embeddings find the neighbours (a key of
+                             models)"}
+    index: {enum: [auto, flat, ivf],
+            description: "faiss index: flat = exact; ivf = IndexIVFFlat; auto = flat up to
+                          100,000 training images"}
+    nlist: {type: integer, minimum: 1, description: "IVF: number of lists"}
+    nprobe: {type: integer, minimum: 1, description: "IVF: lists searched per query"}
+    threshold: {type: [number, "null"], minimum: -1, maximum: 1,
+                description: "cosine similarity from which a neighbour is a near-duplicate;
+                              null = calibrated on the planted duplicates"}
+    planted: {type: integer, minimum: 1,
+              description: "training images copied per transform (resized, re-encoded,
+                            cropped) to calibrate the threshold"}
+    recall: {type: number, exclusiveMinimum: 0, maximum: 1,
+             description: "share of the planted duplicates the threshold keeps"}
+    seed: {type: integer, minimum: 0}
+"""
+)
+
+
+def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
+    """Test sets and detector must exist; an embedding file cannot calibrate (no images to copy)."""
+    if "overlap" not in on or "zeroshot" not in on or "overlap" not in params:
+        return []
+    found = []
+    block, testsets = params["overlap"], params["zeroshot"]["testsets"]
+    for name in block["testsets"]:
+        if name not in testsets:
+            found.append("overlap.testsets: " + unknown("test set", name, testsets))
+    models = params.get("models") or {}
+    if block["detector"] not in models:
+        found.append("overlap.detector: " + unknown("model", block["detector"], models))
+    if block["train"]["kind"] == "embeddings" and block["threshold"] is None:
+        found.append(
+            "overlap.threshold: a training collection given as embeddings has no images to plant "
+            "duplicates of: give the threshold"
+        )
+    return found

@@ -1,0 +1,1 @@
+"""The stylized suite's commands."""

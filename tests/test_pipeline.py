@@ -614,12 +614,12 @@ def test_both_front_ends_run_the_same_commands(project):
     # tables stage); accuracy_vs_recall: one job; shape bias: the stimuli, 2 records, its figure
     # and table (5); prompts: 2 ablations, 2 AutoCLIP, figures and table (6); stability: 3
     # perturbations' sequences, one evaluation per model (2), its report (6); stylized: the copy,
-    # 2 evaluations, its figures (4); overlap: the collection, the detection, 2 evaluations, its
-    # figures and table (6); and one code stamp step per stage kind but the gate
+    # 2 evaluations, its figures and table (5); overlap: the collection, the detection, 2
+    # evaluations, its figures and table (6); and one code stamp step per stage kind but the gate
     kinds = len([s for s in active_stages(demo_params()) if not s.name.startswith("code_")])
     retrieval, zeroshot = 46 + 1, 2 * 3 + 4 + 2 + 3 + 1 + 2 * 4 + 2 + 1 + 2
-    finetune, report, rest = 4 + 1 + 1 + 1, 6 + 3, 1 + 5 + 6 + 6 + 4 + 6
-    assert kinds == 66
+    finetune, report, rest = 4 + 1 + 1 + 1, 6 + 3, 1 + 5 + 6 + 6 + 5 + 6
+    assert kinds == 67
     assert (
         sum(map(len, smk.values())) == retrieval + zeroshot + finetune + report + rest + kinds - 1
     )
@@ -823,3 +823,20 @@ def test_render_drops_the_lock_entries_of_stages_that_are_gone(tmp_path):
     before = lock.stat().st_mtime_ns
     assert lock not in rendered.write(params, tmp_path / "dvc.yaml")
     assert lock.stat().st_mtime_ns == before
+
+
+def test_every_command_builds_its_parser():
+    """Each registered command's flags build: no two flags clash (a model step's own flags beside
+    the model flags it shares, e.g. a second --seed), found here rather than when the step runs."""
+    import argparse
+
+    from vlstress.cli import build_parser, commands
+
+    built = 0
+    for name in commands():
+        try:
+            build_parser(name)  # add_arguments of its module: a clash raises here
+        except argparse.ArgumentError as exc:
+            raise AssertionError(f"vlstress {name}: {exc}") from None
+        built += 1
+    assert built == len(commands()) > 40

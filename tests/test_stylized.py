@@ -230,3 +230,27 @@ def test_the_zeroshot_evaluation_of_a_stylized_copy(tmp_path):
             tmp_path / "p", emb, clf, task="stylized", corruption=None, severity=None,
             clean_record=None, ks=[1],
         )  # fmt: skip
+
+
+def test_the_table_gives_clean_stylized_and_drop(tmp_path):
+    from vlstress.record import write_records
+    from vlstress.report import records
+    from vlstress.suites.stylized import table
+
+    from report_fixtures import record
+
+    cond = {"shift": "stylized", "alpha": 1.0, "networks": "pytorch-AdaIN"}
+    paths = []
+    for model, (clean, styled) in {
+        "vit-b-32-random": (60.0, 20.0),
+        "rn50-openai": (70.0, 35.0),
+    }.items():
+        paths.append(tmp_path / model / "stylized.json")
+        metrics = {"top1_clean": clean, "top1": styled, "drop": clean - styled}
+        write_records(paths[-1], [record(model, "stylized", cond, metrics)])
+    frame, notes = table.stylized_table(records.aggregate(records.collect(paths)))
+    assert frame is not None and list(frame.columns) == ["clean", "stylized", "drop"]
+    assert frame.loc["RN50 (openai)"].tolist() == ["70.0", "35.0", "35.0"]
+    assert notes == ["stylized: AdaIN, alpha 1.0, networks pytorch-AdaIN"]
+    markdown, _, _ = table.render(records.collect(paths), {})
+    assert "_Note: stylized: AdaIN, alpha 1.0, networks pytorch-AdaIN._" in markdown

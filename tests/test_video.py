@@ -162,7 +162,9 @@ def test_evaluate_video_scores_a_hand_made_project(tmp_path, monkeypatch):
     write_json(sidecar(clf), {**_meta(), "classes": classes, "templates_source": "single"})
     parser = argparse.ArgumentParser()
     evaluate_video.add_arguments(parser)
-    evaluate_video.run(parser.parse_args(["--params", "params.yaml", "--model", "m", "--out", "o"]))
+    evaluate_video.run(
+        parser.parse_args(["--params", "params.yaml", "--model", "m", "--k", "2", "--out", "o"])
+    )
     (record,) = read_records(tmp_path / "o")
     assert record.task == "video" and record.condition == {"set": "vid"}
     m = record.metrics
@@ -184,3 +186,93 @@ def test_params_name_a_test_set_that_is_no_video_set():
     found = problems(params, on)
     assert any("'objects' is of kind 'demo-objects', not a video kind" in p for p in found)
     assert any("unknown test set 'vdi'" in p for p in found)
+
+
+# ------------------------------------------------------------------ YTBB-Robust
+
+YTBB_META = SHARED / "ytbb-robust"
+
+
+def ytbb_stand_in(root: Path) -> tuple[Path, Path, list[str]]:
+    """The real class index and label csv, the first 8 rows of the real anchor review; a stand-in
+    pair review (the real pmk_labels.json is not in ../shared/data) of the first three good
+    anchors; tiny frames for every anchor and reviewed neighbour."""
+    if not (YTBB_META / "anchor_labels.json").is_file():
+        pytest.skip("../shared/data/video-robust is not here")
+    import shutil
+
+    meta = root / "metadata"
+    meta.mkdir(parents=True)
+    for name in ("ytbb_robustness_test_anchors_full.csv", "ytbb_class_index.json"):
+        shutil.copy(YTBB_META / name, meta / name)
+    review = json.loads((YTBB_META / "anchor_labels.json").read_text())
+    review["annotations"] = review["annotations"][:8]
+    (meta / "anchor_labels.json").write_text(json.dumps(review))
+    good = [
+        row["key"]
+        for row in review["annotations"]
+        if 0 in row["labels"] and not {1, 2} & set(row["labels"])
+    ][:3]
+    assert len(good) == 3
+    labels = ["similar", "dissimilar", "bad-anchor", "correct", "blur-increase"]
+    rows = []
+    for anchor in good:
+        parent, name = anchor.split("/")
+        frame = int(name.split("-")[1].split(".")[0])
+        for offset, marks in ((-2, [0]), (1, [0, 3]), (3, [1]), (5, [0, 4])):
+            rows.append({"key": f"{anchor},{parent}/frame-{frame + offset}.jpg", "labels": marks})
+    rows.append({"key": f"{good[2]},{good[2]}", "labels": [2]})  # the third anchor is bad
+    (meta / "pmk_labels.json").write_text(json.dumps({"labels": labels, "annotations": rows}))
+    frames = root / "frames"
+    keys = [row["key"] for row in review["annotations"]]
+    keys += [key for row in rows for key in row["key"].split(",")]
+    for key in keys:
+        path = frames / key
+        path.parent.mkdir(parents=True, exist_ok=True)
+        Image.new("RGB", (16, 12), (40, 90, 140)).save(path, format="JPEG")
+    return frames, meta, good
+
+
+def test_the_ytbb_kind_keeps_the_reviewed_anchors_and_similar_neighbours(tmp_path):
+    from vlstress.testsets.kinds import Options, build
+
+    frames, meta, good = ytbb_stand_in(tmp_path)
+    data = build("ytbb-robust", "ytbb", Options(root=frames, annotations=meta))
+    assert len(data.classes) == 24 and data.classes[0] == "person"
+    anchors = [e for e in data.images if e["offset"] == 0]
+    # the review's good anchors but the one the pair review calls a bad anchor
+    review = json.loads((meta / "anchor_labels.json").read_text())["annotations"]
+    kept = [
+        row["key"]
+        for row in review
+        if 0 in row["labels"] and not {1, 2} & set(row["labels"]) and row["key"] != good[2]
+    ]
+    assert [e["path"] for e in anchors] == sorted(kept) and len(kept) < len(review)
+    for anchor in anchors:
+        offsets = sorted(e["offset"] for e in data.images if e["anchor"] == anchor["path"])
+        # -2 and 1 are similar; 3 is dissimilar; 5 is similar but blur-increased; the anchors
+        # without a reviewed pair have no neighbours
+        assert offsets == ([-2, 0, 1] if anchor["path"] in good else [0])
+    # labels: the csv's YTBB label (22/23 swapped as the testbed reads it) and the review's classes
+    rows = {
+        r["key"]: r for r in json.loads((meta / "anchor_labels.json").read_text())["annotations"]
+    }
+    names = json.loads((meta / "anchor_labels.json").read_text())["labels"]
+    for anchor in anchors:
+        added = {
+            data.classes.index(names[i])
+            for i in rows[anchor["path"]]["labels"]
+            if names[i] in data.classes
+        }
+        assert added <= set(anchor["labels"]) and len(anchor["labels"]) >= 1
+    neighbours = [e for e in data.images if e["offset"] != 0]
+    assert all(
+        e["labels"] == next(a["labels"] for a in anchors if a["path"] == e["anchor"])
+        for e in neighbours
+    )
+    (frames / neighbours[0]["path"]).unlink()
+    with pytest.raises(VlstressError, match=r"1 of \d+ frames named in .* are missing"):
+        build("ytbb-robust", "ytbb", Options(root=frames, annotations=meta))
+    (meta / "pmk_labels.json").unlink()
+    with pytest.raises(VlstressError, match="has no pmk_labels.json"):
+        build("ytbb-robust", "ytbb", Options(root=frames, annotations=meta))

@@ -96,6 +96,13 @@ KINDS: dict[str, Kind] = {
         "annotations",
         "classnames",
     ),
+    "ytbb-robust": _kind(
+        video.build_ytbb_robust,
+        "YTBB-Robust: reviewed anchors and their similar neighbours (testbed metadata + frames)",
+        "root",
+        "annotations",
+        "classnames",
+    ),
     "ninco": _kind(
         ood.build_ninco,
         "NINCO: its 46 OOD classes (NINCO_OOD_classes/<folder>/*), by NINCO's print names",

@@ -144,3 +144,161 @@ def build_imagenet_vid_robust(name: str, options: Options) -> ClassificationSet:
             "reference": "modestyachts/imagenet-testbed src/eval_settings/imagenet_vid_robust.py",
         },
     )
+
+
+# ------------------------------------------------------------------ YTBB-Robust
+
+YTBB_FILES = (
+    "anchor_labels.json",
+    "pmk_labels.json",
+    "ytbb_robustness_test_anchors_full.csv",
+    "ytbb_class_index.json",
+)
+# pair labels that rule a neighbour out (imagenet-testbed ytbb_robust.py load_pmk_annotations)
+PROBLEMATIC = (
+    "dissimilar", "problematic", "incorrect", "dont know", "deformation", "background-change",
+    "occlusion-increased", "blur-increase", "bad-anchor",
+)  # fmt: skip
+YTBB_K = 10  # the neighbour offsets the review covers
+
+
+def _key(path: str) -> str:
+    """`<video>_<anchor ms>/frame-<n>.jpg`: the last two parts of a path (testbed path_to_key)."""
+    parts = Path(path).parts
+    return "/".join(parts[-2:])
+
+
+def _frame_parts(key: str) -> tuple[str, int, int]:
+    """(video, frame index, anchor ms) of `<video>_<ms>/frame-<n>.jpg`."""
+    try:
+        parent, name = _key(key).split("/")
+        video, ms = parent.rsplit("_", 1)
+        return video, int(name.split("-")[1].split(".")[0]), int(ms)
+    except (ValueError, IndexError):
+        raise VlstressError(f"YTBB frame key {key!r} is not <video>_<ms>/frame-<n>.jpg") from None
+
+
+def _reviewed(path: Path) -> tuple[dict[str, set[str]], list[str]]:
+    """key -> the names of its review labels (the last review of a key wins, as the testbed's)."""
+    data = read_json(path, "YTBB-Robust review")
+    if not isinstance(data, dict) or "labels" not in data or "annotations" not in data:
+        raise VlstressError(f"{path}: expected {{labels: [...], annotations: [...]}}")
+    names = list(data["labels"])
+    out = {}
+    for row in data["annotations"]:
+        out[row["key"]] = {names[int(i)] for i in row["labels"]}
+    return out, names
+
+
+def build_ytbb_robust(name: str, options: Options) -> ClassificationSet:
+    """YTBB-Robust as the imagenet-testbed scores it (`src/eval_settings/ytbb_robust.py`): anchors
+    reviewed `good` (not `bad`, `unsure`, nor flagged `bad-anchor` in the pair review), their
+    labels the original YTBB label (ids 22 and 23 swapped, as the testbed reads the csv) plus the
+    classes the review added; neighbours the frames at offsets -10..10 whose pair review says
+    `similar` and no problem, each scored against its anchor's labels."""
+    import csv
+
+    root = require_root(options, "ytbb-robust")
+    if options.annotations is None:
+        raise VlstressError(
+            "test-set kind ytbb-robust needs --annotations: the metadata folder "
+            f"({', '.join(YTBB_FILES)})"
+        )
+    meta = Path(options.annotations)
+    for file in YTBB_FILES:
+        if not (meta / file).is_file():
+            raise VlstressError(
+                f"ytbb-robust metadata folder {meta} has no {file} (the testbed's "
+                "src/eval_settings/ytbb-robust_metadata/)"
+            )
+    index = read_json(meta / "ytbb_class_index.json", "YTBB class index")
+    classes = [index[str(i)] for i in range(len(index))]
+    by_name = {label: i for i, label in enumerate(classes)}
+    anchors, _ = _reviewed(meta / "anchor_labels.json")
+    pairs, _ = _reviewed(meta / "pmk_labels.json")
+    bad = {_key(k.split(",")[0]) for k, labels in pairs.items() if "bad-anchor" in labels}
+    valid_pairs = {
+        (_key(k.split(",")[0]), _key(k.split(",")[1]))
+        for k, labels in pairs.items()
+        if "similar" in labels and not labels & set(PROBLEMATIC)
+    }
+    initial = {}
+    with (meta / "ytbb_robustness_test_anchors_full.csv").open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            label = int(row["label"])
+            initial[f"{row['ytid']}_{row['time_ms']}"] = {22: 23, 23: 22}.get(label, label)
+    kept: dict[str, list[int]] = {}
+    for key, labels in sorted(anchors.items()):
+        key = _key(key)
+        if "good" not in labels or labels & {"bad", "unsure"} or key in bad:
+            continue
+        video_ms = key.split("/")[0]
+        if video_ms not in initial:
+            raise VlstressError(
+                f"anchor {key}: no YTBB label in ytbb_robustness_test_anchors_full.csv"
+            )
+        ids = {by_name[label] for label in labels if label in by_name} | {initial[video_ms]}
+        kept[key] = sorted(ids)
+    if options.classnames:
+        from vlstress.testsets.lists import load_names
+
+        classes = load_names(options.classnames)
+        if len(classes) != len(index):
+            raise VlstressError(
+                f"ytbb-robust has {len(index)} classes; {options.classnames} names {len(classes)}"
+            )
+    per_class: dict[int, int] = {}
+    entries: list[dict[str, Any]] = []
+    for anchor, anchor_labels in kept.items():
+        first = anchor_labels[0]
+        if options.max_per_class is not None and per_class.get(first, 0) >= options.max_per_class:
+            continue
+        per_class[first] = per_class.get(first, 0) + 1
+        video, frame, ms = _frame_parts(anchor)
+        entries.append(
+            {
+                "path": anchor,
+                "label": first,
+                "labels": anchor_labels,
+                "anchor": anchor,
+                "offset": 0,
+            }
+        )
+        for offset in [i for i in range(-YTBB_K, YTBB_K + 1) if i != 0]:
+            neighbour = f"{video}_{ms}/frame-{frame + offset}.jpg"
+            if (anchor, neighbour) in valid_pairs:
+                entries.append(
+                    {
+                        "path": neighbour,
+                        "label": first,
+                        "labels": anchor_labels,
+                        "anchor": anchor,
+                        "offset": offset,
+                    }
+                )
+    if not entries:
+        raise VlstressError(f"ytbb-robust {meta}: no anchor passes the review")
+    missing = [e["path"] for e in entries if not (root / e["path"]).is_file()]
+    if missing:
+        raise VlstressError(
+            f"ytbb-robust: {len(missing)} of {len(entries)} frames named in {meta} are missing "
+            f"under {root}: {', '.join(missing[:3])}" + (", ..." if len(missing) > 3 else "")
+        )
+    check_images(root, entries)
+    imagenet = meta / "rev_class_idx_map.json"
+    return ClassificationSet(
+        dataset=name,
+        kind="ytbb-robust",
+        classes=classes,
+        class_ids=[str(i) for i in range(len(classes))],
+        root=str(root),
+        images=entries,
+        source={
+            "root": str(root),
+            "metadata": str(meta),
+            "n_anchors": len({e["anchor"] for e in entries}),
+            "excluded_bad_anchors": len(bad),
+            "imagenet_indices": read_json(imagenet, "class map") if imagenet.is_file() else None,
+            "reference": "modestyachts/imagenet-testbed src/eval_settings/ytbb_robust.py",
+        },
+    )

@@ -39,7 +39,10 @@ SUITE = Suite(
         Stage(
             "overlap_detect",
             "vlstress overlap-detect {params_files} --collection {in.collection}"
-            " --model-card {in.card} " + RUN_FLAGS + " --out {out.detected}",
+            " --model-card {in.card} " + RUN_FLAGS + " --index {p.overlap.index}"
+            " --nlist {p.overlap.nlist} --nprobe {p.overlap.nprobe}"
+            " --threshold {p.overlap.threshold} --recall {p.overlap.recall}"
+            " --index-seed {p.overlap.seed} --out {out.detected}",
             inputs={
                 "collection": COLLECTION,
                 "card": CARD.replace("{model}", DETECTOR),

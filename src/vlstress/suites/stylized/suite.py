@@ -10,7 +10,7 @@ from vlstress.suites.stylized.paths import (
 )
 from vlstress.workflow.paths import CLASSIFIER, CLASSIFIERS, ZEROSHOT_EMB, of
 from vlstress.workflow.spec import Output, PathList, Stage, Suite
-from vlstress.workflow.stages import figures_stage, small
+from vlstress.workflow.stages import figures_stage, small, tables_stage
 
 SUITE = Suite(
     "stylized",
@@ -58,6 +58,14 @@ SUITE = Suite(
             "vlstress.suites.stylized.figures",
             {"stylized_accuracy": ()},
             "Figures",
+        ),
+        tables_stage(
+            "stylized",
+            "vlstress.suites.stylized.table",
+            {
+                "md": small("results/tables/stylized.md", caption="tables", category="Tables"),
+                "tex": small("results/tables/stylized.tex", caption="tables", category="Tables"),
+            },
         ),
     ),
     commands={

@@ -8,7 +8,7 @@ import yaml
 
 from vlstress.params_check import unknown
 
-VIDEO_KINDS = ("imagenet-vid-robust",)  # vlstress.testsets.video_kinds
+VIDEO_KINDS = ("imagenet-vid-robust", "ytbb-robust")  # vlstress.testsets.video_kinds
 
 SCHEMA = yaml.safe_load(
     r"""

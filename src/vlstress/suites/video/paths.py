@@ -21,7 +21,7 @@ def evaluations(params: Params) -> list[Evaluation]:
 
 
 # ---- the path list its evaluation reads: the video test sets, the model's embeddings and
-# classifiers; for DVC, their folders and the params that shape them (and k, which the step reads)
+# classifiers; for DVC, their folders and the params that shape them
 def set_paths(params: Params) -> list[str]:
     found = [e.testset for e in evaluations(params)]
     # the folders, not the files in them: a file inside a folder output is no Snakemake input
@@ -33,4 +33,4 @@ def set_folders(params: Params) -> list[str]:
 
 
 def set_params(params: Params) -> list[str]:
-    return ["zeroshot.testsets", "video.testsets", "video.k"] if SUITE in params.on else []
+    return ["zeroshot.testsets", "video.testsets"] if SUITE in params.on else []

@@ -14,7 +14,8 @@ SUITE = Suite(
     stages=(
         Stage(
             "evaluate_video",
-            "vlstress evaluate-video {params_files} --model {model} --out {out.records}",
+            "vlstress evaluate-video {params_files} --model {model} --k {p.video.k}"
+            " --out {out.records}",
             inputs={},
             input_lists={"sets": "video_sets"},
             outputs={"records": small(RECORD, record=True)},

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from vlstress.argtypes import optional_float
 from vlstress.embedding.flags import add_model_arguments
 
 
@@ -13,6 +14,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--params", action="append", required=True, type=Path, help="params")
     parser.add_argument("--collection", required=True, type=Path, help="overlap-collection's out")
     add_model_arguments(parser)
+    parser.add_argument("--index", default="auto", choices=("auto", "flat", "ivf"))
+    parser.add_argument("--nlist", type=int, default=1024, help="IVF lists")
+    parser.add_argument("--nprobe", type=int, default=16, help="IVF lists searched")
+    parser.add_argument(
+        "--threshold", type=optional_float, default=None, help="None: calibrated on the planted"
+    )
+    parser.add_argument("--recall", type=float, default=0.95, help="of the planted duplicates")
+    parser.add_argument("--index-seed", type=int, default=0, help="IVF k-means seed")
     parser.add_argument("--out", required=True, type=Path, help="detect.json")
 
 
@@ -26,13 +35,11 @@ def run(args: argparse.Namespace) -> None:
     from vlstress.embedding.flags import batch_size, model_params, model_spec
     from vlstress.io import read_json, sha256_file, write_json
     from vlstress.params import Params
-    from vlstress.suites.overlap.block import OverlapParams
     from vlstress.suites.overlap.detect import detect
     from vlstress.suites.overlap.paths import evaluations
     from vlstress.testsets import manifest as testsets
 
-    params = Params.load(args.params)
-    block = params.block(OverlapParams)
+    params = Params.load(args.params)  # which test sets (overlap.testsets)
     listing = args.collection / "collection.json"
     collection = read_json(listing, "overlap collection")
     spec = model_spec(args)
@@ -54,18 +61,18 @@ def run(args: argparse.Namespace) -> None:
         collection,
         embed,
         found,
-        index_kind=block.index,
-        nlist=block.nlist,
-        nprobe=block.nprobe,
-        threshold=block.threshold,
-        recall=block.recall,
-        seed=block.seed,
+        index_kind=args.index,
+        nlist=args.nlist,
+        nprobe=args.nprobe,
+        threshold=args.threshold,
+        recall=args.recall,
+        seed=args.index_seed,
     )
     result["provenance"] = provenance.build(
         "overlap-detect",
-        {**model_params(args, spec), "index": block.index, "nlist": block.nlist,
-         "nprobe": block.nprobe, "recall": block.recall, "threshold": block.threshold},
-        seed=block.seed,
+        {**model_params(args, spec), "index": args.index, "nlist": args.nlist,
+         "nprobe": args.nprobe, "recall": args.recall, "threshold": args.threshold},
+        seed=args.index_seed,
         model=models.describe(spec, model),
         device=device,
         inputs={str(listing): sha256_file(listing)},

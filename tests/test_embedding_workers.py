@@ -245,6 +245,7 @@ def test_the_demo_params_decode_on_the_jobs_cores_in_fp32():
         "embed_zeroshot",
         "attack",
         "finetune",
+        "overlap_detect",  # the detector model embeds the training collection
     }
     assert all(RUN_FLAGS in s.command for s in model_steps)
 

@@ -137,7 +137,9 @@ def test_dvc_metrics_show_reads_as_tables(project):
     assert len(rows) == len(list((project / "results/scores/retrieval").rglob("*.json"))) >= 1
     assert "i2t_R@1" in header and max(map(len, table.splitlines())) < 200, table
     everything = sh("dvc", "metrics", "show", cwd=project).splitlines()
-    assert len(everything) > 10 and max(map(len, everything)) < 1000
+    # one column per metric name of every task (about 1,100 characters with 18 suites), not one
+    # per case
+    assert len(everything) > 10 and max(map(len, everything)) < 2000
 
 
 # the steps that compute nothing new: the gate, the summary and what is drawn or tabulated from it

@@ -151,6 +151,7 @@ REPORT_STEPS = {
     "robustness",
     "finetune-table",
     "accuracy-vs-recall",
+    "stability-report",
 }
 
 
@@ -225,8 +226,9 @@ def test_every_record_is_strict_json_of_the_typed_format(project):
         if not p.name.endswith(".json.json")
     )
     # original, two text sets, two image variants, zero-shot, corruption, typographic; FGSM,
-    # calibration, OOD, shape bias, prompt-count ablation, AutoCLIP (record lists)
-    assert len(files) == 1 + 2 + 2 + 3 + 6
+    # calibration, OOD, shape bias, prompt-count ablation, AutoCLIP, stability, stylized, overlap
+    # (record lists)
+    assert len(files) == 1 + 2 + 2 + 3 + 9
     tasks = set()
     for path in files:
         data = json.loads(path.read_text(), parse_constant=strict)
@@ -247,6 +249,9 @@ def test_every_record_is_strict_json_of_the_typed_format(project):
         "prompt_count",
         "prompt_count_ood",
         "autoclip",
+        "stability",
+        "stylized",
+        "overlap",
     }
 
 
@@ -387,9 +392,9 @@ def test_an_added_corruption_severity_embeds_one_set_and_reruns_no_classifier_or
         "typographic",
         "ood_testset",
     }, ran
-    # the test set, the old severity, the typographic copy, the OOD set and the cue-conflict
-    # stimuli are reused
-    assert f"{model}: 1 set(s) embedded, 5 reused" in log, log[-3000:]
+    # the test set, the old severity, the typographic copy, the OOD set, the cue-conflict
+    # stimuli, the two perturbations' frames and the stylized copy are reused
+    assert f"{model}: 1 set(s) embedded, 8 reused" in log, log[-3000:]
     assert {name: (project / name).read_bytes() for name in kept} == kept
     new = json.loads(
         (project / f"results/metrics/{model}/corruption-gaussian_noise-s1.json").read_text()

@@ -5,7 +5,9 @@ rebuilt all sets under DVC, whose `foreach` body is the same for every item)."""
 from __future__ import annotations
 
 import copy
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,12 @@ from vlstress import params as params_module
 from vlstress.pipeline import dvc
 from vlstress.pipeline.snakemake import _external_inputs
 from vlstress.suites.zeroshot.suite import SUITE as ZEROSHOT
+
+# the venv's dvc, whether or not its bin folder is on PATH (`make test` puts it there)
+ENV = {
+    **os.environ,
+    "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+}
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -76,17 +84,24 @@ def test_dvc_reads_the_per_item_stages(two_folders):
     params, root = two_folders
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     (root / "dvc.yaml").write_text(dvc.render(params))
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    subprocess.run(["dvc", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True, env=ENV)
+    subprocess.run(["dvc", "init", "-q"], cwd=root, check=True, env=ENV)
     listed = subprocess.run(
-        ["dvc", "stage", "list", "--all"], cwd=root, capture_output=True, text=True, check=True
+        ["dvc", "stage", "list", "--all"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=ENV,
     ).stdout
     assert "testset-left" in listed and "testset-right" in listed
     # an item removed from params.yaml: DVC still parses the file (the gate then says to render)
     del params["zeroshot"]["testsets"]["right"]
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    subprocess.run(["dvc", "stage", "list", "--all"], cwd=root, capture_output=True, check=True)
+    subprocess.run(
+        ["dvc", "stage", "list", "--all"], cwd=root, capture_output=True, check=True, env=ENV
+    )
     shown = subprocess.run(
-        ["dvc", "status", "testset-left"], cwd=root, capture_output=True, text=True
+        ["dvc", "status", "testset-left"], cwd=root, capture_output=True, text=True, env=ENV
     )
     assert "left" in shown.stdout + shown.stderr and "right" not in shown.stdout

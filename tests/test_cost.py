@@ -283,6 +283,106 @@ def test_attacks_count_their_passes():
         estimate.attack_passes({"name": "c", "kind": "cw", "eps": "1"}, 10, 2.5)
 
 
+def test_the_stylized_and_overlap_constants_are_their_suites():
+    """AdaIN's GFLOPs are the convolutions of the suite's own encoder and decoder; the planted
+    transforms and the exact-index limit are the overlap suite's."""
+    import torch
+
+    from vlstress.suites.overlap import collection, neighbours
+    from vlstress.suites.stylized import adain
+
+    encode, decode = adain.encoder()[: adain.ENCODER_LAYERS], adain.decoder()
+    macs = [0]
+
+    def count(module, _inputs, output):
+        if isinstance(module, torch.nn.Conv2d):
+            kernel = module.kernel_size[0] * module.kernel_size[1]
+            macs[0] += output.numel() * module.in_channels * kernel // module.groups
+
+    for net in (encode, decode):
+        for module in net.modules():
+            module.register_forward_hook(count)
+    with torch.no_grad():
+        features = encode(torch.zeros(1, 3, 224, 224))
+        encoded = macs[0]
+        decode(features)
+    # the content and the style image encoded, then one decoding; GFLOPs = 2 x GMACs
+    gflops = 2 * (2 * encoded + (macs[0] - encoded)) / 1e9
+    assert estimate.ADAIN_GFLOPS_224 == pytest.approx(gflops, abs=0.01)
+    assert estimate.PLANTED_TRANSFORMS == len(collection.TRANSFORMS)
+    assert estimate.AUTO_FLAT_MAX == neighbours.AUTO_FLAT_MAX
+
+
+def test_search_multiply_adds_known_answers():
+    flat = {"index": "flat", "nlist": 8, "nprobe": 2}
+    assert estimate.search_macs(10, 1000, 4, flat) == 10 * 1000 * 4
+    # auto: exact up to 100,000 rows, IVF above
+    assert estimate.search_macs(10, 1000, 4, {**flat, "index": "auto"}) == 10 * 1000 * 4
+    ivf = {"index": "ivf", "nlist": 8, "nprobe": 2}
+    trained = min(1000, 256 * 8) * 8 * 4 * 10  # k-means: 10 iterations over the rows, 8 lists
+    assigned = (1000 + 10) * 8 * 4  # every row and query to its list
+    searched = 10 * 1000 * 4 * 2 / 8  # nprobe of nlist lists
+    assert estimate.search_macs(10, 1000, 4, ivf) == trained + assigned + searched
+    # many queries: IVF searches a quarter of the lists, its training aside
+    big = estimate.search_macs(100_000, 200_000, 4, {**ivf, "index": "auto"})
+    assert big == estimate.search_macs(100_000, 200_000, 4, ivf) < 100_000 * 200_000 * 4 / 3
+
+
+def test_the_overlap_collection_is_counted_given_or_named_as_unknown(tmp_path):
+    dataset = sizes.DatasetSize("demo", "demo", 14, 70, "shipped")
+    folder = tmp_path / "train"
+    folder.mkdir()
+    for i in range(5):
+        (folder / f"{i}.jpg").write_bytes(b"x")
+    (folder / "notes.txt").write_text("not an image")
+
+    def size(train, given=None):
+        return sizes.collection_size(train, dataset, tmp_path, given)
+
+    assert size({"kind": "folder", "path": "train", "max_images": None}).images == 5
+    assert size({"kind": "folder", "path": str(folder), "max_images": 3}).images == 3
+    # the demo's collection is the retrieval dataset's download, before it is downloaded
+    demo_raw = size({"kind": "folder", "path": "data/raw/demo", "max_images": None})
+    assert (demo_raw.images, demo_raw.source) == (14, "the demo dataset's photos")
+    import numpy as np
+
+    np.save(tmp_path / "emb.npy", np.zeros((7, 4), np.float32))
+    assert size({"kind": "embeddings", "path": "emb.npy", "max_images": None}).images == 7
+    shards = {"kind": "shards", "path": "shards.txt", "max_images": None}
+    assert size(shards).images is None
+    assert size({**shards, "max_images": 1000}).images == 1000
+    assert size(shards, {sizes.COLLECTION: 123}).images == 123
+    # unknown: the estimate says so and how to give it, and prices the rest
+    values = demo()
+    values["overlap"] = {**values["overlap"], "train": shards}
+    found = estimate.estimate(values, params_module.suites_on(values), RATES, 1, 1, tmp_path)
+    assert any("--size overlap-train=N" in note for note in found.notes)
+    assert "overlap detection" not in {s.name for s in found.shared}
+    given = estimate.estimate(
+        values, params_module.suites_on(values), RATES, 1, 1, tmp_path, {"overlap-train": 1000}
+    )
+    (detection,) = [s for s in given.shared if s.name == "overlap detection"]
+    copies = 4 * 3  # the demo's 4 planted images, three copies each
+    queries = 42 + copies  # the demo's object views and the planted copies
+    search = queries * (1000 + copies) * 512  # exact: 1,012 rows under 100,000
+    assert detection.cpu_s == pytest.approx(
+        copies * RATES.image_variant_core_s + search / RATES.search_macs_per_core_s
+    )
+    # the detector's GPU job: the collection and the copies, at ViT-B-32's 100 images/s, start-up
+    assert detection.gpu_s == pytest.approx((1000 + copies) / 100.0 + 10.0)
+
+
+def test_the_stylized_copy_is_embedded_by_every_model_and_made_once(tmp_path):
+    values = demo()
+    found = estimate.estimate(values, params_module.suites_on(values), RATES, 1, 1, tmp_path)
+    (work,) = [w for w in found.work if w.suite == "stylized"]
+    assert work.images == 42
+    (made,) = [s for s in found.shared if s.name == "stylized copy"]
+    # 42 images x 72.66 GFLOPs, at ViT-B-32's 8.82 GFLOPs and 100 images/s, plus a start-up
+    assert made.gpu_s == pytest.approx(42 * 72.66 / 8.82 / 100.0 + 10.0)
+    assert made.cpu_s == pytest.approx(42 * RATES.image_variant_core_s)
+
+
 def test_retrieval_dataset_sizes(tmp_path):
     karpathy = {"name": "k", "kind": "karpathy", "max_images": None, "image_ids": None}
     size = sizes.dataset_size(karpathy, tmp_path)
@@ -328,8 +428,10 @@ def test_it_runs_on_the_demo_params_without_a_model_library(tmp_path):
         "shape_bias",
         "prompts",
         "stability",
+        "stylized",
     ):
         assert f"\n| {suite} |" in out, suite
+    assert "\n| stylized copy |" in out and "\n| overlap detection |" in out
     # nothing built in the empty project: the shipped demo is counted
     assert "| objects | demo-objects | 42 | 7 | shipped demo: 14 photos x 6 views |" in out
     assert "| cue-conflict | cue-conflict | 17 | 16 | shipped demo stimuli |" in out

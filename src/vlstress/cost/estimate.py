@@ -65,6 +65,16 @@ STABILITY_DEFAULT_FRAMES = 31
 SPSA_SAMPLES = 128  # torchattacks SPSA nb_sample as vlstress sets it
 AUTOATTACK_STEPS = 10  # torchattacks APGD, APGD-T and FAB steps; Square 5,000 queries
 AUTOATTACK_QUERIES = 5000
+# AdaIN (suites/stylized/adain.py) at 224 px: the VGG encoder to relu4_1 on the content and on the
+# style image, then the decoder, 24.2 GFLOPs each (a test counts the modules' convolutions)
+ADAIN_GFLOPS_224 = 72.66
+# the overlap suite (suites/overlap): planted copies per training image chosen (resized,
+# re-encoded, cropped), an exact index up to this many training images under `index: auto`, and
+# faiss's IVF training (k-means on at most 256 points a list, 10 iterations)
+PLANTED_TRANSFORMS = 3
+AUTO_FLAT_MAX = 100_000
+IVF_POINTS_PER_LIST = 256
+IVF_ITERATIONS = 10
 
 
 @dataclass(frozen=True)
@@ -247,6 +257,7 @@ class Plan:
     sets: dict[str, sizes.SetSize] = field(default_factory=dict)
     work: list[Work] = field(default_factory=list)
     shared: list[Shared] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def _retrieval(values: Mapping[str, Any], on: frozenset[str], rates: Rates, plan: Plan) -> None:
@@ -385,6 +396,10 @@ def _zeroshot(
                 cpu_s=n * frames * rates.stability_frame_core_s,
             )
         )
+    if "stylized" in on:
+        _stylized(values, rates, plan, testset("stylized"))
+    if "overlap" in on:
+        _overlap(values, rates, plan, testsets, project, given)
     if "typographic" in on:
         clean = testset("typographic")
         plan.work.append(
@@ -461,6 +476,91 @@ def _zeroshot(
     for suite in ("calibration", "visual_factors", "accuracy_vs_recall"):
         if suite in on:
             plan.work.append(Work(suite, "reads the embeddings above: no model work"))
+
+
+def _stylized(values: Mapping[str, Any], rates: Rates, plan: Plan, clean: sizes.SetSize) -> None:
+    """Each model embeds the stylized copy; AdaIN makes it once, on a GPU (priced as the measured
+    architecture's image rate scaled by GFLOPs, as every architecture is)."""
+    px = int(_block(values, "stylized").get("size") or 224)
+    gflops = ADAIN_GFLOPS_224 * (px / 224) ** 2
+    reference = arch_cost(rates.reference_arch)
+    plan.work.append(
+        Work("stylized", f"a stylized copy of {clean.name} ({clean.images:,})", images=clean.images)
+    )
+    plan.shared.append(
+        Shared(
+            "stylized copy",
+            f"{clean.images:,} images through AdaIN at {px} px ({gflops:.0f} GFLOPs each: VGG "
+            "encoder on the content and the style image, decoder)",
+            cpu_s=clean.images * rates.image_variant_core_s,
+            arch=rates.reference_arch,
+            image_passes=clean.images * gflops / reference.image_gflops,
+            jobs=1,
+        )
+    )
+
+
+def search_macs(queries: int, collection: int, width: int, block: Mapping[str, Any]) -> float:
+    """Multiply-adds of the nearest-neighbour search: every query against the whole collection
+    (exact), or against nprobe of nlist lists after assigning every training row to a list and
+    training the lists (IVF)."""
+    kind = str(block.get("index") or "auto")
+    if kind == "auto":
+        kind = "flat" if collection <= AUTO_FLAT_MAX else "ivf"
+    if kind == "flat":
+        return float(queries) * collection * width
+    nlist = min(int(block.get("nlist") or 1), max(collection, 1))
+    nprobe = min(int(block.get("nprobe") or 1), nlist)
+    trained = min(collection, IVF_POINTS_PER_LIST * nlist) * nlist * width * IVF_ITERATIONS
+    assigned = float(collection + queries) * nlist * width
+    return trained + assigned + float(queries) * collection * width * nprobe / nlist
+
+
+def _overlap(
+    values: Mapping[str, Any],
+    rates: Rates,
+    plan: Plan,
+    testsets: Mapping[str, sizes.SetSize],
+    project: Path,
+    given: Mapping[str, int],
+) -> None:
+    """The detector embeds the training collection and the planted copies (once, one job; the test
+    sets are its zero-shot embeddings), then faiss searches on the CPU."""
+    block = _block(values, "overlap")
+    train = block.get("train") or {}
+    detector = str(block.get("detector"))
+    entry = (values.get("models") or {}).get(detector)
+    if not isinstance(entry, Mapping):
+        raise VlstressError(f"overlap.detector {detector!r} is not a key of models")
+    arch = arch_cost(str(entry.get("arch")))
+    collection = sizes.collection_size(train, plan.dataset, project, given)
+    if collection.images is None:
+        plan.notes.append(
+            f"overlap: the training collection's size is unknown ({collection.source}); its "
+            f"embedding and search are not priced: give it with --size {sizes.COLLECTION}=N"
+        )
+        return
+    n = collection.images
+    copies = min(int(block.get("planted") or 0), n) * PLANTED_TRANSFORMS
+    names = [str(name) for name in block.get("testsets") or []]
+    unknown = [name for name in names if name not in testsets]
+    if unknown:
+        raise VlstressError(f"overlap.testsets: {', '.join(unknown)} not zero-shot test sets")
+    queries = sum(testsets[name].images for name in names)
+    embedded = 0 if train.get("kind") == "embeddings" else n
+    macs = search_macs(queries + copies, n + copies, arch.embed_dim, block)
+    plan.shared.append(
+        Shared(
+            "overlap detection",
+            f"{embedded + copies:,} training images and planted copies embedded by {detector} "
+            f"({collection.source}); {queries + copies:,} queries searched in "
+            f"{n + copies:,} rows ({macs / 1e12:,.1f} T multiply-adds)",
+            cpu_s=copies * rates.image_variant_core_s + macs / rates.search_macs_per_core_s,
+            arch=arch.arch,
+            image_passes=embedded + copies,
+            jobs=1,
+        )
+    )
 
 
 def _finetune(values: Mapping[str, Any], rates: Rates, plan: Plan) -> None:
@@ -550,7 +650,7 @@ def estimate(
                 *arch_rates(arch_cost(item.arch, extra_archs), reference, rates), rates.startup_s
             )
         shared.append(item)
-    notes = []
+    notes = list(found.notes)
     if any(w.upper_bound for w in found.work):
         notes.append(
             "an attack marked as an upper bound stops early on the images it fooled; the "

@@ -17,6 +17,7 @@ the constants below, which are those files' own numbers (docs/throughput.md, REA
 | one attack step, in clean passes | `bench_attack.json`: PGD-10 = 25.6 clean passes | 2.56 |
 | one corrupted image (one core) | `corruptions.json` of `bench_corruptions.py` | 35.5 ms |
 | one ImageNet-P frame (one core) | `bench_stability.json`: mean of the 10 | 16.5 ms |
+| exact faiss search (one core) | `bench_overlap.json`: multiply-adds/s | 39.5 G/s |
 
 (`bench_workflow-h100.json` when the `-notransformers` run is not there.)
 
@@ -40,6 +41,7 @@ WORKFLOW_FILES = ("bench_workflow-h100-notransformers.json", "bench_workflow-h10
 ATTACK_FILE = "bench_attack.json"
 CORRUPTION_FILES = ("corruptions.json", "bench_corruptions.json")
 STABILITY_FILE = "bench_stability.json"
+OVERLAP_FILE = "bench_overlap.json"
 
 # the constants (see the module's table)
 STARTUP_S = 9.05
@@ -51,6 +53,7 @@ GRADIENT_PASS = 25.6 / 10
 CORRUPTION_CORE_S = 37 * 3600 / (50_000 * 15 * 5)
 IMAGENET_C_IMAGES = 50_000
 STABILITY_FRAME_CORE_S = 1 / 60.7  # bench_stability.json: 60.7 frames/s, decoding and PNG included
+FAISS_FLAT_MACS_PER_CORE_S = 39.5e9  # bench_overlap.json: exact inner-product search, one core
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,8 @@ class Rates:
     text_stats_core_s: float
     ei_gpu_s: float
     stability_frame_core_s: float = STABILITY_FRAME_CORE_S  # one core, one ImageNet-P frame
+    # one core's multiply-adds per second in an exact faiss search (query x training row x width)
+    search_macs_per_core_s: float = FAISS_FLAT_MACS_PER_CORE_S
     gpu_utilisation_percent: float | None = None  # of the measured image path, when recorded
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -227,11 +232,31 @@ def _stability(folder: Path) -> dict[str, Any]:
     }
 
 
+def _overlap(folder: Path) -> dict[str, Any]:
+    path = folder / OVERLAP_FILE
+    if path.is_file():
+        rate = (_read(path, "overlap benchmark").get("flat_search") or {}).get(
+            "one_core_macs_per_s"
+        )
+        if rate:
+            return {
+                "search_macs_per_core_s": float(rate),
+                "sources": {
+                    "overlap": f"{path}: {float(rate) / 1e9:.1f} G multiply-adds/s on one core"
+                },
+            }
+    return {
+        "search_macs_per_core_s": FAISS_FLAT_MACS_PER_CORE_S,
+        "sources": {"overlap": "constant: 39.5 G multiply-adds/s on one core (bench_overlap.json)"},
+    }
+
+
 def load(rate_file: Path = DEFAULT_RATE_FILE) -> Rates:
     """The rates of an embedding benchmark result and the results beside it."""
     parts = [_embedding(rate_file)]
     folder = rate_file.parent
     parts += [_workflow(folder), _attack(folder), _corruptions(folder), _stability(folder)]
+    parts.append(_overlap(folder))
     merged: dict[str, Any] = {"sources": {}}
     for part in parts:
         merged["sources"].update(part.pop("sources"))

@@ -300,6 +300,71 @@ def dataset_size(block: Mapping[str, Any], project: Path) -> DatasetSize:
     return DatasetSize(name, kind, images, captions, source, published)
 
 
+COLLECTION = "overlap-train"  # the overlap suite's training collection, as --size names it
+RAW = "data/raw"  # where the retrieval dataset's download lands (data/raw/<dataset name>)
+
+
+@dataclass(frozen=True)
+class CollectionSize:
+    """The training images of the overlap suite's collection (None: unknown), and whence."""
+
+    images: int | None
+    source: str
+
+
+def collection_size(
+    train: Mapping[str, Any],
+    dataset: DatasetSize,
+    project: Path,
+    given: Mapping[str, int] | None = None,
+) -> CollectionSize:
+    """A folder is counted, an embeddings file's rows read from its header; the retrieval dataset's
+    own download (the demo's collection) is the dataset's size; shards are not opened (reading
+    every .tar of a web-scale collection is the work being priced): their size is given, or
+    `max_images` bounds it."""
+    kind, where = str(train.get("kind")), str(train.get("path"))
+    cap = train.get("max_images")
+    if given and COLLECTION in given:
+        return CollectionSize(given[COLLECTION], "given (--size)")
+    path = Path(where) if Path(where).is_absolute() else project / where
+    found: CollectionSize | None = None
+    if kind == "folder" and path.is_dir():
+        found = CollectionSize(count_images(path), f"folder {where}")
+    elif kind == "folder" and Path(where) == Path(RAW) / dataset.name:
+        found = CollectionSize(dataset.images, f"the {dataset.name} dataset's photos")
+    elif kind == "embeddings" and path.is_file():
+        found = CollectionSize(npy_rows(path), f"embeddings {where}")
+    if found is None:
+        if cap is None:
+            return CollectionSize(None, f"{kind} {where} not counted")
+        return CollectionSize(int(cap), f"max_images of {kind} {where} (an upper bound)")
+    if cap is not None and found.images is not None and int(cap) < found.images:
+        return CollectionSize(int(cap), f"{found.source}, first {cap}")
+    return found
+
+
+def npy_rows(path: Path) -> int:
+    """The rows of a .npy file, from its header (NumPy's format: magic, version, header length,
+    then the header dict): the cost model reads no array and imports no numpy."""
+    import ast
+    import struct
+
+    with open(path, "rb") as handle:
+        start = handle.read(10)
+        if len(start) < 10 or start[:6] != b"\x93NUMPY":
+            raise VlstressError(f"{path} is not a .npy file")
+        if start[6] == 1:
+            length, header = struct.unpack("<H", start[8:10])[0], b""
+        else:
+            length, header = struct.unpack("<I", start[8:10] + handle.read(2))[0], b""
+        header = handle.read(length)
+    try:
+        shape = ast.literal_eval(header.decode("latin1"))["shape"]
+        return int(shape[0])
+    except (ValueError, SyntaxError, KeyError, IndexError, TypeError):
+        raise VlstressError(f"{path}: unreadable .npy header") from None
+
+
 TEMPLATE_SETS = {"openai": 80, "simple": 7, "single": 1}
 
 

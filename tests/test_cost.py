@@ -348,6 +348,12 @@ def test_the_overlap_collection_is_counted_given_or_named_as_unknown(tmp_path):
 
     np.save(tmp_path / "emb.npy", np.zeros((7, 4), np.float32))
     assert size({"kind": "embeddings", "path": "emb.npy", "max_images": None}).images == 7
+    with open(tmp_path / "v2.npy", "wb") as handle:  # a 4-byte header length
+        np.lib.format.write_array(handle, np.zeros((9, 4), np.float32), version=(2, 0))
+    assert size({"kind": "embeddings", "path": "v2.npy", "max_images": None}).images == 9
+    (tmp_path / "broken.npy").write_bytes(b"not an array")
+    with pytest.raises(VlstressError, match="broken.npy is not a .npy file"):
+        size({"kind": "embeddings", "path": "broken.npy", "max_images": None})
     shards = {"kind": "shards", "path": "shards.txt", "max_images": None}
     assert size(shards).images is None
     assert size({**shards, "max_images": 1000}).images == 1000

@@ -353,10 +353,11 @@ def npy_rows(path: Path) -> int:
         start = handle.read(10)
         if len(start) < 10 or start[:6] != b"\x93NUMPY":
             raise VlstressError(f"{path} is not a .npy file")
+        # version 1 stores the header's length in 2 bytes, versions 2 and 3 in 4
         if start[6] == 1:
-            length, header = struct.unpack("<H", start[8:10])[0], b""
+            length = struct.unpack("<H", start[8:10])[0]
         else:
-            length, header = struct.unpack("<I", start[8:10] + handle.read(2))[0], b""
+            length = struct.unpack("<I", start[8:10] + handle.read(2))[0]
         header = handle.read(length)
     try:
         shape = ast.literal_eval(header.decode("latin1"))["shape"]

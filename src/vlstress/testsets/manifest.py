@@ -66,6 +66,29 @@ class ClassificationSet:
             "provenance": self.provenance,
         }
 
+    def derived(
+        self,
+        dataset: str,
+        kind: str,
+        root: str,
+        images: list[dict[str, Any]],
+        source: dict[str, Any],
+        provenance: dict[str, Any] | None = None,
+    ) -> ClassificationSet:
+        """A set made from this one's images (corrupted, overlaid, stylized, perturbed): the same
+        classes, its own images under `root`, a source that names this set first."""
+        return ClassificationSet(
+            dataset=dataset,
+            kind=kind,
+            classes=self.classes,
+            class_ids=self.class_ids,
+            superclasses=self.superclasses,
+            root=root,
+            images=images,
+            source={"clean_dataset": self.dataset, "clean_root": self.root, **source},
+            provenance=provenance or {},
+        )
+
 
 def duplicate_names(classes: Sequence[str]) -> dict[str, list[int]]:
     """Class names equal after case folding and whitespace collapsing, with their positions."""

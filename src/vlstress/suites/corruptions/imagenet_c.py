@@ -352,17 +352,12 @@ def corrupted_set(
         for severity in job.severities
         for index, entry in enumerate(clean.images)
     ]
-    return ClassificationSet(
-        dataset=f"{clean.dataset}-c-{job.name}",
-        kind="corruption",
-        classes=clean.classes,
-        class_ids=clean.class_ids,
-        superclasses=clean.superclasses,
-        root=str(out_dir),
-        images=images,
-        source={
-            "clean_dataset": clean.dataset,
-            "clean_root": clean.root,
+    return clean.derived(
+        f"{clean.dataset}-c-{job.name}",
+        "corruption",
+        str(out_dir),
+        images,
+        {
             "corruption": job.name,
             "family": CORRUPTIONS[job.name],
             "severities": list(job.severities),

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from vlstress.params import Params
 from vlstress.suites.overlap.block import OverlapParams
-from vlstress.suites.zeroshot.paths import Evaluation
-from vlstress.suites.zeroshot.paths import evaluations as zeroshot_evaluations
+from vlstress.suites.zeroshot.paths import Evaluation, evaluation_reads, named_evaluations
 from vlstress.workflow.paths import CLASSIFIERS, ZEROSHOT_EMB
 
 SUITE = "overlap"
@@ -18,13 +17,11 @@ def evaluations(params: Params) -> list[Evaluation]:
     """The zero-shot evaluation of each test set of `overlap.testsets` (params order)."""
     if SUITE not in params.on or "zeroshot" not in params.on:
         return []
-    by_name = {e.condition["set"]: e for e in zeroshot_evaluations(params)}
-    return [by_name[name] for name in params.block(OverlapParams).testsets]
+    return named_evaluations(params, params.block(OverlapParams).testsets)
 
 
 def set_paths(params: Params) -> list[str]:
-    found = [e.testset for e in evaluations(params)]
-    return found + [ZEROSHOT_EMB, CLASSIFIERS] * bool(found)
+    return evaluation_reads(evaluations(params))
 
 
 def set_folders(params: Params) -> list[str]:

@@ -77,17 +77,12 @@ def sequence_set(
         for (number, row), count in zip(enumerate(rows), counts)
         for frame in range(count)
     ]
-    return ClassificationSet(
-        dataset=f"{clean.dataset}-p-{perturbation}",
-        kind="perturbation-sequences",
-        classes=clean.classes,
-        class_ids=clean.class_ids,
-        superclasses=clean.superclasses,
-        root=str(out_dir),
-        images=images,
-        source={
-            "clean_dataset": clean.dataset,
-            "clean_root": clean.root,
+    return clean.derived(
+        f"{clean.dataset}-p-{perturbation}",
+        "perturbation-sequences",
+        str(out_dir),
+        images,
+        {
             "perturbation": perturbation,
             "noise": spec.noise,
             "split": spec.split,

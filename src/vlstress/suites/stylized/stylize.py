@@ -69,17 +69,12 @@ def generate(
             }
             for i, entry in enumerate(clean.images)
         ]
-        data = ClassificationSet(
-            dataset=f"{clean.dataset}-stylized",
-            kind="stylized",
-            classes=clean.classes,
-            class_ids=clean.class_ids,
-            superclasses=clean.superclasses,
-            root=str(out_dir),
-            images=images,
-            source={
-                "clean_dataset": clean.dataset,
-                "clean_root": clean.root,
+        data = clean.derived(
+            f"{clean.dataset}-stylized",
+            "stylized",
+            str(out_dir),
+            images,
+            {
                 "method": "AdaIN (Huang & Belongie 2017), pytorch-AdaIN's networks",
                 "alpha": alpha,
                 "seed": seed,

@@ -245,17 +245,12 @@ def generate(
                 stroke_fill=list(style.stroke_fill),
             )
             images.append(record)
-        data = ClassificationSet(
-            dataset=f"{clean.dataset}-t",
-            kind="typographic",
-            classes=clean.classes,
-            class_ids=clean.class_ids,
-            superclasses=clean.superclasses,
-            root=str(out_dir),
-            images=images,
-            source={
-                "clean_dataset": clean.dataset,
-                "clean_root": clean.root,
+        data = clean.derived(
+            f"{clean.dataset}-t",
+            "typographic",
+            str(out_dir),
+            images,
+            {
                 "seed": seed,
                 "size": size,
                 "font": font_record(),

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from vlstress.params import Params
 from vlstress.suites.video.block import VideoParams
-from vlstress.suites.zeroshot.paths import Evaluation
-from vlstress.suites.zeroshot.paths import evaluations as zeroshot_evaluations
+from vlstress.suites.zeroshot.paths import Evaluation, evaluation_reads, named_evaluations
 from vlstress.workflow.paths import CLASSIFIERS, ZEROSHOT_EMB
 
 SUITE = "video"
@@ -16,16 +15,13 @@ def evaluations(params: Params) -> list[Evaluation]:
     """The zero-shot evaluation of each test set of `video.testsets` (params order)."""
     if SUITE not in params.on or "zeroshot" not in params.on:
         return []
-    by_name = {e.condition["set"]: e for e in zeroshot_evaluations(params)}
-    return [by_name[name] for name in params.block(VideoParams).testsets]
+    return named_evaluations(params, params.block(VideoParams).testsets)
 
 
 # ---- the path list its evaluation reads: the video test sets, the model's embeddings and
 # classifiers; for DVC, their folders and the params that shape them
 def set_paths(params: Params) -> list[str]:
-    found = [e.testset for e in evaluations(params)]
-    # the folders, not the files in them: a file inside a folder output is no Snakemake input
-    return found + [ZEROSHOT_EMB, CLASSIFIERS] * bool(found)
+    return evaluation_reads(evaluations(params))
 
 
 def set_folders(params: Params) -> list[str]:

@@ -4,6 +4,7 @@ the embedding jobs and calibration read them). The classification suites that re
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +61,20 @@ def evaluations(params: Params) -> list[Evaluation]:
         )
         for name in testsets(params)
     ]
+
+
+def named_evaluations(params: Params, names: Sequence[str]) -> list[Evaluation]:
+    """The clean evaluation of each test set of `names`, in that order (the suites that evaluate
+    some of the zero-shot sets again: video, overlap)."""
+    by_name = {e.condition["set"]: e for e in evaluations(params)}
+    return [by_name[name] for name in names]
+
+
+def evaluation_reads(found: Sequence[Evaluation]) -> list[str]:
+    """What an evaluation of those sets reads: their folders and, when there is one, the model's
+    zero-shot embeddings and classifiers (the folders, not the files in them: a file inside a
+    folder output is no Snakemake input)."""
+    return [e.testset for e in found] + [ZEROSHOT_EMB, CLASSIFIERS] * bool(found)
 
 
 # ---- path lists: what the model jobs and calibration read

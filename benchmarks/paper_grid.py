@@ -10,8 +10,8 @@ it); run as a script it writes the pool's params file, `params.paper-grid.yaml`:
   plus seeded random-init ones cycling through `ARCHS`), every suite on and all 19 corruptions x
   5 severities: the planning benchmark's worst case.
 - `pool_params(demo)`: the papers' pool, 255 models (84 zero-shot CLIP + 127 ImageNet baselines +
-  44 fine-tuned, the model count of arXiv 2410.01534), built as `grid_params` builds its models
-  (the architectures cycle through `ARCHS`: a stand-in mix, not the papers' own list), with
+  44 fine-tuned, the model count of arXiv 2410.01534): the baselines timm classifiers cycling
+  through `TIMM_ARCHS`, the others through `ARCHS` (a stand-in mix, not the papers' own list), with
   params.imagenet.yaml's 15 ImageNet-C corruptions x 5 severities and the retrieval suites on
   the real benchmark, COCO's Karpathy 5k test split. Random-init weights cost what real ones
   cost, so `vlstress cost` prices it as the real pool of that architecture mix.
@@ -32,6 +32,15 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 
 ARCHS = ("ViT-B-32", "ViT-S-32", "RN50", "ViT-B-16", "ViT-L-14", "convnext_base")
+# the supervised ImageNet baselines of the pool: timm classifiers (docs/models.md)
+TIMM_ARCHS = (
+    "timm:resnet50",
+    "timm:vit_base_patch16_224",
+    "timm:convnext_base",
+    "timm:efficientnet_b0",
+    "timm:resnet101",
+    "timm:densenet121",
+)
 SEVERITIES = [1, 2, 3, 4, 5]
 POOL = {"zero-shot CLIP": 84, "ImageNet-trained baselines": 127, "fine-tuned CLIP": 44}
 POOL_FILE = ROOT / "params.paper-grid.yaml"
@@ -63,13 +72,16 @@ def paper_base(demo: dict) -> dict:
     return params
 
 
-def with_models(params: dict, demo: dict, n_models: int) -> dict:
-    """`params` with n models (its own, plus seeded random-init ones cycling through ARCHS) and
+def with_models(params: dict, demo: dict, n_models: int, n_timm: int = 0) -> dict:
+    """`params` with n models (its own, plus seeded random-init ones: timm classifiers cycling
+    through TIMM_ARCHS until there are `n_timm`, then image-text ones cycling through ARCHS) and
     every suite of the demo's `suites:` on."""
     models = dict(params["models"])
+    timm_left = n_timm - sum(entry["arch"].startswith("timm:") for entry in models.values())
     for i in range(n_models - len(models)):
-        arch = ARCHS[i % len(ARCHS)]
-        models[f"m{i:03d}-{arch.lower()}"] = {"arch": arch, "pretrained": None}
+        arch = TIMM_ARCHS[i % len(TIMM_ARCHS)] if i < timm_left else ARCHS[i % len(ARCHS)]
+        slug = arch.removeprefix("timm:").replace("_", "-").lower()
+        models[f"m{i:03d}-{slug}"] = {"arch": arch, "pretrained": None}
     return {**params, "models": models, "suites": dict.fromkeys(demo["suites"], True)}
 
 
@@ -88,7 +100,8 @@ def grid_params(base: dict, n_models: int) -> dict:
 def pool_params(base: dict, n_models: int = sum(POOL.values())) -> dict:
     """The papers' pool: the paper layout (params.imagenet.yaml's 15 corruptions x 5 severities)
     with n models, every suite on, the retrieval suites on the Karpathy 5k test split."""
-    params = with_models(paper_base(base), base, n_models)
+    n_timm = round(POOL["ImageNet-trained baselines"] * n_models / sum(POOL.values()))
+    params = with_models(paper_base(base), base, n_models, n_timm)
     params["dataset"] = dict(KARPATHY)
     return params
 
@@ -99,7 +112,10 @@ HEADER = """\
 # params.imagenet.yaml's blocks, every suite on, the retrieval suites on the Karpathy 5k test
 # split, and {models} models
 #   ({pool})
-# the demo's two (one fine-tuned) and seeded random-init ones cycling through
+# the demo's three (one fine-tuned, one timm classifier) and seeded random-init ones: the ImageNet
+# baselines as timm classifiers cycling through
+#   {timm_archs}
+# the others cycling through
 #   {archs}
 # (a stand-in architecture mix, not the papers' own list: random weights cost what real ones do).
 # A complete params file, not blocks to merge:
@@ -109,7 +125,12 @@ HEADER = """\
 
 def render(params: dict) -> str:
     pool = " + ".join(f"{n} {what}" for what, n in POOL.items())
-    header = HEADER.format(models=len(params["models"]), pool=pool, archs=", ".join(ARCHS))
+    header = HEADER.format(
+        models=len(params["models"]),
+        pool=pool,
+        archs=", ".join(ARCHS),
+        timm_archs=", ".join(a.removeprefix("timm:") for a in TIMM_ARCHS),
+    )
     return header + yaml.safe_dump(params, sort_keys=False, width=100, default_flow_style=None)
 
 

@@ -369,7 +369,7 @@ def test_the_overlap_collection_is_counted_given_or_named_as_unknown(tmp_path):
     )
     (detection,) = [s for s in given.shared if s.name == "overlap detection"]
     copies = 4 * 3  # the demo's 4 planted images, three copies each
-    queries = 42 + copies  # the demo's object views and the planted copies
+    queries = 30 + copies  # the demo's object views (5 classes x 6) and the planted copies
     search = queries * (1000 + copies) * 512  # exact: 1,012 rows under 100,000
     assert detection.cpu_s == pytest.approx(
         copies * RATES.image_variant_core_s + search / RATES.search_macs_per_core_s
@@ -382,11 +382,11 @@ def test_the_stylized_copy_is_embedded_by_every_model_and_made_once(tmp_path):
     values = demo()
     found = estimate.estimate(values, params_module.suites_on(values), RATES, 1, 1, tmp_path)
     (work,) = [w for w in found.work if w.suite == "stylized"]
-    assert work.images == 42
+    assert work.images == 30  # the demo's 5 classes x 6 views
     (made,) = [s for s in found.shared if s.name == "stylized copy"]
-    # 42 images x 72.66 GFLOPs, at ViT-B-32's 8.82 GFLOPs and 100 images/s, plus a start-up
-    assert made.gpu_s == pytest.approx(42 * 72.66 / 8.82 / 100.0 + 10.0)
-    assert made.cpu_s == pytest.approx(42 * RATES.image_variant_core_s)
+    # 30 images x 72.66 GFLOPs, at ViT-B-32's 8.82 GFLOPs and 100 images/s, plus a start-up
+    assert made.gpu_s == pytest.approx(30 * 72.66 / 8.82 / 100.0 + 10.0)
+    assert made.cpu_s == pytest.approx(30 * RATES.image_variant_core_s)
 
 
 def test_retrieval_dataset_sizes(tmp_path):
@@ -439,7 +439,7 @@ def test_it_runs_on_the_demo_params_without_a_model_library(tmp_path):
         assert f"\n| {suite} |" in out, suite
     assert "\n| stylized copy |" in out and "\n| overlap detection |" in out
     # nothing built in the empty project: the shipped demo is counted
-    assert "| objects | demo-objects | 42 | 7 | shipped demo: 14 photos x 6 views |" in out
+    assert "| objects | demo-objects | 30 | 5 | shipped demo: 14 photos x 6 views |" in out
     assert "| cue-conflict | cue-conflict | 17 | 16 | shipped demo stimuli |" in out
 
 

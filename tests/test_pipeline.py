@@ -305,7 +305,14 @@ def test_record_paths_are_exactly_what_the_params_produce():
     # calibration, shape bias, prompt ablation, AutoCLIP, stability, stylized, overlap: one file
     # per model
     n_files = 1 + n_sets + n_image + n_zeroshot + n_corrupted + 1 + n_attacks + 1 + n_ood + 6
-    assert len(paths) == len(set(paths)) == n_models * n_files
+    # a timm classifier: no retrieval, caption sets, image variants, prompt ablation or AutoCLIP
+    n_timm = sum(entry["arch"].startswith("timm:") for entry in params["models"].values())
+    assert n_timm == 1
+    n_classifier_files = n_files - (1 + n_sets + n_image + 2)
+    assert len(paths) == len(set(paths)) == (n_models - n_timm) * n_files + n_classifier_files
+    assert [p for p in paths if p.startswith("results/metrics/resnet18-random/")] == [
+        p for p in paths if "resnet18-random" in p
+    ]
     # the fine-tuned model is a model like any other
     tuned = "results/metrics/vit-b-32-random+sc_vc"
     assert f"{tuned}/adversarial-pgd.json" in paths and f"{tuned}/ood-scenes.json" in paths
@@ -615,13 +622,18 @@ def test_both_front_ends_run_the_same_commands(project):
     # and table (5); prompts: 2 ablations, 2 AutoCLIP, figures and table (6); stability: 3
     # perturbations' sequences, one evaluation per model (2), its report (6); stylized: the copy,
     # 2 evaluations, its figures and table (5); overlap: the collection, the detection, 2
-    # evaluations, its figures and table (6); and one code stamp step per stage kind but the gate
+    # evaluations, its figures and table (6); the timm classifier: its card and every classification
+    # step of one model (classifiers, image sets, record, corruptions, typographic, 4 attacks,
+    # calibration, OOD, shape bias, stability, stylized, overlap: 16), no retrieval, caption or
+    # prompt step; and one code stamp step per stage kind but the gate
     kinds = len([s for s in active_stages(demo_params()) if not s.name.startswith("code_")])
+    timm = 1 + 3 + 1 + 1 + 4 + 1 + 1 + 1 + 1 + 1 + 1
     retrieval, zeroshot = 46 + 1, 2 * 3 + 4 + 2 + 3 + 1 + 2 * 4 + 2 + 1 + 2
     finetune, report, rest = 4 + 1 + 1 + 1, 6 + 3, 1 + 5 + 6 + 6 + 5 + 6
     assert kinds == 67
     assert (
-        sum(map(len, smk.values())) == retrieval + zeroshot + finetune + report + rest + kinds - 1
+        sum(map(len, smk.values()))
+        == retrieval + zeroshot + finetune + report + rest + timm + kinds - 1
     )
 
 

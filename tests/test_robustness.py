@@ -451,6 +451,38 @@ def test_figure_draws_baselines_fit_identity_and_labelled_models():
     plt.close(fig)
 
 
+def test_each_family_of_model_has_its_marker_and_legend_entry():
+    from vlstress.suites.zeroshot import robustness_figure
+
+    table = long_table([("clip-a", 0.3, 0.2), ("clip-b", 0.5, 0.4), ("r50", 0.7, 0.3)], "s1")
+    lines = robustness.fit_lines(table, "all", "logit", "ols")
+    results = robustness.effective_robustness(table, "all", lines=lines)
+    families = {"clip-a": "open_clip", "clip-b": "open_clip", "r50": "timm"}
+    fig = robustness_figure.draw(
+        results, lines, highlight=list(families), families=families, id_name="imagenet"
+    )
+    (ax,) = [ax for ax in fig.axes if ax.axison]
+    points = {c.get_gid(): c for c in ax.collections}
+
+    def vertices(gid: str) -> int:  # a circle is a many-sided path, a square has 4 corners + close
+        return len(points[gid].get_paths()[0].vertices)
+
+    assert vertices("model:r50") == 5 and vertices("model:clip-a") > 5
+    legend = (
+        fig.legends[0] if fig.legends else next(a.get_legend() for a in fig.axes if a.get_legend())
+    )
+    entries = [t.get_text() for t in legend.get_texts()]
+    assert "supervised ImageNet (timm)" in entries and "image-text (open_clip)" in entries
+    # one family only: no key needed
+    alone = robustness_figure.draw(results, lines, families=dict.fromkeys(families, "open_clip"))
+    texts = [t.get_text() for a in alone.axes if a.get_legend() for t in a.get_legend().get_texts()]
+    assert "image-text (open_clip)" not in texts
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    plt.close(alone)
+
+
 def test_command_writes_png_and_pdf(tmp_path):
     run_command(
         tmp_path,

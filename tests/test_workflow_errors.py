@@ -74,8 +74,12 @@ def test_valid_params_dry_run_plans_every_model(project):
     result = dry_run(project)
     assert result.returncode == 0, result.stderr[-3000:]
     models = yaml.safe_load((project / "params.yaml").read_text())["models"]
-    for slug in models:
-        assert f"results/metrics/{slug}/original.json" in result.stdout + result.stderr
+    planned = result.stdout + result.stderr
+    for slug, entry in models.items():
+        assert f"results/metrics/{slug}/zeroshot-objects.json" in planned
+        # retrieval needs a text tower: a timm classifier has none
+        retrieval = f"results/metrics/{slug}/original.json" in planned
+        assert retrieval == (not entry["arch"].startswith("timm:")), slug
 
 
 @pytest.mark.slow

@@ -82,11 +82,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from vlstress.cost import estimate, profile, rates, report
+    from vlstress.embedding.kinds import IMAGE_TEXT_KINDS
     from vlstress.params import Params
+    from vlstress.suites import registry
 
     files = args.params or [Path("params.yaml")]
     params = Params.load(files)
     extra = {cost.arch: cost for cost in map(profile.parse_override, args.gflops)}
+    extra.update(counted_timm_archs(params.values, extra))
     found = estimate.estimate(
         params.values,
         params.on,
@@ -96,9 +99,33 @@ def run(args: argparse.Namespace) -> None:
         project=args.project,
         given=dict(args.size),
         extra_archs=extra,
+        text_suites=frozenset(
+            suite.name
+            for suite in registry.suites()
+            if any(set(stage.model_kinds or ()) == set(IMAGE_TEXT_KINDS) for stage in suite.stages)
+        ),
     )
     title = " + ".join(str(f) for f in files)
     if args.json:
         print(json.dumps(report.as_json(found, title), indent=2))
     else:
         print(report.markdown(found, title), end="")
+
+
+def counted_timm_archs(values, known) -> dict:
+    """The figures of the timm classifiers of the params that the cost table lacks, counted on the
+    meta device (this imports timm and torch; the table's architectures need neither)."""
+    from vlstress.cost import profile
+    from vlstress.embedding.kinds import TIMM_PREFIX
+
+    archs = {
+        str((entry or {}).get("arch"))
+        for entry in (values.get("models") or {}).values()
+        if str((entry or {}).get("arch")).startswith(TIMM_PREFIX)
+    }
+    missing = sorted(archs - set(profile.TIMM_PROFILE) - set(known))
+    if not missing:
+        return {}
+    from vlstress.embedding.timm_models import count_gflops
+
+    return {arch: profile.timm_arch(arch, *count_gflops(arch)) for arch in missing}

@@ -1,9 +1,9 @@
 """`vlstress fetch-weights`: put every hub model of the params in the weight cache ahead of a run.
 
-Every model the params name: the `models:` registry and any other block naming an open_clip
-`arch` and `pretrained` (the EI scorer, the fine-tuning base). For cluster nodes without network:
-run it where the network is (a login node), with `embed.cache_dir` on a file system the nodes
-share, then run the workflow with `HF_HUB_OFFLINE=1` so that no job tries the network.
+Every model the params name: the `models:` registry (open_clip and timm models) and any other block
+naming an `arch` and `pretrained` (the EI scorer, the fine-tuning base). For cluster nodes without
+network: run it where the network is (a login node), with `embed.cache_dir` on a file system the
+nodes share, then run the workflow with `HF_HUB_OFFLINE=1` so that no job tries the network.
 Random-init models and local checkpoints need nothing; an unknown tag or an unreachable hub is an
 error naming the model (every model is tried, then all failures are listed).
 """

@@ -44,6 +44,8 @@ from vlstress.errors import VlstressError
 BYTES_FLOAT32 = 4
 HOUR = 3600.0
 STARTUP = "start-up"
+
+
 # attack kind -> default steps (vlstress.suites.adversarial.attacks.KINDS)
 ATTACK_STEPS = {
     "fgsm": 1,
@@ -187,6 +189,8 @@ def arch_rates(arch: ArchCost, reference: ArchCost, rates: Rates) -> tuple[float
     images = rates.images_per_s * reference.image_gflops / arch.image_gflops
     if rates.data_path_images_per_s is not None:
         images = min(images, max(rates.data_path_images_per_s, rates.images_per_s))
+    if not arch.text_gflops:  # no text tower (a timm classifier): it embeds no text
+        return images, math.inf
     return images, rates.captions_per_s * reference.text_gflops / arch.text_gflops
 
 
@@ -609,8 +613,10 @@ def estimate(
     project: Path = Path("."),
     given: Mapping[str, int] | None = None,
     extra_archs: Mapping[str, ArchCost] | None = None,
+    text_suites: frozenset[str] = frozenset(),
 ) -> Estimate:
-    """The cost of every model of the params and of the shared work."""
+    """The cost of every model of the params and of the shared work; `text_suites`, the suites a
+    model without a text tower takes no part in (their stages' `model_kinds`)."""
     if gpus < 1:
         raise VlstressError(f"the number of GPUs must be at least 1, not {gpus}")
     if cpus < 1:
@@ -624,13 +630,15 @@ def estimate(
         for slug, entry in models.items()
     }
     found = plan(values, on, rates, project, given)
-    jobs = sum(w.jobs for w in found.work)
     rows = sum(w.images + w.text_rows for w in found.work)
     costs = []
     for slug, arch in archs.items():
         images_s, captions_s = arch_rates(arch, reference, rates)
-        gpu_s = {w.suite: w.image_passes / images_s + w.texts / captions_s for w in found.work}
-        gpu_s[STARTUP] = jobs * rates.startup_s
+        # a model without a text tower takes no part in the suites that need one (0 s there)
+        work = [w for w in found.work if arch.text_gflops or w.suite not in text_suites]
+        gpu_s = {w.suite: 0.0 for w in found.work}
+        gpu_s.update({w.suite: w.image_passes / images_s + w.texts / captions_s for w in work})
+        gpu_s[STARTUP] = sum(w.jobs for w in work) * rates.startup_s
         costs.append(
             ModelCost(
                 slug,

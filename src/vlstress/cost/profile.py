@@ -13,7 +13,12 @@ its `src/open_clip_train/profiler.py` with fvcore at each model's native image s
 Its "GFLOPs" count a multiply-add as two operations: ViT-B-32 is 8.82 per image here, the 4.4
 GMACs usually quoted (ViT-B-16 35.13 = 4.0x, ViT-L-14 162.03 = 18.4x, RN50 12.22 = 1.4x). Only
 ratios are used. An architecture outside the table is an error naming it, unless the caller
-gives its figures (`vlstress cost --gflops ARCH=IMAGE,TEXT,DIM`).
+gives its figures (`vlstress cost --gflops ARCH=IMAGE,TEXT,DIM`). A timm classifier (`timm:<name>`)
+is counted (`vlstress.embedding.timm_models.count_gflops`: torch's FlopCounterMode on the model
+built on the meta device, at its own input size, two FLOPs per multiply-add as in the table:
+resnet50 8.18, convnext_base 30.71 as open_clip's own row); no text tower, its "embedding" is its
+1000 logits. The common architectures' counts are kept in `TIMM_TABLE`, so pricing them imports no
+model library; `vlstress cost` counts any other before pricing (`timm_arch`).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from difflib import get_close_matches
 
+from vlstress.embedding.kinds import TIMM_PREFIX
 from vlstress.errors import VlstressError
 
 SOURCE = "open_clip's docs/model_profile.csv at commit 89fb801"
@@ -145,11 +151,14 @@ PROFILE: dict[str, ArchCost] = _parse(_TABLE)
 
 
 def arch_cost(arch: str, extra: Mapping[str, ArchCost] | None = None) -> ArchCost:
-    """The figures of an architecture: `extra` (the caller's), else the table."""
+    """The figures of an architecture: `extra` (the caller's), else the tables (open_clip's, and
+    the counted timm classifiers')."""
     if extra and arch in extra:
         return extra[arch]
     if arch in PROFILE:
         return PROFILE[arch]
+    if arch in TIMM_PROFILE:
+        return TIMM_PROFILE[arch]
     close = get_close_matches(arch, list(PROFILE), n=3)
     hint = f" (close: {', '.join(close)})" if close else ""
     raise VlstressError(
@@ -157,6 +166,42 @@ def arch_cost(arch: str, extra: Mapping[str, ArchCost] | None = None) -> ArchCos
         f"{len(PROFILE)} architectures{hint}; give its figures with "
         f"--gflops {arch}=IMAGE_GFLOPS,TEXT_GFLOPS,EMBED_DIM"
     )
+
+
+# timm architecture, input size, GFLOPs per image: `timm_models.count_gflops` of each, timm 1.0.31
+TIMM_TABLE = """\
+resnet18,224,3.628
+resnet50,224,8.178
+resnet101,224,15.603
+resnet152,224,23.027
+wide_resnet50_2,224,22.796
+densenet121,224,5.668
+vgg16,224,30.941
+efficientnet_b0,224,0.772
+efficientnet_b3,288,3.178
+mobilenetv3_large_100,224,0.433
+convnext_tiny,224,8.911
+convnext_base,224,30.709
+vit_small_patch16_224,224,9.198
+vit_base_patch16_224,224,35.128
+vit_large_patch16_224,224,123.109
+deit_base_patch16_224,224,35.128
+swin_base_patch4_window7_224,224,30.862
+beit_base_patch16_224,224,35.128
+regnety_032,224,6.353
+inception_v3,299,11.426
+"""
+
+
+def timm_arch(arch: str, image_size: int, image_gflops: float) -> ArchCost:
+    """The figures of a timm classifier (no text tower, 1000 logits)."""
+    return ArchCost(arch, image_size, 1000, image_gflops, 0.0)
+
+
+TIMM_PROFILE = {
+    f"{TIMM_PREFIX}{name}": timm_arch(f"{TIMM_PREFIX}{name}", int(size), float(gflops))
+    for name, size, gflops in (line.split(",") for line in TIMM_TABLE.split())
+}
 
 
 def parse_override(text: str) -> ArchCost:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -132,9 +133,11 @@ def markdown(est: Estimate, title: str) -> str:
             [
                 arch,
                 _n(len(models)),
-                f"{models[0].image_gflops:g}",
+                f"{models[0].image_gflops:.4g}",
                 _n(models[0].images_per_s),
-                _n(models[0].captions_per_s),
+                _n(models[0].captions_per_s)
+                if math.isfinite(models[0].captions_per_s)
+                else "no text tower",
                 _h(total / len(models)),
                 _h(total),
                 _bytes(models[0].disk_bytes),
@@ -208,7 +211,8 @@ def as_json(est: Estimate, title: str) -> dict[str, Any]:
                 "model": m.slug,
                 "arch": m.arch,
                 "images_per_s": m.images_per_s,
-                "captions_per_s": m.captions_per_s,
+                # None: no text tower (a timm classifier)
+                "captions_per_s": m.captions_per_s if math.isfinite(m.captions_per_s) else None,
                 "gpu_h": m.total_s / HOUR,
                 "gpu_h_by_suite": {k: v / HOUR for k, v in m.gpu_s.items()},
                 "embedding_rows": m.rows,

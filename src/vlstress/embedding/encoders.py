@@ -51,7 +51,8 @@ def encode_images(
     decoder: str = "pil",
     desc: str = "images",
 ) -> np.ndarray:
-    """L2-normalised image embeddings (float32), rows in input order.
+    """L2-normalised image embeddings (float32), rows in input order; a classifier's logits as
+    they are (a model with `class_logits`, vlstress.embedding.timm_models).
 
     Each item is `preprocess(load(item))` (`load=None`: preprocess takes the item itself).
     `workers`: decoding processes (0 = this process, None = the job's spare cores; see
@@ -74,10 +75,11 @@ def encode_images(
         desc=desc,
     )
     chunks = []
+    logits = getattr(model, "class_logits", False)
     for batch in tqdm(batches, total=math.ceil(len(paths) / batch_size), desc=desc, unit="batch"):
         with forward():
             features = model.encode_image(batch)
-        chunks.append(_normalise(features))
+        chunks.append(features.float().cpu().numpy() if logits else _normalise(features))
     return np.concatenate(chunks, axis=0)
 
 

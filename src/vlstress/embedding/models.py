@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vlstress.embedding.kinds import model_kind
 from vlstress.errors import VlstressError
 from vlstress.io import read_json, sha256_file
 
@@ -36,6 +37,12 @@ class ModelSpec:
     pretrained: str | None
     seed: int = 0
     cache_dir: str | None = None
+
+    @property
+    def kind(self) -> str:
+        """The model's family: `open_clip` (image-text), or `timm` (a supervised ImageNet
+        classifier, `arch: timm:<name>`; vlstress.embedding.timm_models)."""
+        return model_kind(self.arch)
 
     @property
     def weights_kind(self) -> str:
@@ -120,6 +127,12 @@ def known_architectures() -> list[str]:
 def check_spec(spec: ModelSpec) -> None:
     """Validate arch and weights before any expensive work (open_clip is imported only to look up
     a hub tag)."""
+    if spec.kind == "timm":
+        from vlstress.embedding import timm_models
+
+        _check_checkpoint(spec)
+        timm_models.check(spec.slug, spec.arch, spec.pretrained, spec.weights_kind)
+        return
     known = known_architectures()
     if spec.arch not in known:
         close = [name for name in known if name.lower().startswith(spec.arch.lower()[:5])][:8]
@@ -128,10 +141,8 @@ def check_spec(spec: ModelSpec) -> None:
             f"model {spec.slug!r}: unknown open_clip architecture {spec.arch!r}{hint}; "
             "run `vlstress models` for the full list"
         )
-    kind = spec.weights_kind
-    if kind == "checkpoint" and spec.pretrained is not None and not Path(spec.pretrained).is_file():
-        raise VlstressError(f"model {spec.slug!r}: checkpoint file not found: {spec.pretrained}")
-    if kind == "hub":
+    _check_checkpoint(spec)
+    if spec.weights_kind == "hub":
         import open_clip
 
         tags = open_clip.list_pretrained_tags_by_model(spec.arch)
@@ -143,11 +154,17 @@ def check_spec(spec: ModelSpec) -> None:
             )
 
 
+def _check_checkpoint(spec: ModelSpec) -> None:
+    if spec.weights_kind == "checkpoint" and not Path(str(spec.pretrained)).is_file():
+        raise VlstressError(f"model {spec.slug!r}: checkpoint file not found: {spec.pretrained}")
+
+
 def describe(spec: ModelSpec, model=None) -> dict[str, Any]:
     """The provenance block of a model: what exactly produced the numbers (and its size, if
     loaded)."""
     info: dict[str, Any] = {
         "slug": spec.slug,
+        "kind": spec.kind,
         "arch": spec.arch,
         "pretrained": spec.pretrained,
         "weights": spec.weights_kind,
@@ -162,7 +179,8 @@ def describe(spec: ModelSpec, model=None) -> dict[str, Any]:
 
 
 def load(spec: ModelSpec, device: str, threads: int | None = None):
-    """Return (model, image_preprocess, tokenizer) in eval mode on `device`.
+    """Return (model, image_preprocess, tokenizer) in eval mode on `device` (a timm classifier:
+    tokenizer None).
 
     `threads` fixes torch's CPU threads: float32 sums depend on how work is split between
     threads, so the same count makes both front ends write the same bytes on one machine.
@@ -175,6 +193,8 @@ def load(spec: ModelSpec, device: str, threads: int | None = None):
     check_spec(spec)
     add_model_configs()
     torch.manual_seed(spec.seed)  # decides the random init; harmless for loaded weights
+    if spec.kind == "timm":
+        return _load_timm(spec, device)
     try:
         kept = random_init_file(spec)
         made = load_random_init(spec, kept, device) if kept is not None else None
@@ -204,6 +224,23 @@ def load(spec: ModelSpec, device: str, threads: int | None = None):
     tokenizer = open_clip.get_tokenizer(spec.arch)
     log.info("loaded %s (%s) on %s", spec.slug, spec.weights_label(), device)
     return model, preprocess, tokenizer
+
+
+def _load_timm(spec: ModelSpec, device: str):
+    from vlstress.embedding import timm_models
+
+    try:
+        model, preprocess = timm_models.load(
+            spec.arch, spec.pretrained, spec.weights_kind, spec.cache_dir
+        )
+    except VlstressError:
+        raise
+    except Exception as exc:  # network, corrupt checkpoint, incompatible state dict
+        raise VlstressError(
+            f"model {spec.slug!r}: could not load {spec.arch} ({spec.weights_label()}): {exc}"
+        ) from exc
+    log.info("loaded %s (%s) on %s", spec.slug, spec.weights_label(), device)
+    return model.to(device).eval(), preprocess, None
 
 
 # A seeded random init costs a model step ~1.2 s of random number generation (the default init of

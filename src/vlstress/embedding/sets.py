@@ -99,6 +99,12 @@ class EmbeddingSet:
     # sidecar fields read from the loaded model (a classifier's logit scale): decided by the model,
     # which the key holds
     model_fields: Callable[[Loaded], dict[str, Any]] | None = None
+    # the kinds of model the set is made for (models.model_kind); empty: every kind (text
+    # embeddings need a text tower: IMAGE_TEXT_KINDS)
+    model_kinds: tuple[str, ...] = ()
+
+    def takes(self, spec: models.ModelSpec) -> bool:
+        return not self.model_kinds or spec.kind in self.model_kinds
 
 
 def load(spec: models.ModelSpec, args) -> Loaded:
@@ -321,9 +327,14 @@ def write_folder(
     reuse: Reuse | None = None,
 ) -> None:
     """Write each (file inside `out`, set) of `plan` into the folder `out`, replaced as a whole, and
-    log how many sets were embedded and how many reused."""
+    log how many sets were embedded and how many reused. A set not made for the model's kind (the
+    per-template text of the prompts suite, for a timm classifier) is left out, and logged."""
     from vlstress.io import atomic_dir
 
+    skipped = [name for name, item in plan if not item.takes(run.spec)]
+    if skipped:
+        log.info("%s (%s): no %s", run.spec.slug, run.spec.kind, ", ".join(skipped))
+    plan = [(name, item) for name, item in plan if item.takes(run.spec)]
     with atomic_dir(out) as folder:
         reused = sum(write(item, run, step, folder / name, reuse) for name, item in plan)
     log.info("%s: %d set(s) embedded, %d reused", run.spec.slug, len(plan) - reused, reused)

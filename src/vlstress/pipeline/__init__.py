@@ -158,6 +158,25 @@ def axis_values(params: dict[str, Any], axis: str) -> list[str]:
     return [render_value(item) for item in value]
 
 
+def stage_axis_values(stage: Stage | None, params: dict[str, Any], axis: str) -> list[str]:
+    """The values of an axis a stage runs over: on the model axis, only the models of the kinds it
+    takes (`Stage.model_kinds`)."""
+    values = axis_values(params, axis)
+    if stage is None or axis != MODEL_AXIS.name or not stage.model_kinds:
+        return values
+    from vlstress.embedding.kinds import model_kind
+
+    models = lookup(params, MODEL_AXIS.param)
+    return [key for key in values if model_kind(models[key]["arch"]) in stage.model_kinds]
+
+
+def left_out_models(stage: Stage, params: dict[str, Any]) -> bool:
+    """Whether a stage over the model axis leaves some model of the params out (its kind)."""
+    return MODEL_AXIS.name in stage.axes and stage_axis_values(
+        stage, params, MODEL_AXIS.name
+    ) != axis_values(params, MODEL_AXIS.name)
+
+
 def axis_item(params: dict[str, Any], axis: str, key: str) -> Any:
     """The params entry of one value of a mapping or named axis (a model, an attack); an unknown one
     is named."""
@@ -201,8 +220,14 @@ def substitute_params(template: str, params: dict[str, Any]) -> str:
     return PLACEHOLDER.sub(fill, template)
 
 
-def expand(template: str, params: dict[str, Any], axes: tuple[str, ...] | None = None) -> list[str]:
-    """Every concrete path of a template over the values of its axes (params filled in)."""
+def expand(
+    template: str,
+    params: dict[str, Any],
+    axes: tuple[str, ...] | None = None,
+    stage: Stage | None = None,
+) -> list[str]:
+    """Every concrete path of a template over the values of its axes (params filled in); with a
+    stage, the model axis holds the models of the kinds it takes."""
     text = substitute_params(template, params)
     used = [
         name
@@ -213,7 +238,7 @@ def expand(template: str, params: dict[str, Any], axes: tuple[str, ...] | None =
     unknown = [a for a in used if a not in AXES]
     if unknown:
         raise ValueError(f"template {template!r} uses unknown axes {unknown}")
-    combos = itertools.product(*(axis_values(params, a) for a in axes))
+    combos = itertools.product(*(stage_axis_values(stage, params, a) for a in axes))
     return [text.format(**dict(zip(axes, combo))) for combo in combos]
 
 
@@ -252,7 +277,7 @@ def single_output(stage: Stage, name: str) -> None:
 def stage_outputs(stage: Stage, params: dict[str, Any]) -> Iterator[tuple[str, Output, str]]:
     for name, out in stage.outputs.items():
         for template in output_templates(out, params):
-            for path in expand(template, params, stage.axes):
+            for path in expand(template, params, stage.axes, stage):
                 yield name, out, path
 
 

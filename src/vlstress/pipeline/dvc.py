@@ -30,9 +30,11 @@ from vlstress.pipeline import (
     derived,
     external,
     item_field,
+    left_out_models,
     output_templates,
     produced_paths,
     single_output,
+    stage_axis_values,
     substitute_params,
     typed,
 )
@@ -211,8 +213,20 @@ def _one_item(body: dict[str, Any], mapping: str, key: str, item: dict[str, Any]
 
 
 def entries(stage: Stage, params: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Stage name -> dvc.yaml entry: one (`foreach`/`matrix`/plain), or one per item."""
+    """Stage name -> dvc.yaml entry: one (`foreach`/`matrix`/plain), or one per item.
+
+    A stage that leaves some models out (their kind, `Stage.model_kinds`) cannot `foreach` over
+    all of `models`: over the model axis alone it is one plain stage per model it takes, and in a
+    `matrix` its model axis is the list of those models."""
     keys = item_stages(stage, params)
+    if left_out_models(stage, params):
+        kept = stage_axis_values(stage, params, stage.axes[0] if len(stage.axes) == 1 else "model")
+        if len(stage.axes) == 1:
+            keys = [key for key in (keys or kept) if key in kept]
+        else:
+            entry = stage_entry(stage, params)
+            entry["matrix"]["model"] = kept
+            return {stage.name: entry}
     if keys is None:
         return {stage.name: stage_entry(stage, params)}
     return {item_stage_name(stage, key): stage_entry(stage, params, key) for key in keys}
@@ -241,14 +255,19 @@ def addresses(params: dict[str, Any]) -> list[tuple[str, list[str]]]:
     `name@v1-v2-...`."""
     found = []
     for stage in active_stages(params):
-        for combo in itertools.product(*(axis_values(params, axis) for axis in stage.axes)):
+        plain = item_stages(stage, params) is not None or (
+            len(stage.axes) == 1 and left_out_models(stage, params)
+        )
+        for combo in itertools.product(
+            *(stage_axis_values(stage, params, axis) for axis in stage.axes)
+        ):
             values = dict(zip(stage.axes, combo))
             paths = [
                 substitute_params(template, params).format(**values)
                 for out in stage.outputs.values()
                 for template in output_templates(out, params)
             ]
-            if item_stages(stage, params) is not None:
+            if plain:
                 found.append((item_stage_name(stage, combo[0]), paths))
                 continue
             names = [_dvc_key(params, stage, axis, value) for axis, value in values.items()]

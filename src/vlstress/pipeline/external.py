@@ -2,7 +2,8 @@
 
 A stage names the params that may hold such a path (`Stage.external`): a local
 dataset folder, a captions json, the folder of the official RoCOCO files, a local
-checkpoint. When a value names an existing local file or folder (or a `file://` URL),
+checkpoint; or a comma list of `name=path` pairs (zeroshot.imagenet_maps), each path an input.
+When a value names an existing local file or folder (or a `file://` URL),
 it is an input of the step in both front ends: DVC hashes its content, Snakemake gets
 it as an input plus a fingerprint of every file below it (name, size, mtime), so an
 image replaced in place inside a folder reruns the step too. Hub tags, http(s) URLs
@@ -28,6 +29,13 @@ def local_path(value: Any) -> str | None:
     elif "://" in value:
         return None
     return value if os.path.exists(value) else None
+
+
+def _paths_in(value: Any) -> list[Any]:
+    """The paths a value may name: itself, or each right-hand side of a `name=path,...` list."""
+    if isinstance(value, str) and "=" in value and "://" not in value:
+        return [pair.partition("=")[2].strip() for pair in value.split(",")]
+    return [value]
 
 
 def values(
@@ -58,7 +66,8 @@ def paths(
         local_path(v)
         or (os.path.normpath(v) if isinstance(v, str) and os.path.normpath(v) in produced else None)
         for name in names
-        for v in values(config, name, axis_param, key)
+        for value in values(config, name, axis_param, key)
+        for v in _paths_in(value)
     ]
     return sorted({p for p in found if p is not None})
 

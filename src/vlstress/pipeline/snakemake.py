@@ -251,7 +251,7 @@ def targets(config: dict[str, Any]) -> list[str]:
         for stage in active_stages(config)
         for out in stage.outputs.values()
         for template in output_templates(out, config)
-        for path in expand(template, config, stage.axes)
+        for path in expand(template, config, stage.axes, stage)
     ]
 
 

@@ -377,12 +377,15 @@ def pixel_zero_shot(
     logit_scale: float,
     device: str,
     precision: str = "fp32",
+    classifier_meta: dict[str, Any] | None = None,
 ):
     """The torch module attacked: [0, 1] pixels -> zero-shot logits (the image tower under
-    `precision`, logits in fp32)."""
+    `precision`, logits in fp32). `classifier_meta`, the classifier's sidecar, says how its
+    weights score (a timm model's class map: vlstress.suites.zeroshot.classifier.torch_scores)."""
     import torch
 
     from vlstress.embedding.precision import autocast
+    from vlstress.suites.zeroshot.classifier import torch_scores
 
     autocast(precision, device)  # checks amp against the device now, not at the first forward
 
@@ -406,8 +409,7 @@ def pixel_zero_shot(
         def forward(self, pixels):
             with autocast(precision, device):
                 features = self.model.encode_image((pixels - self.mean) / self.std)
-            features = torch.nn.functional.normalize(features.float(), dim=-1)
-            return self.logit_scale * features @ self.weights.T
+            return self.logit_scale * torch_scores(features, self.weights, classifier_meta or {})
 
     return PixelZeroShot().eval()
 

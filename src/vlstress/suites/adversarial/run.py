@@ -74,7 +74,9 @@ def attack(args: argparse.Namespace) -> Attacked:
     pixels = torch.stack(
         [to_pixels(load_rgb(path)) for path in tqdm(paths, desc="images", unit="img")]
     )
-    module = adversarial.pixel_zero_shot(model, weights, mean, std, scale, device, args.precision)
+    module = adversarial.pixel_zero_shot(
+        model, weights, mean, std, scale, device, args.precision, clf_meta
+    )
     clean, results = adversarial.run_attack(
         module,
         spec_attack,

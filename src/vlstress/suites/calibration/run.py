@@ -52,7 +52,10 @@ def evaluation_logits(evaluation):
     scale = classifier.logit_scale(Path(evaluation.classifier), clf_meta)
     labels = [testset.images[i]["label"] for i in rows]
     return (
-        scale * (embeddings[rows].astype("float64") @ weights.T.astype("float64")),
+        scale
+        * classifier.scores(
+            embeddings[rows].astype("float64"), weights.astype("float64"), clf_meta
+        ),
         labels,
         testset,
         model,

@@ -84,6 +84,7 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     import os
 
     from vlstress.caption_data.kinds import KINDS as DATASET_KINDS
+    from vlstress.embedding.kinds import IMAGE_TEXT_KINDS, model_kind
     from vlstress.suites.finetune.paths import FINETUNED
     from vlstress.suites.rococo_image.variants import PERTURBATIONS
     from vlstress.suites.rococo_text.variants import KINDS as SET_KINDS
@@ -146,6 +147,11 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
             f"models.{base['slug']}: {{arch: {base['arch']}, pretrained: "
             f"{base['pretrained'] if base['pretrained'] is not None else 'null'}}} (the "
             "comparison needs the base evaluated beside its variants)"
+        )
+    if model_kind(base["arch"]) not in IMAGE_TEXT_KINDS:
+        found.append(
+            f"finetune.base: {base['arch']} is a supervised classifier; SC/VC fine-tuning trains "
+            "an image-text model (an open_clip architecture)"
         )
     by_path = {
         os.path.normpath(str(e["pretrained"])): slug

@@ -69,8 +69,12 @@ def detect(
     weights, clf_meta = classifier.load(classifier_path, ident.classes)
     model = same_model(image_emb, id_meta, (ood_emb, ood_meta), (classifier_path, clf_meta))
     scale = classifier.logit_scale(classifier_path, clf_meta)
-    id_cos = id_vectors.astype(np.float64) @ weights.T.astype(np.float64)
-    ood_cos = ood_vectors.astype(np.float64) @ weights.T.astype(np.float64)
+    # cosines of an image-text model; a timm model's log class probabilities (its MCM at T = 1
+    # is its MSP)
+    id_cos = classifier.scores(id_vectors.astype(np.float64), weights.astype(np.float64), clf_meta)
+    ood_cos = classifier.scores(
+        ood_vectors.astype(np.float64), weights.astype(np.float64), clf_meta
+    )
     inputs = [
         testsets.manifest_path(testset),
         image_emb,

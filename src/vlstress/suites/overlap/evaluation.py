@@ -51,7 +51,8 @@ def evaluate(evaluation: Evaluation, detected: dict[str, Any], detected_path: Pa
     weights, clf_meta = classifier.load(clf_path, testset.classes)
     model = same_model(emb_path, emb_meta, (clf_path, clf_meta))
     flags = np.array(detected["testsets"][name]["flagged"], dtype=bool)
-    correct = (embeddings @ weights.T).argmax(axis=1) == np.array(testset.labels)
+    scores = classifier.scores(embeddings, weights, clf_meta)
+    correct = scores.argmax(axis=1) == np.array(testset.labels)
     return assemble(
         "overlap",
         dataset={

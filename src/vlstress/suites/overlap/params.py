@@ -55,7 +55,10 @@ overlap:
 
 
 def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
-    """Test sets and detector must exist; an embedding file cannot calibrate (no images to copy)."""
+    """Test sets and detector (an image-text model) must exist; an embedding file cannot calibrate
+    (no images to copy)."""
+    from vlstress.embedding.kinds import IMAGE_TEXT_KINDS, model_kind
+
     if "overlap" not in on or "zeroshot" not in on or "overlap" not in params:
         return []
     found = []
@@ -66,6 +69,11 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     models = params.get("models") or {}
     if block["detector"] not in models:
         found.append("overlap.detector: " + unknown("model", block["detector"], models))
+    elif model_kind(models[block["detector"]]["arch"]) not in IMAGE_TEXT_KINDS:
+        found.append(
+            f"overlap.detector: {block['detector']!r} is a supervised classifier: near duplicates "
+            "are found in an image-text model's embedding space (name an open_clip model)"
+        )
     if block["train"]["kind"] == "embeddings" and block["threshold"] is None:
         found.append(
             "overlap.threshold: a training collection given as embeddings has no images to plant "

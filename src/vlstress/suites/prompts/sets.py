@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from vlstress.embedding.kinds import IMAGE_TEXT_KINDS
 from vlstress.embedding.sets import EmbeddingSet, Loaded
 from vlstress.params import Params
 from vlstress.suites.prompts.block import PromptsParams
@@ -63,6 +64,7 @@ def per_template_set(
         embed,
         {"templates": templates, "templates_description": description},
         logit_scale,
+        IMAGE_TEXT_KINDS,  # prompts are a text tower's
     )
 
 

@@ -6,6 +6,7 @@ model's classifier job (group `classifiers`, `vlstress.suites.prompts.sets`); th
 AutoCLIP read them and the image embeddings already computed.
 """
 
+from vlstress.embedding.kinds import IMAGE_TEXT_KINDS
 from vlstress.report.display import Task
 from vlstress.suites.prompts import lists
 from vlstress.workflow.spec import PathList, Stage, Suite
@@ -29,6 +30,7 @@ SUITE = Suite(
                 "subsets": small("results/metrics/{model}/prompt-ablation.json.json"),
             },
             axes=("model",),
+            model_kinds=IMAGE_TEXT_KINDS,
             suite="prompts",
             doc=(
                 "top-1, ECE and MCM AUROC of classifiers averaging 1, 2, 4, ... templates, seeded "
@@ -43,6 +45,7 @@ SUITE = Suite(
             input_lists={"sets": "zeroshot_sets"},
             outputs={"records": small("results/metrics/{model}/autoclip.json", record=True)},
             axes=("model",),
+            model_kinds=IMAGE_TEXT_KINDS,
             suite="prompts",
             doc="AutoCLIP's per-image template weights beside averaging, on every zero-shot set",
         ),

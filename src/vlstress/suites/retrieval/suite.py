@@ -5,6 +5,7 @@ captions here, and the sets other suites add to the `retrieval` embedding group 
 caption sets), so the start-up of a model step is paid once per model (docs/throughput.md).
 """
 
+from vlstress.embedding.kinds import IMAGE_TEXT_KINDS
 from vlstress.report.display import Task
 from vlstress.workflow.paths import (
     CARD,
@@ -36,6 +37,7 @@ SUITE = Suite(
             input_lists={"sets": "retrieval_sets"},
             outputs={"emb": Output(RETRIEVAL_EMB, directory=True)},
             axes=("model",),
+            model_kinds=IMAGE_TEXT_KINDS,
             gpu=True,
             doc="every retrieval set of a model in one job (originals, image variants, caption "
             "sets): the start-up is paid once per model, and sets unchanged since an earlier "
@@ -54,6 +56,7 @@ SUITE = Suite(
                 "record": Output("results/metrics/{model}/original.json", cache=False, record=True)
             },
             axes=("model",),
+            model_kinds=IMAGE_TEXT_KINDS,
         ),
         # the stress figures need a suite whose records stress retrieval (declared by their tasks'
         # baseline)

@@ -1,5 +1,6 @@
 """RoCOCO image stress-tests: each test image mixed or patched with a partner (text → image)."""
 
+from vlstress.embedding.kinds import IMAGE_TEXT_KINDS
 from vlstress.report.display import Task
 from vlstress.suites.rococo_image.paths import (
     VARIANT_DIR,
@@ -48,6 +49,7 @@ SUITE = Suite(
                 )
             },
             axes=("model", "method", "lam", "seed"),
+            model_kinds=IMAGE_TEXT_KINDS,
             suite="rococo_image",
         ),
     ),

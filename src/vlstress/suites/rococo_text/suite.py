@@ -1,5 +1,6 @@
 """RoCOCO text stress-tests: one word of each caption replaced (image → text)."""
 
+from vlstress.embedding.kinds import IMAGE_TEXT_KINDS
 from vlstress.report.display import Task
 from vlstress.suites.rococo_text.paths import (
     EI_SCORES,
@@ -87,6 +88,7 @@ SUITE = Suite(
                 )
             },
             axes=("model", "set"),
+            model_kinds=IMAGE_TEXT_KINDS,
             suite="rococo_text",
         ),
         Stage(

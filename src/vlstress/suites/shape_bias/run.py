@@ -53,7 +53,7 @@ def evaluate(
         classifier_path, list(imagenet_classnames()) if imagenet else stimuli.classes
     )
     model = same_model(image_emb, emb_meta, (classifier_path, clf_meta))
-    cosines = embeddings.astype(np.float64) @ weights.T.astype(np.float64)
+    cosines = classifier.scores(embeddings.astype(np.float64), weights.astype(np.float64), clf_meta)
     if imagenet:  # softmax at the model's logit scale, averaged over each category's classes
         logits = classifier.logit_scale(classifier_path, clf_meta) * cosines
         probabilities = np.exp(logits - logits.max(axis=1, keepdims=True))

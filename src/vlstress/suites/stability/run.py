@@ -56,7 +56,7 @@ def evaluate(evaluation: Evaluation, *, noise: bool) -> Record:
     model = same_model(emb_path, emb_meta, (clf_path, clf_meta))
     groups = sequences_of(testset.images, str(folder))
     difficulty = int(evaluation.condition["difficulty"])
-    scores = embeddings @ weights.T
+    scores = classifier.scores(embeddings, weights, clf_meta)
     labels = np.array(testset.labels)
     predictions = [scores[rows].argmax(axis=1) for rows in groups]
     ranks = [metrics.ranks(scores[rows]) for rows in groups]

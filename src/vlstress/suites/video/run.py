@@ -33,7 +33,7 @@ def evaluate(evaluation: Evaluation, k_max: int) -> Record:
     embeddings, emb_meta = load_embeddings(emb_path, len(testset.images), "frame")
     weights, clf_meta = classifier.load(clf_path, testset.classes)
     model = same_model(emb_path, emb_meta, (clf_path, clf_meta))
-    predicted = (embeddings @ weights.T).argmax(axis=1)
+    predicted = classifier.scores(embeddings, weights, clf_meta).argmax(axis=1)
     entries = [{**e, "labels": e.get("labels", [e["label"]])} for e in testset.images]
     values = pm_k(entries, predicted, k_max)
     anchors = {e["anchor"] for e in entries}

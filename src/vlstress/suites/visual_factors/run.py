@@ -47,7 +47,9 @@ def evaluate(
     model = same_model(image_emb, emb_meta, (classifier_path, clf_meta))
     table = factors.load_table(which, filter_prototypes)
     joined = factors.join(data, table, complete)
-    scores = embeddings[joined.rows].astype(np.float64) @ weights.T.astype(np.float64)
+    scores = classifier.scores(
+        embeddings[joined.rows].astype(np.float64), weights.astype(np.float64), clf_meta
+    )
     predicted = scores.argmax(axis=1)
     found = factors.factor_metrics(predicted == joined.labels, joined.factors)
     block = provenance.build(

@@ -22,3 +22,22 @@ class ZeroshotParams:
     templates: str  # openai | simple | single | a template file
     in_distribution: str
     robustness: Robustness
+    # "set=file,...": each test set's classes as ImageNet-1k classes (a json file, or `demo`), for
+    # supervised ImageNet classifiers (timm models); sets of the ImageNet family need none
+    imagenet_maps: str | None = None
+
+
+def parse_imagenet_maps(value: str | None) -> dict[str, str]:
+    """`set=file,set=file` (zeroshot.imagenet_maps) as a mapping; a malformed pair is an error."""
+    from vlstress.errors import VlstressError
+
+    found: dict[str, str] = {}
+    for pair in filter(None, (part.strip() for part in (value or "").split(","))):
+        name, sep, path = (text.strip() for text in pair.partition("="))
+        if not sep or not name or not path or name in found:
+            raise VlstressError(
+                f"zeroshot.imagenet_maps: {pair!r} is not a `test set=map file` pair (each set "
+                "once)"
+            )
+        found[name] = path
+    return found

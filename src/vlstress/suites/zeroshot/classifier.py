@@ -12,6 +12,12 @@ Stored as `<name>.npy` (classes x dim, float32) + sidecar `<name>.npy.json` hold
 names and templates it was built from, so evaluation checks it matches the test set, and the
 model's learned logit scale (zero-shot logits = logit_scale * cosine: calibration and OOD
 scores need it).
+
+A supervised ImageNet classifier (a timm model) has no text tower: its "classifier" of a test set
+is the class map of `vlstress.testsets.imagenet_map` (classes x 1000, each row averaging the
+probabilities of the class's ImageNet classes), its sidecar says `scores: imagenet-probabilities`
+with logit scale 1, and `scores` turns its image "embeddings" (the 1000 logits) into the log of
+each class's mean probability. Every suite scores through `scores`, so both kinds take part.
 """
 
 from __future__ import annotations
@@ -88,6 +94,47 @@ def build(
         batch_size=batch_size,
     )
     return mean_of_rows(rows).astype(np.float32)
+
+
+CLASS_MAP = "imagenet-probabilities"  # sidecar `scores` of a timm model's class map
+
+
+def class_map(testset, imagenet_map: str | None, classes: list[str] | None = None) -> np.ndarray:
+    """A timm model's classifier of a test set: its classes (or `classes`, the 1000 ImageNet ones)
+    as ImageNet-1k classes, from the map given for the set (a file, `demo`) or its own ids."""
+    from vlstress.testsets import imagenet_map as maps
+    from vlstress.testsets.labelmaps import imagenet_classnames
+
+    if classes is not None and list(classes) == list(imagenet_classnames()):
+        return maps.class_map_matrix([[i] for i in range(len(classes))])
+    given = maps.read_map(imagenet_map) if imagenet_map else None
+    return maps.class_map_matrix(maps.imagenet_classes(testset, given))
+
+
+def scores(embeddings: np.ndarray, weights: np.ndarray, meta: dict[str, Any]) -> np.ndarray:
+    """Class scores of image embeddings: the cosines (in the inputs' dtype) for an image-text model,
+    the log mean probability of each class's ImageNet classes (float64) for a class map."""
+    if meta.get("scores") != CLASS_MAP:
+        return embeddings @ weights.T
+    from scipy.special import logsumexp
+
+    logits = np.asarray(embeddings, dtype=np.float64)
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    mass = np.exp(shifted) @ np.asarray(weights, dtype=np.float64).T
+    # a class whose every ImageNet class underflows gets the smallest normal, not -inf
+    floor = np.finfo(np.float64).tiny
+    return np.log(np.maximum(mass, floor)) - logsumexp(shifted, axis=1, keepdims=True)
+
+
+def torch_scores(features, weights, meta: dict[str, Any]):
+    """`scores` in torch, differentiable (the attacks): features are the image tower's output."""
+    import torch
+
+    if meta.get("scores") != CLASS_MAP:
+        return torch.nn.functional.normalize(features.float(), dim=-1) @ weights.T
+    log_map = torch.log(weights.clamp_min(0))  # -inf off the class's ImageNet classes
+    log_probs = torch.log_softmax(features.float(), dim=-1)
+    return torch.logsumexp(log_probs[:, None, :] + log_map[None], dim=-1)
 
 
 def load(path: Path, classes: list[str]) -> tuple[np.ndarray, dict[str, Any]]:

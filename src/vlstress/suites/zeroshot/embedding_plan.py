@@ -12,12 +12,17 @@ if TYPE_CHECKING:
 
 
 def plan(
-    params_files: Sequence[Path], sets: str, providers: list[str], templates: str | None
+    params_files: Sequence[Path],
+    sets: str,
+    providers: list[str],
+    templates: str | None,
+    imagenet_maps: str | None = None,
 ) -> list[tuple[str, EmbeddingSet]]:
     """The (file name, set) pairs of one folder, every input file checked before any model work.
 
-    `sets` is `classifiers` (one per test set, from `templates` or the params' zeroshot.templates,
-    and group `classifiers` of the other `providers` modules) or `images` (group `zeroshot` of the
+    `sets` is `classifiers` (one per test set, from `templates` or the params' zeroshot.templates
+    and, for a timm model, `imagenet_maps` or the params' zeroshot.imagenet_maps; then group
+    `classifiers` of the other `providers` modules) or `images` (group `zeroshot` of the
     `providers` modules)."""
     from vlstress.embedding import sets as embedding_sets
     from vlstress.errors import VlstressError
@@ -32,7 +37,7 @@ def plan(
     if sets == "classifiers":
         # the test sets' classifiers (from `templates`), then what the other providers add
         others = [module for module in providers if module != zeroshot_sets.__name__]
-        found = zeroshot_sets.classifiers(config, templates)
+        found = zeroshot_sets.classifiers(config, templates, imagenet_maps)
         found += embedding_sets.from_providers(others, "classifiers", config)
         names = [name for name, _ in found]
         if len(set(names)) < len(names):

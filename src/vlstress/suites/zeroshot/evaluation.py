@@ -97,7 +97,7 @@ def evaluate(
         raise VlstressError(
             f"test set {testset_path} has no written class names: not a typographic set"
         )
-    scores = embeddings[rows] @ weights.T
+    scores = classifier.scores(embeddings[rows], weights, clf_meta)
     values, per_class = metrics.classification_metrics(
         scores,
         labels,

@@ -13,7 +13,7 @@ SCHEMA = yaml.safe_load(
 zeroshot:
   type: object
   description: "zero-shot classification under natural shifts (docs/zeroshot.md)"
-  required: [testsets, templates, in_distribution, robustness]
+  required: [testsets, templates, imagenet_maps, in_distribution, robustness]
   additionalProperties: false
   properties:
     testsets:
@@ -27,6 +27,12 @@ zeroshot:
     in_distribution: {type: string,
                       description: "the test set whose accuracy is the x axis of effective
                                     robustness"}
+    imagenet_maps:
+      type: [string, "null"]
+      description: "set=file,...: each test set's classes as ImageNet-1k classes, a json file
+                    {class: [wnid or index, ...]} (or demo): how a supervised ImageNet classifier
+                    (arch timm:<name>) scores them; the ImageNet family (imagenet, -v2, -sketch,
+                    -r, -a, -c, objectnet) needs none. null = none given"
     robustness:
       type: object
       required: [transform, fit, mce_baseline]
@@ -79,9 +85,33 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
             "zeroshot.in_distribution: "
             + unknown("test set", zeroshot["in_distribution"], testsets)
         )
+    found += imagenet_map_problems(zeroshot["imagenet_maps"], testsets)
     baseline = zeroshot["robustness"]["mce_baseline"]
     if baseline is not None and baseline not in params["models"]:
         found.append(
             "zeroshot.robustness.mce_baseline: " + unknown("model", baseline, params["models"])
         )
+    return found
+
+
+def imagenet_map_problems(value: str | None, testsets: dict[str, Any]) -> list[str]:
+    """Each pair of zeroshot.imagenet_maps names a test set and a readable map."""
+    from vlstress.errors import VlstressError
+    from vlstress.suites.zeroshot.block import parse_imagenet_maps
+    from vlstress.testsets.imagenet_map import read_map
+
+    try:
+        pairs = parse_imagenet_maps(value)
+    except VlstressError as exc:
+        return [str(exc)]
+    found = []
+    for name, path in pairs.items():
+        where = f"zeroshot.imagenet_maps.{name}"
+        if name not in testsets:
+            found.append(f"{where}: " + unknown("test set", name, testsets))
+            continue
+        try:
+            read_map(path)
+        except VlstressError as exc:
+            found.append(f"{where}: {exc}")
     return found

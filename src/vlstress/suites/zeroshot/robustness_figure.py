@@ -6,7 +6,9 @@ One panel per shift. Baselines are grey points, the fitted line is solid, y = x 
 dashed (no accuracy lost to the shift); this run's models (those that are not baselines)
 and any highlighted ones are coloured and labelled with their ER in percentage points.
 Ticks sit at their transformed positions but read in accuracy %. Artists carry a `gid`
-(`baselines`, `fit`, `identity`, `model:<name>`) so tests and tools can find them.
+(`baselines`, `fit`, `identity`, `model:<name>`) so tests and tools can find them. With a
+`families` mapping, each family of model (image-text open_clip models, supervised ImageNet
+classifiers of timm) has its own marker shape, named in the legend (`family:<kind>`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ PANELS_PER_ROW = 3
 TICK_ACCURACIES = (0.5, 0.1, 0.9, 0.01, 0.99, 0.3, 0.7, 0.2, 0.8, 0.05, 0.95, 0.02, 0.98, 0.4, 0.6)
 LINEAR_TICKS = tuple(i / 10 for i in range(11))
 MIN_TICK_GAP = 1 / 16  # of the axis span
+# marker and legend title of each family of model (vlstress.embedding.models.model_kind)
+FAMILIES = {
+    "open_clip": ("o", "image-text (open_clip)"),
+    "timm": ("s", "supervised ImageNet (timm)"),
+}
 
 
 def coloured_models(results: pd.DataFrame, highlight: Sequence[str] = ()) -> list[str]:
@@ -63,6 +70,7 @@ def _panel(
     shift: str,
     id_name: str,
     names: dict[str, str],
+    families: dict[str, str],
 ) -> None:
     axis = get_transform(line.transform)
     x = axis.to_axis(rows["id_accuracy"].to_numpy(), line.epsilon)
@@ -124,6 +132,7 @@ def _panel(
             [xi],
             [yi],
             s=42,
+            marker=FAMILIES.get(families.get(row.model, ""), ("o",))[0],
             color=colours[row.model],
             edgecolors="black",
             linewidths=0.6,
@@ -163,9 +172,11 @@ def draw(
     id_name: str = "ID",
     caption: str | None = None,
     names: dict[str, str] | None = None,
+    families: dict[str, str] | None = None,
 ) -> plt.Figure:
     """One panel per shift of `lines`; `results` is the frame of
-    `robustness.effective_robustness`; `names`: model -> the label shown (default: the model)."""
+    `robustness.effective_robustness`; `names`: model -> the label shown (default: the model);
+    `families`: model -> its kind, one marker shape per kind (default: circles)."""
     shifts = list(lines)
     first = lines[shifts[0]]
     models = coloured_models(results, highlight)
@@ -183,12 +194,23 @@ def draw(
             shift,
             id_name,
             names or {},
+            families or {},
         )
     for ax in list(axes.flat)[len(shifts) :]:
         ax.set_axis_off()
     handles, labels = axes.flat[0].get_legend_handles_labels()
     # models are labelled at their points
     keep = [(h, label) for h, label in zip(handles, labels) if label not in colours]
+    kinds = families or {}
+    drawn = sorted({kinds[model] for model in models if model in kinds})
+    if len(drawn) > 1:  # the shapes need a key only when there is more than one
+        from matplotlib.lines import Line2D
+
+        for kind in drawn:
+            marker, title = FAMILIES.get(kind, ("o", kind))
+            proxy = Line2D([], [], marker=marker, linestyle="", color="0.3", markersize=6)
+            proxy.set_gid(f"family:{kind}")
+            keep.append((proxy, title))
     # beside the panels, never over a point or its label
     axes.flat[ncols - 1].legend(
         *zip(*keep), loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="x-small", frameon=False

@@ -187,9 +187,17 @@ def scores(numbers_body: dict) -> dict[str, dict]:
     }
 
 
-def figure(found, lines, note: str | None, in_distribution: str, names: dict[str, str]):
+def figure(
+    found,
+    lines,
+    note: str | None,
+    in_distribution: str,
+    names: dict[str, str],
+    families: dict[str, str] | None = None,
+):
     """The effective-robustness scatter, or a placeholder that says why there is none (after
-    vlstress.report.figures.setup); `names`: model -> its label in the summary."""
+    vlstress.report.figures.setup); `names`: model -> its label in the summary; `families`: model
+    -> its kind (open_clip, timm), drawn as marker shapes."""
     from vlstress.errors import VlstressError
     from vlstress.report import figures
     from vlstress.suites.zeroshot.robustness_figure import draw
@@ -210,6 +218,7 @@ def figure(found, lines, note: str | None, in_distribution: str, names: dict[str
             id_name=in_distribution,
             caption=caption,
             names=names,
+            families=families,
         )
     if note is None:  # fit_lines fits a line per shift or raises
         raise VlstressError("no effective-robustness line was fitted, and no reason was given")

@@ -9,16 +9,25 @@ from typing import Any
 import numpy as np
 
 from vlstress.embedding.sets import EmbeddingSet, Loaded, testset_images
+from vlstress.io import sha256_file
 from vlstress.params import Params
 from vlstress.suites.zeroshot import paths
-from vlstress.suites.zeroshot.block import ZeroshotParams
+from vlstress.suites.zeroshot.block import ZeroshotParams, parse_imagenet_maps
+from vlstress.testsets.imagenet_map import map_path
 from vlstress.workflow.paths import CLASSIFIER, ZEROSHOT_EMB
 
 
-def classifier(folder: Path, templates: str, classes: list[str] | None = None) -> EmbeddingSet:
+def classifier(
+    folder: Path,
+    templates: str,
+    classes: list[str] | None = None,
+    imagenet_map: str | None = None,
+) -> EmbeddingSet:
     """The zero-shot classifier of a test set's class names (or of `classes`, e.g. the 1000
     ImageNet classes a set's decisions are mapped from): one weight row per class from the prompt
-    templates (a named set or a file, `vlstress.suites.zeroshot.templates`)."""
+    templates (a named set or a file, `vlstress.suites.zeroshot.templates`). For a supervised
+    ImageNet classifier (timm), the class map of the set's classes instead (`imagenet_map`: the
+    map file given for the set, `classifier.class_map`)."""
     from vlstress.suites.zeroshot import templates as template_sets
     from vlstress.testsets import manifest as testsets
 
@@ -28,8 +37,10 @@ def classifier(folder: Path, templates: str, classes: list[str] | None = None) -
     prompts, description = template_sets.resolve(templates)
 
     def embed(run: Loaded) -> np.ndarray:
-        from vlstress.suites.zeroshot.classifier import build
+        from vlstress.suites.zeroshot.classifier import build, class_map
 
+        if run.spec.kind == "timm":
+            return class_map(testset, imagenet_map, classes)
         return build(
             run.model,
             run.tokenizer,
@@ -40,8 +51,10 @@ def classifier(folder: Path, templates: str, classes: list[str] | None = None) -
         )
 
     def logit_scale(run: Loaded) -> dict[str, Any]:
-        from vlstress.suites.zeroshot.classifier import model_logit_scale
+        from vlstress.suites.zeroshot.classifier import CLASS_MAP, model_logit_scale
 
+        if run.spec.kind == "timm":  # scores are log-probabilities: no scale
+            return {"logit_scale": 1.0, "scores": CLASS_MAP, "imagenet_map": map_source}
         return model_logit_scale(run.model)
 
     fields = {
@@ -50,10 +63,18 @@ def classifier(folder: Path, templates: str, classes: list[str] | None = None) -
         "templates": prompts,
         "templates_source": templates,
     }
+    map_files = [] if imagenet_map is None else [str(map_path(imagenet_map))]
+    # the map by file name and content (never an absolute path: the sidecar is the same in any
+    # checkout); none given: the set's own ImageNet ids
+    map_source = (
+        {"file": Path(map_files[0]).name, "sha256": sha256_file(map_files[0])}
+        if map_files
+        else "class ids"
+    )
     return EmbeddingSet(
         f"{testset.dataset} classifier" + ("" if classes is None else f" ({len(names)} classes)"),
         manifest_file,
-        [str(manifest_file)],
+        [str(manifest_file), *map_files],
         "zeroshot-classifier",
         fields,
         embed,
@@ -62,14 +83,19 @@ def classifier(folder: Path, templates: str, classes: list[str] | None = None) -
     )
 
 
-def classifiers(config: Params, templates: str | None = None) -> list[tuple[str, EmbeddingSet]]:
-    """The classifier of every test set, from `templates` (default: zeroshot.templates)."""
+def classifiers(
+    config: Params, templates: str | None = None, imagenet_maps: str | None = None
+) -> list[tuple[str, EmbeddingSet]]:
+    """The classifier of every test set, from `templates` (default: zeroshot.templates) and, for a
+    timm model, `imagenet_maps` (default: zeroshot.imagenet_maps)."""
     found = list(zip(paths.testsets(config), paths.testset_folders(config)))
     if not found:
         return []
-    chosen = templates or config.block(ZeroshotParams).templates
+    block = config.block(ZeroshotParams)
+    chosen = templates or block.templates
+    maps = parse_imagenet_maps(imagenet_maps if imagenet_maps is not None else block.imagenet_maps)
     return [
-        (CLASSIFIER.format(testset=name), classifier(Path(folder), chosen))
+        (CLASSIFIER.format(testset=name), classifier(Path(folder), chosen, None, maps.get(name)))
         for name, folder in found
     ]
 

@@ -43,12 +43,13 @@ SUITE = Suite(
             "zeroshot_classifiers",
             "vlstress embed-zeroshot {params_files} --sets classifiers"
             " --sets-from {providers.classifiers} --templates {p.zeroshot.templates}"
+            " --imagenet-maps {p.zeroshot.imagenet_maps}"
             " --model-card {in.card} " + RUN_FLAGS + " " + REUSE_FLAG + " --out {out.classifiers}",
             inputs={"card": CARD},
             input_lists={"testsets": "zeroshot_testsets"},
             outputs={"classifiers": Output(CLASSIFIERS, directory=True)},
             axes=("model",),
-            external=("zeroshot.templates",),
+            external=("zeroshot.templates", "zeroshot.imagenet_maps"),
             suite="zeroshot",
             gpu=True,
             doc="the zero-shot classifier of every test set of a model (prompt templates) in one "

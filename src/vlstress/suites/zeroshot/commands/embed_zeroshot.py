@@ -41,6 +41,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="prompt templates of the classifiers (default: zeroshot.templates of the params)",
     )
+    parser.add_argument(
+        "--imagenet-maps",
+        default=None,
+        help="set=file,... : the test sets' classes as ImageNet-1k classes, for a timm model's "
+        "classifiers (default: zeroshot.imagenet_maps of the params; None = none)",
+    )
     add_model_arguments(parser)
     add_reuse_argument(parser)
     parser.add_argument(
@@ -52,7 +58,9 @@ def run(args: argparse.Namespace) -> None:
     from vlstress.embedding import sets as embedding_sets
     from vlstress.suites.zeroshot.embedding_plan import plan
 
-    found = plan(args.params, args.sets, args.sets_from, args.templates)
+    # the workflow renders null as "None": no map given (not "the params' value")
+    maps = "" if args.imagenet_maps == "None" else args.imagenet_maps
+    found = plan(args.params, args.sets, args.sets_from, args.templates, maps)
     loaded = embedding_sets.load(model_spec(args), args)
     embedding_sets.write_folder(
         found, loaded, "embed-zeroshot", args.out, reuse_folder(args, args.sets_from)

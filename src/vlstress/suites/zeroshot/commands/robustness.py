@@ -28,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from vlstress import provenance
+    from vlstress.embedding.kinds import model_kind
     from vlstress.io import sha256_file, write_json, write_scores, write_text
     from vlstress.report import figures, records
     from vlstress.suites.zeroshot.corruption_error import corruption_table
@@ -56,5 +57,6 @@ def run(args: argparse.Namespace) -> None:
     write_scores(args.out_scores, summary.scores(body))
     figures.setup()
     names = dict(zip(table["model"], table["label"]))  # one readable label everywhere
-    fig = summary.figure(effective, lines, note, args.in_distribution, names)
+    families = {model: model_kind(arch) for model, arch in zip(table["model"], table["arch"])}
+    fig = summary.figure(effective, lines, note, args.in_distribution, names, families)
     figures.save(fig, args.out_fig, block)

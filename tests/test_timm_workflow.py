@@ -1,0 +1,107 @@
+"""A timm classifier beside an image-text model, end to end in both front ends (slow): Snakemake
+builds the classification suites for both models and retrieval for the image-text one only; DVC,
+in a clone, builds the same bytes; neither has anything left to do after the other."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import committed_copy
+
+pytestmark = pytest.mark.slow
+pytest.importorskip("snakemake")
+pytest.importorskip("dvc")
+ENV = {
+    **os.environ,
+    "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+}
+CLIP, TIMM = "vit-s-32-random", "resnet18-random"
+ON = ("zeroshot", "corruptions", "typographic", "adversarial", "calibration", "ood", "shape_bias")
+
+
+def small(params: dict) -> dict:
+    """Retrieval on 4 photos; the classification suites on one view of each demo class."""
+    params["dataset"]["max_images"] = 4
+    params["models"] = {
+        CLIP: {"arch": "ViT-S-32", "pretrained": None},
+        TIMM: {"arch": "timm:resnet18", "pretrained": None},
+    }
+    params["suites"] = {name: name in ON for name in params["suites"]}
+    params["zeroshot"]["testsets"]["objects"]["max_per_class"] = 1
+    params["zeroshot"]["robustness"]["mce_baseline"] = CLIP
+    params["ood"]["sets"]["scenes"]["max_per_class"] = 1
+    params["corruptions"].update(names=["gaussian_noise"], severities=[3], size=64)
+    params["typographic"]["size"] = 96
+    fgsm = {"name": "fgsm", "kind": "fgsm", "norm": "linf", "eps": "2", "steps": None}
+    params["adversarial"].update(
+        n_images=4, attacks=[{**fgsm, "alpha": None, "restarts": 1, "extra": None}]
+    )
+    return params
+
+
+def sh(*cmd: str, cwd: Path) -> str:
+    result = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True)
+    if result.returncode != 0:
+        output = f"{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+        raise AssertionError(f"{' '.join(cmd)} failed:\n{output}")
+    return result.stdout + result.stderr
+
+
+def digests(root: Path) -> dict[str, str]:
+    return {
+        str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for top in ("results/metrics", "results/embeddings")
+        for path in sorted((root / top).rglob("*"))
+        if path.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    root = committed_copy(tmp_path_factory.mktemp("timm") / "repo", small)
+    sh("snakemake", "--cores", "2", cwd=root)
+    return root
+
+
+def test_the_classifier_takes_part_in_the_classification_suites_only(project):
+    metrics = project / "results/metrics"
+    for model in (CLIP, TIMM):
+        for name in ("zeroshot-objects", "corruption-gaussian_noise-s3", "typographic"):
+            record = json.loads((metrics / model / f"{name}.json").read_text())
+            assert record["provenance"]["model"]["kind"] == (
+                "timm" if model == TIMM else "open_clip"
+            )
+            assert 0 <= record["metrics"]["top1"] <= 100
+        for name in ("adversarial-fgsm", "calibration", "ood-scenes", "shape_bias"):
+            assert (metrics / model / f"{name}.json").is_file(), (model, name)
+    assert (metrics / CLIP / "original.json").is_file()
+    assert not (metrics / TIMM / "original.json").exists()
+    assert not (project / "results/embeddings" / TIMM / "retrieval").exists()
+    # its classifier is the demo's class map: 5 classes x 1000 ImageNet classes, rows of mean 1/k
+    classifier = project / "results/embeddings" / TIMM / "classifiers/objects.npy"
+    meta = json.loads(classifier.with_name("objects.npy.json").read_text())
+    assert meta["scores"] == "imagenet-probabilities" and meta["shape"] == [5, 1000]
+    assert meta["imagenet_map"]["file"] == "demo.json"
+    import pandas as pd
+
+    summary = pd.read_csv(project / "results/summary.csv")
+    tasks = {model: set(rows["task"]) for model, rows in summary.groupby("model")}
+    assert "retrieval" in tasks[CLIP] and "retrieval" not in tasks[TIMM]
+    assert {"zeroshot", "corruption", "typographic", "calibration"} <= tasks[TIMM]
+
+
+def test_dvc_builds_the_same_bytes_and_both_are_idle(project, tmp_path):
+    assert "Data and pipelines are up to date" in sh("dvc", "status", cwd=project)
+    clone = tmp_path / "clone"
+    sh("git", "clone", "-q", str(project), str(clone), cwd=tmp_path)
+    log = sh("dvc", "repro", cwd=clone)
+    assert f"embed_retrieval-{CLIP}" in log and f"embed_retrieval-{TIMM}" not in log
+    assert digests(clone) == digests(project)
+    assert "Nothing to be done" in sh("snakemake", "-n", cwd=clone)

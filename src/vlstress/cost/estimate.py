@@ -630,7 +630,6 @@ def estimate(
         for slug, entry in models.items()
     }
     found = plan(values, on, rates, project, given)
-    rows = sum(w.images + w.text_rows for w in found.work)
     costs = []
     for slug, arch in archs.items():
         images_s, captions_s = arch_rates(arch, reference, rates)
@@ -639,6 +638,7 @@ def estimate(
         gpu_s = {w.suite: 0.0 for w in found.work}
         gpu_s.update({w.suite: w.image_passes / images_s + w.texts / captions_s for w in work})
         gpu_s[STARTUP] = sum(w.jobs for w in work) * rates.startup_s
+        rows = sum(w.images + w.text_rows for w in work)  # a classifier map's rows are rows too
         costs.append(
             ModelCost(
                 slug,

@@ -96,40 +96,45 @@ def test_class_map_scores_are_log_mean_probabilities():
     logits = _logits()
     weights = imagenet_map.class_map_matrix([[1, 2, 7], [3], [999, 0]])
     got = classifier.scores(logits, weights, {"scores": classifier.CLASS_MAP})
-    probs = torch.softmax(torch.tensor(logits, dtype=torch.float64), dim=1).numpy()
-    expected = np.log(
-        np.stack([probs[:, [1, 2, 7]].mean(1), probs[:, 3], probs[:, [999, 0]].mean(1)], 1)
-    )
+    exp = np.exp(logits.astype(np.float64))
+    expected = np.log(np.stack([exp[:, [1, 2, 7]].mean(1), exp[:, 3], exp[:, [999, 0]].mean(1)], 1))
     np.testing.assert_allclose(got, expected, rtol=1e-7)  # weights 1/k in float32
+    # their softmax is each class's mean probability, renormalised over the classes
+    probs = torch.softmax(torch.tensor(logits, dtype=torch.float64), dim=1).numpy()
+    means = np.stack([probs[:, [1, 2, 7]].mean(1), probs[:, 3], probs[:, [999, 0]].mean(1)], 1)
+    soft = torch.softmax(torch.tensor(got), dim=1).numpy()
+    np.testing.assert_allclose(soft, means / means.sum(1, keepdims=True), rtol=1e-6)
     # torch (the attacks) agrees with numpy
     ours = classifier.torch_scores(
         torch.tensor(logits), torch.tensor(weights), {"scores": classifier.CLASS_MAP}
     )
     np.testing.assert_allclose(ours.numpy(), expected, rtol=1e-5)
+    logits_t = torch.tensor(logits, requires_grad=True)
+    classifier.torch_scores(logits_t, torch.tensor(weights), {"scores": classifier.CLASS_MAP})[
+        :, 0
+    ].sum().backward()
+    assert logits_t.grad is not None and logits_t.grad[:, [1, 2, 7]].abs().sum() > 0
+    assert logits_t.grad[:, 3].abs().sum() == 0  # another class's members get no gradient
     # an image-text model's classifier scores by cosine, as before
     np.testing.assert_array_equal(classifier.scores(logits, logits[:2], {}), logits @ logits[:2].T)
 
 
 def test_a_subset_ranks_as_its_logits_do():
-    """One ImageNet class per class (ImageNet-R/-A): the log-softmax ranks the classes as the
-    subset's logits do (imagenet-testbed's protocol), and the softmax over them is the same."""
+    """One ImageNet class per class (ImageNet-R/-A): a class scores its logit (imagenet-testbed's
+    protocol: the subset's logits)."""
     logits = _logits(rows=50, seed=1)
     subset = list(labelmaps.subset_indices("imagenet-r"))
     weights = imagenet_map.class_map_matrix([[i] for i in subset])
     got = classifier.scores(logits, weights, {"scores": classifier.CLASS_MAP})
-    np.testing.assert_array_equal(got.argmax(1), logits[:, subset].argmax(1))
-    soft = torch.softmax(torch.tensor(got), 1).numpy()
-    np.testing.assert_allclose(
-        soft, torch.softmax(torch.tensor(logits[:, subset], dtype=torch.float64), 1).numpy()
-    )
+    np.testing.assert_allclose(got, logits[:, subset], rtol=0, atol=1e-12)
 
 
-def test_an_underflowing_class_gets_a_finite_score():
+def test_a_class_far_below_the_top_keeps_its_exact_score():
     logits = np.zeros((1, 1000))
-    logits[0, 0] = 2000.0  # every other class underflows to probability 0
-    weights = imagenet_map.class_map_matrix([[0], [5]])
+    logits[0, 0] = 2000.0  # exp of every other logit minus the top underflows
+    weights = imagenet_map.class_map_matrix([[0], [5], [5, 6]])
     got = classifier.scores(logits, weights, {"scores": classifier.CLASS_MAP})
-    assert np.isfinite(got).all() and got[0, 0] == pytest.approx(0.0) and got[0, 1] < -700
+    np.testing.assert_allclose(got, [[2000.0, 0.0, 0.0]], atol=1e-12)
 
 
 def _set(classes, class_ids, kind="imagefolder") -> ClassificationSet:
@@ -142,7 +147,7 @@ def test_classes_are_mapped_by_wnid_objectnet_or_a_given_map(tmp_path):
     folder, indices = next(iter(labelmaps.objectnet_to_imagenet().items()))
     assert imagenet_map.imagenet_classes(_set(["x"], [folder], "objectnet")) == [indices]
     video = _set(["dog", "cat"], ["n02084071", "n02121808"], "imagenet-vid-robust")
-    video.source = {"imagenet_indices": {"151": 0, "152": 0, "281": 1}}  # rev_class_idx_map
+    video.source = {"imagenet_indices": {"0": [152, 151], "1": [281]}}  # rev_class_idx_map
     assert imagenet_map.imagenet_classes(video) == [[151, 152], [281]]
     given = tmp_path / "map.json"
     given.write_text(json.dumps({"classes": {"b": [wnids[3], 9]}}))
@@ -221,6 +226,10 @@ def test_params_refuse_a_timm_model_where_a_text_tower_is_needed(repo_root):
     assert "'broken' is not a `test set=map file` pair" in found
     params["zeroshot"]["imagenet_maps"] = "objects=demo,nope=demo"
     assert "zeroshot.imagenet_maps.nope: unknown test set" in "\n".join(problems(params))
+    params["zeroshot"]["imagenet_maps"] = None  # the demo's objects need the shipped map
+    found = "\n".join(problems(params))
+    assert "zeroshot.testsets.objects: a demo-objects set has no ImageNet-1k classes" in found
+    assert 'imagenet_maps: "objects=<file>"' in found
 
 
 def test_the_shipped_timm_costs_are_the_counted_ones():

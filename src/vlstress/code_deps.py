@@ -80,6 +80,9 @@ def _direct(path: Path, root: Path) -> tuple[frozenset[str], frozenset[Path]]:
                     modules.add(node.value)
             elif DATA_STRING.match(node.value) and (root / node.value).is_file():
                 data.add(root / node.value)
+            elif DATA_STRING.match(node.value) and (root / node.value).is_dir():
+                # a folder of package data (e.g. the shipped ImageNet class maps): its files
+                data.update(p for p in (root / node.value).iterdir() if p.is_file())
     return frozenset(m for m in modules if m == PACKAGE or m.startswith(PACKAGE + ".")), frozenset(
         data
     )

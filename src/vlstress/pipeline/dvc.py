@@ -221,6 +221,8 @@ def entries(stage: Stage, params: dict[str, Any]) -> dict[str, dict[str, Any]]:
     keys = item_stages(stage, params)
     if left_out_models(stage, params):
         kept = stage_axis_values(stage, params, stage.axes[0] if len(stage.axes) == 1 else "model")
+        if not kept:  # no model of the kinds it takes: no stage
+            return {}
         if len(stage.axes) == 1:
             keys = [key for key in (keys or kept) if key in kept]
         else:

@@ -32,8 +32,9 @@ def local_path(value: Any) -> str | None:
 
 
 def _paths_in(value: Any) -> list[Any]:
-    """The paths a value may name: itself, or each right-hand side of a `name=path,...` list."""
-    if isinstance(value, str) and "=" in value and "://" not in value:
+    """The paths a value may name: itself (a file or folder that exists, whatever its name holds),
+    or each right-hand side of a `name=path,...` list."""
+    if isinstance(value, str) and "=" in value and "://" not in value and not local_path(value):
         return [pair.partition("=")[2].strip() for pair in value.split(",")]
     return [value]
 

@@ -4,15 +4,15 @@ model of the registry) is scored on a set whose classes are not its own.
 A class is mapped, in this order, by
 - a map the user gives (a json file `{class name or class id: [wnid or index, ...]}`, optionally
   under a `classes` key; `zeroshot.imagenet_maps` in params), which decides every class it names;
-- the set's own map from ImageNet indices to its classes, `source.imagenet_indices` as a mapping
-  (the video sets: imagenet-testbed's `rev_class_idx_map.json`);
+- the set's own map `source.imagenet_indices` as a mapping {class index: [ImageNet indices]} (the
+  video sets: imagenet-testbed's `rev_class_idx_map.json`);
 - its class id, when that is an ImageNet wnid (ImageNet, -V2, -Sketch, -R, -A, -C, and every
   corrupted, typographic or stylized copy of them: they keep their source's ids);
 - ObjectNet's official mapping (`labelmaps.objectnet_to_imagenet`) for an ObjectNet folder.
 A class none of them maps is an error naming it: no class is scored from nothing. The model's score
-of a class is then the log of the mean probability of its ImageNet classes (`class_map_matrix`),
-model-vs-human's rule for the 16 shape-bias categories; for a class of one ImageNet class it is the
-log-softmax, which ranks the classes as the subset's logits do (the ImageNet-R/-A protocol).
+of a class is then log(mean exp(logit)) over its ImageNet classes (`class_map_matrix`): its softmax
+is the mean probability of those classes, model-vs-human's rule for the 16 shape-bias categories;
+for a class of one ImageNet class it is that class's logit (the ImageNet-R/-A protocol).
 """
 
 from __future__ import annotations
@@ -27,6 +27,18 @@ from vlstress.errors import VlstressError
 from vlstress.testsets import labelmaps
 from vlstress.testsets.manifest import ClassificationSet
 
+# kinds whose classes carry their ImageNet-1k classes (wnid ids, ObjectNet's map, the video maps)
+SELF_MAPPED_KINDS = (
+    "imagenet",
+    "imagenet-v2",
+    "imagenet-sketch",
+    "imagenet-r",
+    "imagenet-a",
+    "imagenet-c",
+    "objectnet",
+    "imagenet-vid-robust",
+    "ytbb-robust",
+)
 SHIPPED = "data/imagenet_maps"  # maps by name: demo (the demo's objects), coco-supercategories
 
 
@@ -94,10 +106,9 @@ def imagenet_classes(
     objectnet = labelmaps.objectnet_to_imagenet() if data.kind == "objectnet" else {}
     given = given or {}
     own: dict[int, list[int]] = {}  # class index -> ImageNet indices, from the set's own map
-    reverse = (data.source or {}).get("imagenet_indices")
-    if isinstance(reverse, dict):
-        for imagenet_index, label in reverse.items():
-            own.setdefault(int(label), []).append(int(imagenet_index))
+    mapped = (data.source or {}).get("imagenet_indices")
+    if isinstance(mapped, dict):
+        own = {int(label): sorted(int(i) for i in indices) for label, indices in mapped.items()}
     found, missing = [], []
     for label, (name, class_id) in enumerate(zip(data.classes, data.class_ids)):
         if name in given or class_id in given:
@@ -116,9 +127,9 @@ def imagenet_classes(
         )
         raise VlstressError(
             f"test set {data.dataset} (kind {data.kind}): no ImageNet-1k classes for {shown}; a "
-            "supervised ImageNet classifier needs them: give a map in zeroshot.imagenet_maps."
-            f"{data.dataset} (a json file {{class: [wnid or index, ...]}}) or leave the classes "
-            "out of the test set (keep / drop)"
+            "supervised ImageNet classifier needs them: give a map, zeroshot.imagenet_maps: "
+            f'"{data.dataset}=<file>" (a json file {{class: [wnid or index, ...]}}), or leave the '
+            "classes out of the test set (keep / drop)"
         )
     return found
 

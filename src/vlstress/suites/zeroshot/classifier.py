@@ -16,8 +16,9 @@ scores need it).
 A supervised ImageNet classifier (a timm model) has no text tower: its "classifier" of a test set
 is the class map of `vlstress.testsets.imagenet_map` (classes x 1000, each row averaging the
 probabilities of the class's ImageNet classes), its sidecar says `scores: imagenet-probabilities`
-with logit scale 1, and `scores` turns its image "embeddings" (the 1000 logits) into the log of
-each class's mean probability. Every suite scores through `scores`, so both kinds take part.
+with logit scale 1, and `scores` turns its image "embeddings" (the 1000 logits) into class logits
+whose softmax is each class's mean probability. Every suite scores through `scores`, so both kinds
+take part.
 """
 
 from __future__ import annotations
@@ -112,18 +113,18 @@ def class_map(testset, imagenet_map: str | None, classes: list[str] | None = Non
 
 
 def scores(embeddings: np.ndarray, weights: np.ndarray, meta: dict[str, Any]) -> np.ndarray:
-    """Class scores of image embeddings: the cosines (in the inputs' dtype) for an image-text model,
-    the log mean probability of each class's ImageNet classes (float64) for a class map."""
+    """Class scores of image embeddings: the cosines (in the inputs' dtype) for an image-text model;
+    for a class map (float64), log(sum_j W[c, j] exp(logit_j)): its softmax over the classes is the
+    mean probability of each class's ImageNet classes, and a class of one ImageNet class scores
+    that class's logit (so max-logit and energy OOD scores keep their meaning)."""
     if meta.get("scores") != CLASS_MAP:
         return embeddings @ weights.T
     from scipy.special import logsumexp
 
+    index, log_weight = _members(np.asarray(weights))
     logits = np.asarray(embeddings, dtype=np.float64)
-    shifted = logits - logits.max(axis=1, keepdims=True)
-    mass = np.exp(shifted) @ np.asarray(weights, dtype=np.float64).T
-    # a class whose every ImageNet class underflows gets the smallest normal, not -inf
-    floor = np.finfo(np.float64).tiny
-    return np.log(np.maximum(mass, floor)) - logsumexp(shifted, axis=1, keepdims=True)
+    # exact for every class, however far below the top logit: no exp of a whole row
+    return logsumexp(logits[:, index] + log_weight, axis=2)
 
 
 def torch_scores(features, weights, meta: dict[str, Any]):
@@ -132,9 +133,23 @@ def torch_scores(features, weights, meta: dict[str, Any]):
 
     if meta.get("scores") != CLASS_MAP:
         return torch.nn.functional.normalize(features.float(), dim=-1) @ weights.T
-    log_map = torch.log(weights.clamp_min(0))  # -inf off the class's ImageNet classes
-    log_probs = torch.log_softmax(features.float(), dim=-1)
-    return torch.logsumexp(log_probs[:, None, :] + log_map[None], dim=-1)
+    index, log_weight = _members(weights.detach().cpu().numpy())
+    gathered = features.float()[:, torch.as_tensor(index, device=features.device)]
+    return torch.logsumexp(gathered + torch.as_tensor(log_weight, device=features.device), dim=2)
+
+
+def _members(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A class map's rows as (classes x k) ImageNet indices and the log of their weights, padded to
+    the largest class with weight 0 (log -inf): the gather `logits[:, index]` is then
+    (images x classes x k), small however many images."""
+    rows = [np.flatnonzero(row) for row in weights]
+    width = max((len(row) for row in rows), default=1) or 1
+    index = np.zeros((len(rows), width), dtype=np.int64)
+    log_weight = np.full((len(rows), width), -np.inf)
+    for c, members in enumerate(rows):
+        index[c, : len(members)] = members
+        log_weight[c, : len(members)] = np.log(weights[c, members].astype(np.float64))
+    return index, log_weight
 
 
 def load(path: Path, classes: list[str]) -> tuple[np.ndarray, dict[str, Any]]:

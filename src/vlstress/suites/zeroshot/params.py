@@ -86,6 +86,7 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
             + unknown("test set", zeroshot["in_distribution"], testsets)
         )
     found += imagenet_map_problems(zeroshot["imagenet_maps"], testsets)
+    found += unmapped_problems(params, testsets)
     baseline = zeroshot["robustness"]["mce_baseline"]
     if baseline is not None and baseline not in params["models"]:
         found.append(
@@ -115,3 +116,27 @@ def imagenet_map_problems(value: str | None, testsets: dict[str, Any]) -> list[s
         except VlstressError as exc:
             found.append(f"{where}: {exc}")
     return found
+
+
+def unmapped_problems(params: dict[str, Any], testsets: dict[str, Any]) -> list[str]:
+    """With a timm classifier among the models, every test set needs its ImageNet-1k classes: a
+    kind that carries them, or a map given (the classifier job would fail after loading)."""
+    from vlstress.embedding.kinds import model_kind
+    from vlstress.errors import VlstressError
+    from vlstress.suites.zeroshot.block import parse_imagenet_maps
+    from vlstress.testsets.imagenet_map import SELF_MAPPED_KINDS
+
+    timm = sorted(s for s, e in params["models"].items() if model_kind(e["arch"]) == "timm")
+    if not timm:
+        return []
+    try:
+        given = parse_imagenet_maps(params["zeroshot"]["imagenet_maps"])
+    except VlstressError:
+        return []  # said by imagenet_map_problems
+    return [
+        f"zeroshot.testsets.{name}: a {entry['kind']} set has no ImageNet-1k classes for the timm "
+        f'model(s) {", ".join(timm)}: give a map, zeroshot.imagenet_maps: "{name}=<file>" '
+        "(docs/models.md)"
+        for name, entry in sorted(testsets.items())
+        if entry["kind"] not in SELF_MAPPED_KINDS and name not in given
+    ]

@@ -63,7 +63,8 @@ def classifier(
         "templates": prompts,
         "templates_source": templates,
     }
-    map_files = [] if imagenet_map is None else [str(map_path(imagenet_map))]
+    # the 1000 ImageNet classes themselves (`classes`) read no map
+    map_files = [] if imagenet_map is None or classes else [str(map_path(imagenet_map))]
     # the map by file name and content (never an absolute path: the sidecar is the same in any
     # checkout); none given: the set's own ImageNet ids
     map_source = (

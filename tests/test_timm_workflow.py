@@ -55,11 +55,12 @@ def sh(*cmd: str, cwd: Path) -> str:
 
 
 def digests(root: Path) -> dict[str, str]:
+    """The records and embeddings (not git's and Snakemake's bookkeeping files among them)."""
     return {
         str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
         for top in ("results/metrics", "results/embeddings")
         for path in sorted((root / top).rglob("*"))
-        if path.is_file()
+        if path.is_file() and path.name not in (".gitignore", ".snakemake_timestamp")
     }
 
 

@@ -75,6 +75,7 @@ def _params(root: Path, shared_data: Path) -> dict:
         "corruption": None,
     }
     params["zeroshot"]["testsets"] = {"coco_objects": {**crops, "keep": None, "drop": "animal"}}
+    params["zeroshot"]["imagenet_maps"] = None  # the demo's map names its `objects` set
     params["ood"].update(
         in_distribution="coco_objects", sets={"animals": {**crops, "keep": "animal", "drop": None}}
     )

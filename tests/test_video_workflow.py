@@ -51,7 +51,8 @@ def built(tmp_path_factory) -> dict:
         entry = dict(params["zeroshot"]["testsets"]["objects"])
         entry.update(kind="imagenet-vid-robust", root=str(frames), annotations=str(meta))
         entry.update(keep=None, drop=None)
-        params["zeroshot"].update(testsets={"vid": entry}, templates="single")
+        # the demo's ImageNet map names its `objects` set, which this replaces
+        params["zeroshot"].update(testsets={"vid": entry}, templates="single", imagenet_maps=None)
         params["zeroshot"]["in_distribution"] = "vid"
         params["zeroshot"]["robustness"]["mce_baseline"] = None
         params["video"] = {"testsets": ["vid"], "k": 10}

@@ -95,7 +95,10 @@ def built(tmp_path_factory, env, val, ninco) -> dict[str, Path]:
         params["embed"].update(threads=1, workers=0)
         entry = dict(params["zeroshot"]["testsets"]["objects"])
         entry.update(kind="imagenet", root=str(root), keep=None, drop=None)
-        params["zeroshot"].update(testsets={"imagenet": entry}, templates="single")
+        # the demo's ImageNet map names its `objects` set, which this replaces
+        params["zeroshot"].update(
+            testsets={"imagenet": entry}, templates="single", imagenet_maps=None
+        )
         params["zeroshot"]["in_distribution"] = "imagenet"
         params["zeroshot"]["robustness"]["mce_baseline"] = None
         params["ood"]["in_distribution"] = "imagenet"

@@ -45,6 +45,31 @@ def nltk_data() -> Path:
     return NLTK_DATA
 
 
+class ModuleTemp:
+    """`tmp_path_factory` for one test module. Its folders go when the module's tests are done:
+    the workflow tests' copies of the repository take hundreds of MB each and, held until the
+    session ends, fill a CI machine's disk. A module with a failed test keeps them to look at."""
+
+    def __init__(self, factory: pytest.TempPathFactory) -> None:
+        self._factory = factory
+        self.made: list[Path] = []
+
+    def mktemp(self, basename: str) -> Path:
+        path = self._factory.mktemp(basename)
+        self.made.append(path)
+        return path
+
+
+@pytest.fixture(scope="module")
+def module_tmp(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest):
+    scratch = ModuleTemp(tmp_path_factory)
+    failed_before = request.session.testsfailed
+    yield scratch
+    if request.session.testsfailed == failed_before:
+        for path in scratch.made:
+            shutil.rmtree(path, ignore_errors=True)
+
+
 TINY_CLIP = {
     "embed_dim": 32,
     "vision_cfg": {"image_size": 32, "layers": 1, "width": 64, "patch_size": 16, "head_width": 32},

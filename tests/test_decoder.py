@@ -53,10 +53,10 @@ def colour(height: int = 48, width: int = 64, seed: int = 0) -> Image.Image:
 
 
 @pytest.fixture(scope="module")
-def photos(tmp_path_factory) -> list[str]:
+def photos(module_tmp) -> list[str]:
     """Real photos of the demo dataset (different sizes; colour and grayscale), as JPEG files, and
     one PNG among them."""
-    folder = tmp_path_factory.mktemp("photos")
+    folder = module_tmp.mktemp("photos")
     paths = []
     for i, (name, spec) in enumerate(list(demo_captions().items())[:7]):
         image = Image.fromarray(load_photo(spec["loader"]))

@@ -73,8 +73,8 @@ def edit_params(root: Path, **image_variants) -> None:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    root = copy_repo(tmp_path_factory.mktemp("dvc_image") / "repo")
+def project(module_tmp) -> Path:
+    root = copy_repo(module_tmp.mktemp("dvc_image") / "repo")
     params_path = root / "params.yaml"
     params = yaml.safe_load(params_path.read_text())
     params["dataset"]["max_images"] = 4

@@ -117,12 +117,12 @@ def wait_for_port(port: int, process: subprocess.Popen, log: Path, seconds: floa
 
 
 @pytest.fixture(scope="module")
-def sshd(tmp_path_factory):
+def sshd(module_tmp):
     """A throwaway sshd on 127.0.0.1: yields (port, user, client key, log)."""
     ensure_sshd()
     if not shutil.which("ssh-keygen"):
         pytest.skip("ssh-keygen not found")
-    folder = tmp_path_factory.mktemp("sshd")
+    folder = module_tmp.mktemp("sshd")
     host_key = keygen(folder / "host_ed25519")
     client_key = keygen(folder / "client_ed25519")
     authorized = folder / "authorized_keys"
@@ -211,9 +211,9 @@ def store_files(folder: Path) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
+def project(module_tmp) -> Path:
     """The shrunk demo in a fresh git repository, built up to the image embeddings by DVC."""
-    root = fresh_project(tmp_path_factory.mktemp("dvc_ssh") / "repo", zeroshot=False)
+    root = fresh_project(module_tmp.mktemp("dvc_ssh") / "repo", zeroshot=False)
     sh("dvc", "repro", BUILT[-1], cwd=root)
     return root
 

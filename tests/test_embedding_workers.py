@@ -27,11 +27,11 @@ N_PHOTOS = 7  # batch size 3: two full batches and a partial one
 
 
 @pytest.fixture(scope="module")
-def photos(tmp_path_factory) -> list[str]:
+def photos(module_tmp) -> list[str]:
     """Real photos of the demo dataset (different sizes and modes), as JPEG files."""
     from PIL import Image
 
-    folder = tmp_path_factory.mktemp("photos")
+    folder = module_tmp.mktemp("photos")
     paths = []
     for name, spec in list(demo_captions().items())[:N_PHOTOS]:
         path = folder / f"{name}.jpg"

@@ -36,8 +36,8 @@ WORKSPACE = ("params.yaml", "dvc.yaml", "workflow/schemas/config.schema.yaml")
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory) -> dict[str, str]:
-    configs = tmp_path_factory.mktemp("model-configs")
+def env(module_tmp) -> dict[str, str]:
+    configs = module_tmp.mktemp("model-configs")
     (configs / "vlstress-tiny.json").write_text(json.dumps(TINY_CLIP))
     path = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
     return {**os.environ, "PATH": path, "VLSTRESS_MODEL_CONFIGS": str(configs)}
@@ -52,9 +52,9 @@ def project(tmp_path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def shared(tmp_path_factory) -> Path:
+def shared(module_tmp) -> Path:
     """One committed copy for the tests that leave it as they found it."""
-    return committed_copy(tmp_path_factory.mktemp("exp") / "repo", small)
+    return committed_copy(module_tmp.mktemp("exp") / "repo", small)
 
 
 def sh(*cmd: str, cwd: Path, env: dict[str, str], check: bool = True):

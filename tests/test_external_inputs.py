@@ -70,9 +70,9 @@ TARGETS_STAGES = [f"model_card@{MODEL}", "text_variants@danger"]
 
 
 @pytest.fixture(scope="module")
-def outside(tmp_path_factory) -> Path:
+def outside(module_tmp) -> Path:
     """A coco-dir dataset, a checkpoint and official sets, outside the checkout."""
-    root = tmp_path_factory.mktemp("outside")
+    root = module_tmp.mktemp("outside")
     (root / "images").mkdir()
     images, annotations = [], []
     for i, captions in enumerate(CAPTIONS):
@@ -98,8 +98,8 @@ def outside(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory, outside) -> Path:
-    root = copy_repo(tmp_path_factory.mktemp("external") / "repo")
+def project(module_tmp, outside) -> Path:
+    root = copy_repo(module_tmp.mktemp("external") / "repo")
     params_path = root / "params.yaml"
     params = yaml.safe_load(params_path.read_text())
     params["suites"] = {"rococo_text": True}

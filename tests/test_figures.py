@@ -45,23 +45,23 @@ def summary_of(root, **kwargs):
 
 
 @pytest.fixture(scope="module")
-def full_summary(tmp_path_factory):
-    return summary_of(tmp_path_factory.mktemp("full"))
+def full_summary(module_tmp):
+    return summary_of(module_tmp.mktemp("full"))
 
 
 @pytest.fixture(scope="module")
-def original_only(tmp_path_factory):
-    return summary_of(tmp_path_factory.mktemp("orig"), text=False, image=False)
+def original_only(module_tmp):
+    return summary_of(module_tmp.mktemp("orig"), text=False, image=False)
 
 
 @pytest.fixture(scope="module")
-def no_image(tmp_path_factory):
-    return summary_of(tmp_path_factory.mktemp("noimg"), image=False)
+def no_image(module_tmp):
+    return summary_of(module_tmp.mktemp("noimg"), image=False)
 
 
 @pytest.fixture(scope="module")
-def drawn(full_summary, tmp_path_factory):
-    out = tmp_path_factory.mktemp("figs")
+def drawn(full_summary, module_tmp):
+    out = module_tmp.mktemp("figs")
     result = run_cli("figures", "--summary", str(full_summary), *MODULE, "--out-dir", str(out))
     return out, result
 

@@ -214,8 +214,8 @@ def test_the_comparison_table_is_base_and_variants_with_their_changes():
 
 
 @pytest.fixture(scope="module")
-def cli_env(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("configs")
+def cli_env(module_tmp):
+    folder = module_tmp.mktemp("configs")
     (folder / "vlstress-tiny.json").write_text(json.dumps(TINY_CLIP))
     bin_dir = str(Path(sys.executable).parent)
     return {
@@ -238,10 +238,10 @@ def vlstress(*args: str, cwd: Path, env: dict, check: bool = True) -> subprocess
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory, cli_env) -> Path:
+def inputs(module_tmp, cli_env) -> Path:
     """Training manifest (12 photos, 2 captions each), its caption set (one word replaced), a test
     manifest, a tiny model card."""
-    root = tmp_path_factory.mktemp("finetune")
+    root = module_tmp.mktemp("finetune")
     train, variants = [], []
     for i, (name, colour) in enumerate(list(COLOURS.items()) * 3):
         path = photo(root / "train" / f"{i}.png", colour, i)

@@ -41,10 +41,10 @@ def draw(path: Path, colour: tuple[int, int, int], shape: str, seed: int) -> Non
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory, tiny_arch):
+def setup(module_tmp, tiny_arch):
     import open_clip
 
-    folder = tmp_path_factory.mktemp("train")
+    folder = module_tmp.mktemp("train")
     paths, samples = [], []
     for i, (colour, shape) in enumerate((c, s) for c in COLOURS for s in SHAPES):
         path = folder / f"{i}.png"

@@ -555,8 +555,8 @@ def test_a_suite_that_is_off_needs_no_params_block():
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    root = copy_repo(tmp_path_factory.mktemp("pipeline") / "repo")
+def project(module_tmp) -> Path:
+    root = copy_repo(module_tmp.mktemp("pipeline") / "repo")
     sh("git", "init", "-q", cwd=root)  # DVC wants a git repository
     sh("git", "add", "-A", cwd=root)
     sh("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy", cwd=root)

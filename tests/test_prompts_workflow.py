@@ -52,19 +52,19 @@ def sh(*cmd: str, cwd: Path, env: dict[str, str]) -> str:
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory) -> dict[str, str]:
-    configs = tmp_path_factory.mktemp("model-configs")
+def env(module_tmp) -> dict[str, str]:
+    configs = module_tmp.mktemp("model-configs")
     (configs / "vlstress-tiny.json").write_text(json.dumps(TINY_CLIP))
     path = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
     return {**os.environ, "PATH": path, "VLSTRESS_MODEL_CONFIGS": str(configs)}
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, env) -> dict[str, Path]:
+def built(module_tmp, env) -> dict[str, Path]:
     """The same params built by Snakemake in one copy and by `dvc repro` in another."""
-    snakemake = committed_copy(tmp_path_factory.mktemp("smk") / "repo", small)
+    snakemake = committed_copy(module_tmp.mktemp("smk") / "repo", small)
     sh("snakemake", "--cores", "2", cwd=snakemake, env=env)
-    dvc = committed_copy(tmp_path_factory.mktemp("dvc") / "repo", small)
+    dvc = committed_copy(module_tmp.mktemp("dvc") / "repo", small)
     sh("dvc", "repro", cwd=dvc, env=env)
     return {"snakemake": snakemake, "dvc": dvc}
 

@@ -143,10 +143,10 @@ CHECKED = (
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory) -> Path:
+def reference(module_tmp) -> Path:
     """An uninterrupted Snakemake run of the same params: what every killed-then-rerun project must
     equal."""
-    root = copy_repo(tmp_path_factory.mktemp("reference") / "repo")
+    root = copy_repo(module_tmp.mktemp("reference") / "repo")
     params_path = root / "params.yaml"
     params = yaml.safe_load(params_path.read_text())
     params["dataset"]["max_images"] = 4

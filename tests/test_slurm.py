@@ -327,8 +327,8 @@ def option(argv: list[str], *names: str) -> str | None:
 
 
 @pytest.fixture(scope="module")
-def slurm_run(cluster, tmp_path_factory) -> SlurmRun:
-    root = fresh_project(tmp_path_factory.mktemp("slurm-run") / "repo", zeroshot=False)
+def slurm_run(cluster, module_tmp) -> SlurmRun:
+    root = fresh_project(module_tmp.mktemp("slurm-run") / "repo", zeroshot=False)
     profile = root / PROFILE / "config.yaml"  # should the account be set there instead
     profile.write_text(profile.read_text().replace("<account>", ACCOUNT))
     cmd = readme_cluster_command() + EXTRA_FLAGS
@@ -371,8 +371,8 @@ def slurm_run(cluster, tmp_path_factory) -> SlurmRun:
 
 
 @pytest.fixture(scope="module")
-def local_run(tmp_path_factory) -> Path:
-    root = fresh_project(tmp_path_factory.mktemp("local-run") / "repo", zeroshot=False)
+def local_run(module_tmp) -> Path:
+    root = fresh_project(module_tmp.mktemp("local-run") / "repo", zeroshot=False)
     env = own_code(
         root,
         {

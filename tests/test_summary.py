@@ -67,8 +67,8 @@ def scores(out):
 
 
 @pytest.fixture(scope="module")
-def full(tmp_path_factory):
-    root = tmp_path_factory.mktemp("full")
+def full(module_tmp):
+    root = module_tmp.mktemp("full")
     paths = write_records(root / "metrics")
     out, _ = summarize(root, paths)
     return root, paths, out

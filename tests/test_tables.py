@@ -20,8 +20,8 @@ def table_of(root, **kwargs):
 
 
 @pytest.fixture(scope="module")
-def full(tmp_path_factory):
-    return table_of(tmp_path_factory.mktemp("full"))
+def full(module_tmp):
+    return table_of(module_tmp.mktemp("full"))
 
 
 def test_paper_layout_columns_and_rows(full):

@@ -21,8 +21,8 @@ ARCH = "timm:resnet18"
 
 
 @pytest.fixture(scope="module")
-def photos(tmp_path_factory) -> list[str]:
-    folder = tmp_path_factory.mktemp("photos")
+def photos(module_tmp) -> list[str]:
+    folder = module_tmp.mktemp("photos")
     rng = np.random.default_rng(0)
     paths = []
     for i, size in enumerate([(300, 260), (180, 240), (224, 224)]):

@@ -65,8 +65,8 @@ def digests(root: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    root = committed_copy(tmp_path_factory.mktemp("timm") / "repo", small)
+def project(module_tmp) -> Path:
+    root = committed_copy(module_tmp.mktemp("timm") / "repo", small)
     sh("snakemake", "--cores", "2", cwd=root)
     return root
 

@@ -32,9 +32,9 @@ def sh(*cmd: str, cwd: Path, env: dict[str, str]) -> str:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> dict:
-    frames, meta, chosen = stand_in(tmp_path_factory.mktemp("vid"), n_anchors=2)
-    configs = tmp_path_factory.mktemp("model-configs")
+def built(module_tmp) -> dict:
+    frames, meta, chosen = stand_in(module_tmp.mktemp("vid"), n_anchors=2)
+    configs = module_tmp.mktemp("model-configs")
     (configs / "vlstress-tiny.json").write_text(json.dumps(TINY_CLIP))
     path = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
     env = {**os.environ, "PATH": path, "VLSTRESS_MODEL_CONFIGS": str(configs)}
@@ -60,7 +60,7 @@ def built(tmp_path_factory) -> dict:
 
     roots = {}
     for tool, cmd in (("snakemake", ("snakemake", "--cores", "2")), ("dvc", ("dvc", "repro"))):
-        roots[tool] = committed_copy(tmp_path_factory.mktemp(tool) / "repo", small)
+        roots[tool] = committed_copy(module_tmp.mktemp(tool) / "repo", small)
         sh(*cmd, cwd=roots[tool], env=env)
     return {"roots": roots, "env": env, "anchors": sorted(chosen)}
 

@@ -38,12 +38,12 @@ def sh(*cmd: str, cwd: Path, env: dict[str, str]) -> str:
 
 
 @pytest.fixture(scope="module")
-def val(tmp_path_factory) -> tuple[Path, list[str]]:
+def val(module_tmp) -> tuple[Path, list[str]]:
     """A stand-in ImageNet val folder: the first N annotated files, tiny JPEGs."""
     from vlstress.suites.visual_factors.factors import load_table
     from vlstress.testsets.labelmaps import imagenet_wnids
 
-    root = tmp_path_factory.mktemp("imagenet") / "val"
+    root = module_tmp.mktemp("imagenet") / "val"
     chosen = load_table("top", True).sort_values("file_name").head(N_IMAGES)
     for i, (_, row) in enumerate(chosen.iterrows()):
         path = root / imagenet_wnids()[row["class"]] / row["file_name"]
@@ -53,11 +53,11 @@ def val(tmp_path_factory) -> tuple[Path, list[str]]:
 
 
 @pytest.fixture(scope="module")
-def ninco(tmp_path_factory) -> Path:
+def ninco(module_tmp) -> Path:
     """A stand-in NINCO_all folder: one tiny image in each of its 64 class folders."""
     from vlstress.testsets.ood_kinds import ninco_classes
 
-    root = tmp_path_factory.mktemp("ninco") / "NINCO_all"
+    root = module_tmp.mktemp("ninco") / "NINCO_all"
     for i, (folder, (_, status)) in enumerate(sorted(ninco_classes().items())):
         if status in ("1", "2"):
             path = root / "NINCO_OOD_classes" / folder / f"{folder}_000.jpg"
@@ -67,8 +67,8 @@ def ninco(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory) -> dict[str, str]:
-    configs = tmp_path_factory.mktemp("model-configs")
+def env(module_tmp) -> dict[str, str]:
+    configs = module_tmp.mktemp("model-configs")
     (configs / "vlstress-tiny.json").write_text(json.dumps(TINY_CLIP))
     wide = {**TINY_CLIP, "vision_cfg": {**TINY_CLIP["vision_cfg"], "width": 96}}
     (configs / "vlstress-tiny-wide.json").write_text(json.dumps(wide))
@@ -77,7 +77,7 @@ def env(tmp_path_factory) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, env, val, ninco) -> dict[str, Path]:
+def built(module_tmp, env, val, ninco) -> dict[str, Path]:
     root, _ = val
 
     def small(params: dict) -> dict:
@@ -112,9 +112,9 @@ def built(tmp_path_factory, env, val, ninco) -> dict[str, Path]:
         }
         return params
 
-    snakemake = committed_copy(tmp_path_factory.mktemp("smk") / "repo", small)
+    snakemake = committed_copy(module_tmp.mktemp("smk") / "repo", small)
     sh("snakemake", "--cores", "2", cwd=snakemake, env=env)
-    dvc = committed_copy(tmp_path_factory.mktemp("dvc") / "repo", small)
+    dvc = committed_copy(module_tmp.mktemp("dvc") / "repo", small)
     sh("dvc", "repro", cwd=dvc, env=env)
     return {"snakemake": snakemake, "dvc": dvc}
 

@@ -114,8 +114,8 @@ def fresh_project(dest: Path, zeroshot: bool = True) -> Path:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    root = fresh_project(tmp_path_factory.mktemp("workflow") / "repo")
+def project(module_tmp) -> Path:
+    root = fresh_project(module_tmp.mktemp("workflow") / "repo")
     sh("snakemake", "--cores", "2", cwd=root)
     return root
 

@@ -26,8 +26,8 @@ MODEL = "vit-s-32-random"
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory, shared_data) -> Path:
-    root = copy_repo(tmp_path_factory.mktemp("coco-mini") / "repo")
+def run(module_tmp, shared_data) -> Path:
+    root = copy_repo(module_tmp.mktemp("coco-mini") / "repo")
     recipe = yaml.safe_load((root / "params.coco-mini.yaml").read_text())["dataset"]
     for key in (
         "images",

@@ -65,8 +65,8 @@ def small_finetune(params: dict) -> dict:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory) -> Path:
-    root = committed_copy(tmp_path_factory.mktemp("finetune") / "repo", small_finetune)
+def run(module_tmp) -> Path:
+    root = committed_copy(module_tmp.mktemp("finetune") / "repo", small_finetune)
     sh("snakemake", "--cores", "2", cwd=root)
     return root
 

@@ -90,8 +90,8 @@ def _params(root: Path, shared_data: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory, shared_data) -> Path:
-    root = copy_repo(tmp_path_factory.mktemp("zeroshot") / "repo")
+def run(module_tmp, shared_data) -> Path:
+    root = copy_repo(module_tmp.mktemp("zeroshot") / "repo")
     (root / "params.yaml").write_text(yaml.safe_dump(_params(root, shared_data), sort_keys=False))
     result = subprocess.run(
         ["snakemake", "--cores", "2"], cwd=root, env=ENV, capture_output=True, text=True

@@ -112,8 +112,8 @@ HEADER = """\
 # params.imagenet.yaml's blocks, every suite on, the retrieval suites on the Karpathy 5k test
 # split, and {models} models
 #   ({pool})
-# the demo's three (one fine-tuned, one timm classifier) and seeded random-init ones: the ImageNet
-# baselines as timm classifiers cycling through
+# the demo's five (three fine-tuned: SC/VC, SC/VC through LoRA, WiSE-FT; one timm classifier) and
+# seeded random-init ones: the ImageNet baselines as timm classifiers cycling through
 #   {timm_archs}
 # the others cycling through
 #   {archs}

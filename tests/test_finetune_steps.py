@@ -160,11 +160,13 @@ def test_coco_mini_trains_on_its_photos_that_are_not_karpathy_test_photos(shared
         assert kept == listed - test_ids
 
 
-def test_the_comparison_table_is_base_and_variants_with_their_changes():
+def test_the_comparison_table_is_base_and_variants_by_method_with_their_changes():
     rows = []
     for model, r1, false_r1, top1 in (
         ("base", 40.0, 30.0, 20.0),
         ("base+sc", 42.0, 10.0, 18.0),
+        ("base+wise", 41.0, 20.0, 19.0),
+        ("base+lora", 40.5, 25.0, 20.5),
         ("other", 1.0, 1.0, 1.0),
     ):
         rows += [
@@ -194,18 +196,36 @@ def test_the_comparison_table_is_base_and_variants_with_their_changes():
             },
         ]
     agg = pd.DataFrame(rows)
+    sc = ("SC/VC", "sc", "base+sc", "w_sc 1, w_vc 0")
     values, changes, notes = comparison(
-        agg, "base", [Finetuned("sc", "base+sc", 1.0, 0.0), Finetuned("vc", "base+vc", 0.0, 1.0)]
+        agg,
+        "base",
+        [
+            Finetuned("wise 0.5", "base+wise", "WiSE-FT", "alpha 0.5 towards sc"),
+            Finetuned(*sc[1:3], *(sc[0], sc[3])),
+            Finetuned("vc", "base+vc", "SC/VC", "w_sc 0, w_vc 1"),
+            Finetuned("lora", "base+lora", "SC/VC + LoRA", "w_sc 1, w_vc 0, rank 4"),
+        ],
     )
-    # other models are not part of it
+    # other models are not part of it; the base first, then grouped by method
     assert list(values.index.get_level_values("model")) == [
         "base",
         "base+sc",
+        "base+lora",
+        "base+wise",
     ]
-    assert values.loc[("sc", "base+sc", "1", "0"), "text danger false R@1"] == 10.0
-    assert changes.loc[("sc", "base+sc", "1", "0"), "text danger false R@1"] == -20.0
+    assert list(values.index.get_level_values("method")) == [
+        "base",
+        "SC/VC",
+        "SC/VC + LoRA",
+        "WiSE-FT",
+    ]
+    assert values.loc[sc, "text danger false R@1"] == 10.0
+    assert changes.loc[sc, "text danger false R@1"] == -20.0
+    assert changes.xs("base+wise", level="model")["text danger false R@1"].item() == -10.0
     # what robustness costs elsewhere
-    assert changes.loc[("sc", "base+sc", "1", "0"), "zero-shot objects top-1"] == -2.0
+    assert changes.loc[sc, "zero-shot objects top-1"] == -2.0
+    assert changes.xs("base+lora", level="model")["zero-shot objects top-1"].item() == 0.5
     assert "image mix R@1" not in values  # no image-stress records: no column
     assert notes == ["fine-tuned model 'base+vc' (vc) has no records yet"]
 

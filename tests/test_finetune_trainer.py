@@ -135,3 +135,34 @@ def test_schedule_and_settings():
         TrainConfig(steps=1, batch_size=5, lr=1e-3, accumulate=2).check()
     with pytest.raises(VlstressError, match="unknown loss form"):
         TrainConfig(steps=1, batch_size=4, lr=1e-3, form="triplet").check()
+
+
+def test_lora_training_changes_only_the_adapted_layers(setup):
+    """LoRA as `vlstress finetune` runs it: adapters on the image tower's MLPs train, merge into
+    those weights, and every other weight ends where it began, bit for bit."""
+    from vlstress.suites.finetune import lora
+
+    torch.set_num_threads(1)
+    arch, pairs = setup
+    model = fresh_model(arch)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    wrapper = lora.add_adapters(
+        model, rank=2, alpha=8, dropout=0.0, tower="image", modules=["mlp.c_fc", "mlp.c_proj"]
+    )
+    config = TrainConfig(steps=8, batch_size=6, lr=1e-2, seed=0, lora_rank=2)
+    history = train(model, pairs, config, device="cpu", progress=False)
+    assert len(history) == 8
+    after = lora.merge(wrapper).state_dict()
+    assert after.keys() == before.keys()
+    adapted = {k for k in before if ".mlp.c_" in k and k.startswith("visual.") and "weight" in k}
+    assert len(adapted) == 2
+    for key, value in before.items():
+        if key in adapted:
+            assert not torch.equal(after[key], value), key
+        else:
+            assert torch.equal(after[key], value), key
+
+
+def test_lora_with_a_frozen_tower_is_refused():
+    with pytest.raises(VlstressError, match="LoRA trains only its adapters"):
+        TrainConfig(steps=1, batch_size=1, lr=1e-3, lora_rank=4, freeze="text").check()

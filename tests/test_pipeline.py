@@ -456,12 +456,46 @@ def test_an_output_written_once_per_value_of_its_each_axes_is_one_job():
             ],
         ),
         (
-            lambda p: p["finetune"]["variants"].update(vc={"w_sc": 0, "w_vc": 1}),
+            lambda p: p["finetune"]["variants"].update(vc={"w_sc": 0, "w_vc": 1, "lora": 0}),
             ["finetune.variants.vc is evaluated by no model"],
         ),
         (
-            lambda p: p["finetune"].update(variants={"vc": {"w_sc": 0, "w_vc": 1}}),
+            lambda p: p["finetune"].update(
+                variants={"vc": {"w_sc": 0, "w_vc": 1, "lora": 0}},
+                wise={"of": "vc", "alphas": [0.5]},
+            ),
             ["sc_vc/model.safetensors is the checkpoint of no variant"],
+        ),
+        (
+            lambda p: p["finetune"]["variants"].update(vc={"w_sc": 0, "w_vc": 1}),
+            ["'lora' is a required property"],
+        ),
+        (
+            lambda p: p["finetune"]["wise"].update(alphas=[0.5, 1.5]),
+            ["finetune.wise.alphas", "1.5 is greater than the maximum of 1"],
+        ),
+        (
+            lambda p: p["finetune"]["wise"].update(of="sc"),
+            ["finetune.wise.of: unknown variant 'sc'"],
+        ),
+        (
+            lambda p: p["finetune"]["wise"].update(alphas=[0.5, 0.25]),
+            [
+                "finetune.wise alpha 0.25 is evaluated by no model",
+                "pretrained: results/finetune/wise/0.25/model.safetensors",
+            ],
+        ),
+        (
+            lambda p: p["finetune"].update(freeze="text"),
+            ["finetune.variants.sc_vc_lora.lora: LoRA trains only its adapters"],
+        ),
+        (
+            lambda p: p["finetune"]["lora"].update(tower="both"),
+            ["finetune.lora.tower"],
+        ),
+        (
+            lambda p: p["models"].update({"vit.5": p["models"]["vit-b-32-random"]}),
+            ["models: 'vit.5' is not of the expected form", "no dot"],
         ),
         (
             lambda p: p["finetune"].update(text_kind="same-concpt"),
@@ -625,15 +659,19 @@ def test_both_front_ends_run_the_same_commands(project):
     # evaluations, its figures and table (6); the timm classifier: its card and every classification
     # step of one model (classifiers, image sets, record, corruptions, typographic, 4 attacks,
     # calibration, OOD, shape bias, stability, stylized, overlap: 16), no retrieval, caption or
-    # prompt step; and one code stamp step per stage kind but the gate
+    # prompt step; the LoRA variant and WiSE-FT's alpha: one training and one interpolation step,
+    # and every step of an image-text model each (30: card, 2 embeddings, 11 retrieval
+    # evaluations, 4 attacks and one step of every other per-model stage); and one code stamp step
+    # per stage kind but the gate
     kinds = len([s for s in active_stages(demo_params()) if not s.name.startswith("code_")])
     timm = 1 + 3 + 1 + 1 + 4 + 1 + 1 + 1 + 1 + 1 + 1
     retrieval, zeroshot = 46 + 1, 2 * 3 + 4 + 2 + 3 + 1 + 2 * 4 + 2 + 1 + 2
     finetune, report, rest = 4 + 1 + 1 + 1, 6 + 3, 1 + 5 + 6 + 6 + 5 + 6
-    assert kinds == 67
+    methods = 1 + 1 + 2 * 30
+    assert kinds == 68
     assert (
         sum(map(len, smk.values()))
-        == retrieval + zeroshot + finetune + report + rest + timm + kinds - 1
+        == retrieval + zeroshot + finetune + report + rest + timm + methods + kinds - 1
     )
 
 

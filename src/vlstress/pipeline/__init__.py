@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 SOURCE_ROOT = "src/vlstress"
-MODEL_AXIS = Axis("model", "models", r"[A-Za-z0-9][A-Za-z0-9_.+-]*", keys=True)
+MODEL_AXIS = Axis("model", "models", r"[A-Za-z0-9][A-Za-z0-9_+-]*", keys=True)
 
 
 def _suites() -> tuple[Suite, ...]:

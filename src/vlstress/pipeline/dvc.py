@@ -23,6 +23,7 @@ from vlstress.pipeline import (
     AXES,
     EXTRA_PLOTS,
     LISTS,
+    MODEL_AXIS,
     active_stages,
     axis_item,
     axis_values,
@@ -217,10 +218,13 @@ def entries(stage: Stage, params: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
     A stage that leaves some models out (their kind, `Stage.model_kinds`) cannot `foreach` over
     all of `models`: over the model axis alone it is one plain stage per model it takes, and in a
-    `matrix` its model axis is the list of those models."""
+    `matrix` its model axis is the list of those models. A stage over an axis with no values
+    (e.g. no WiSE-FT alpha) is no stage."""
+    if any(not stage_axis_values(stage, params, axis) for axis in stage.axes):
+        return {}
     keys = item_stages(stage, params)
     if left_out_models(stage, params):
-        kept = stage_axis_values(stage, params, stage.axes[0] if len(stage.axes) == 1 else "model")
+        kept = stage_axis_values(stage, params, MODEL_AXIS.name)
         if not kept:  # no model of the kinds it takes: no stage
             return {}
         if len(stage.axes) == 1:

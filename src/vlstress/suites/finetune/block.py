@@ -9,9 +9,29 @@ from vlstress.params import Dataset, NamedModel
 
 
 @dataclass(frozen=True)
+class Lora:
+    """LoRA adapters (peft) on the Linear layers of one tower named by `modules`, for the variants
+    with a LoRA rank: only the adapters train, merged into the weights the variant writes."""
+
+    alpha: int
+    dropout: float
+    tower: Literal["image", "text"]
+    modules: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Variant:
     w_sc: float
     w_vc: float
+    lora: int  # LoRA rank; 0 = every weight trains
+
+
+@dataclass(frozen=True)
+class Wise:
+    """WiSE-FT: (1 - alpha) * base + alpha * the variant `of`, one model per alpha."""
+
+    of: str
+    alphas: tuple[float, ...]
 
 
 @dataclass(frozen=True)
@@ -36,3 +56,5 @@ class FinetuneParams:
     seed: int
     nproc: int
     variants: dict[str, Variant]
+    lora: Lora
+    wise: Wise

@@ -101,6 +101,23 @@ def add_finetune_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--lam", default="0.5", help="share of the original image in the mixed image"
     )
+    lora = parser.add_argument_group("LoRA (finetune.lora; a variant's rank)")
+    lora.add_argument(
+        "--lora-rank",
+        type=non_negative_int,
+        default=0,
+        help="train LoRA adapters of this rank instead of the weights (0 = full fine-tuning)",
+    )
+    lora.add_argument(
+        "--lora-alpha", type=positive_int, default=16, help="the update is scaled alpha / rank"
+    )
+    lora.add_argument("--lora-dropout", type=non_negative_float, default=0.0)
+    lora.add_argument("--lora-tower", choices=["image", "text"], default="image")
+    lora.add_argument(
+        "--lora-modules",
+        default="mlp.c_fc,mlp.c_proj",
+        help="comma-separated Linear layers of the tower (last parts of their module names)",
+    )
     group.add_argument(
         "--processes",
         type=positive_int,

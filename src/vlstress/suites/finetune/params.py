@@ -17,7 +17,8 @@ finetune:
   description: "robust fine-tuning with the semantic and visual contrastive losses
                 (docs/finetune.md)"
   required: [base, train, text_kind, words, method, lam, form, margin, steps, batch_size, lr,
-             weight_decay, warmup, accumulate, freeze, checkpoint_every, seed, nproc, variants]
+             weight_decay, warmup, accumulate, freeze, checkpoint_every, seed, nproc, variants,
+             lora, wise]
   additionalProperties: false
   properties:
     base:
@@ -59,11 +60,37 @@ finetune:
       propertyNames: {pattern: "^[a-z0-9][a-z0-9_]*$"}
       additionalProperties:
         type: object
-        required: [w_sc, w_vc]
+        required: [w_sc, w_vc, lora]
         additionalProperties: false
         properties:
           w_sc: {type: number, minimum: 0}
           w_vc: {type: number, minimum: 0}
+          lora: {type: integer, minimum: 0,
+                 description: "LoRA rank: train adapters (peft) on finetune.lora's layers instead
+                               of the weights; 0 = full fine-tuning"}
+    lora:
+      type: object
+      required: [alpha, dropout, tower, modules]
+      additionalProperties: false
+      description: "the LoRA adapters of the variants with a LoRA rank"
+      properties:
+        alpha: {type: integer, minimum: 1, description: "the update is scaled alpha / rank"}
+        dropout: {type: number, minimum: 0, maximum: 1}
+        tower: {enum: [image, text]}
+        modules: {type: string, minLength: 1,
+                  description: "comma-separated Linear layers, by the last parts of their module
+                                names (e.g. mlp.c_fc,mlp.c_proj)"}
+    wise:
+      type: object
+      required: [of, alphas]
+      additionalProperties: false
+      description: "WiSE-FT: (1 - alpha) * base + alpha * a variant's weights, each alpha a model"
+      properties:
+        of: {type: string, description: "the variant interpolated towards"}
+        alphas:
+          type: array
+          uniqueItems: true
+          items: {type: number, minimum: 0, maximum: 1}
 """
 )
 
@@ -85,7 +112,7 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
 
     from vlstress.caption_data.kinds import KINDS as DATASET_KINDS
     from vlstress.embedding.kinds import IMAGE_TEXT_KINDS, model_kind
-    from vlstress.suites.finetune.paths import FINETUNED
+    from vlstress.suites.finetune.paths import FINETUNED, WISE
     from vlstress.suites.rococo_image.variants import PERTURBATIONS
     from vlstress.suites.rococo_text.variants import KINDS as SET_KINDS
 
@@ -153,32 +180,50 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
             f"finetune.base: {base['arch']} is a supervised classifier; SC/VC fine-tuning trains "
             "an image-text model (an open_clip architecture)"
         )
+    for variant, spec in ft["variants"].items():
+        if spec["lora"] and ft["freeze"]:
+            found.append(
+                f"finetune.variants.{variant}.lora: LoRA trains only its adapters; "
+                f"finetune.freeze ({ft['freeze']}) must be null"
+            )
+    wise = ft["wise"]
+    if wise["alphas"] and wise["of"] not in ft["variants"]:
+        found.append(
+            "finetune.wise.of: "
+            + unknown("variant", wise["of"], ft["variants"])
+            + " (WiSE-FT interpolates towards a variant's weights)"
+        )
     by_path = {
         os.path.normpath(str(e["pretrained"])): slug
         for slug, e in models.items()
         if e.get("pretrained")
     }
-    for variant in ft["variants"]:
-        path = os.path.normpath(FINETUNED.replace("{variant}", variant))
+    made = {
+        **{
+            os.path.normpath(FINETUNED.replace("{variant}", name)): f"finetune.variants.{name}"
+            for name in ft["variants"]
+        },
+        **{
+            os.path.normpath(WISE.replace("{alpha}", str(alpha))): f"finetune.wise alpha {alpha}"
+            for alpha in wise["alphas"]
+        },
+    }
+    for path, what in made.items():
         slug = by_path.get(path)
         if slug is None:
             found.append(
-                f"finetune.variants.{variant} is evaluated by no model: add models.<slug>: "
+                f"{what} is evaluated by no model: add models.<slug>: "
                 f"{{arch: {base['arch']}, pretrained: {path}}}"
             )
         elif models[slug]["arch"] != base["arch"]:
             found.append(
-                f"models.{slug}: the weights of variant {variant} are a {base['arch']}, not a "
+                f"models.{slug}: the weights of {what} are a {base['arch']}, not a "
                 f"{models[slug]['arch']}"
             )
     for path, slug in by_path.items():
-        parts = Path(path).parts
-        if (
-            parts[:2] == ("results", "finetune")
-            and len(parts) == 4
-            and parts[2] not in ft["variants"]
-        ):
+        if Path(path).parts[:2] == ("results", "finetune") and path not in made:
             found.append(
-                f"models.{slug}: {path} is the checkpoint of no variant in finetune.variants"
+                f"models.{slug}: {path} is the checkpoint of no variant in finetune.variants "
+                "and of no alpha in finetune.wise.alphas"
             )
     return found

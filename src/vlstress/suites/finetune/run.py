@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+log = logging.getLogger(__name__)
+
 
 def under_torchrun(processes: int, log: logging.Logger) -> bool:
     """With `processes` > 1 and not yet inside torchrun: run this very command under torchrun and
@@ -108,6 +110,7 @@ class Finetuned:
                 inputs={
                     str(p): sha256_file(p) for p in (args.train, args.train_captions, args.test)
                 },
+                packages=("peft",) if config.lora_rank else (),
             ),
         }
 
@@ -143,6 +146,11 @@ def finetune(args: argparse.Namespace) -> Finetuned | None:
         checkpoint_every=args.checkpoint_every,
         seed=args.train_seed,
         precision=args.precision,
+        lora_rank=args.lora_rank,
+        lora_alpha=args.lora_alpha,
+        lora_dropout=args.lora_dropout,
+        lora_tower=args.lora_tower,
+        lora_modules=tuple(m.strip() for m in args.lora_modules.split(",") if m.strip()),
     )
     config.check()
     if not perturbation(args.method).uses_partner:
@@ -163,9 +171,32 @@ def finetune(args: argparse.Namespace) -> Finetuned | None:
     plan = make_plan(len(paths), args.method, parse_lam(args.lam), args.train_seed)
     pairs = TrainingPairs(paths, samples, plan, preprocess, tokenizer)
     resume = args.resume or args.out.with_name(args.out.name + ".resume")
+    adapted = None
+    if config.lora_rank:
+        import torch
+
+        from vlstress.suites.finetune import lora
+
+        torch.manual_seed(config.seed)  # the adapters' A matrices are drawn at random
+        adapted = lora.add_adapters(
+            model,
+            rank=config.lora_rank,
+            alpha=config.lora_alpha,
+            dropout=config.lora_dropout,
+            tower=config.lora_tower,
+            modules=config.lora_modules,
+        )
+        log.info(
+            "LoRA rank %d on %s: %d trainable parameters",
+            config.lora_rank,
+            ", ".join(config.lora_modules),
+            lora.trainable(model),
+        )
     history = train(model, pairs, config, device=device, resume_path=resume, dist=dist)
     if not dist.main:
         return None
+    if adapted is not None:
+        model = lora.merge(adapted)
     state = {
         name: tensor.detach().cpu().contiguous().clone()
         for name, tensor in model.state_dict().items()

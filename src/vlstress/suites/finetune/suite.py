@@ -7,6 +7,7 @@ from vlstress.suites.finetune.paths import (
     TRAIN_CAPTIONS,
     TRAIN_MANIFEST,
     TRAIN_RAW,
+    WISE,
 )
 from vlstress.suites.rococo_text.paths import NLTK_DATA
 from vlstress.workflow.paths import (
@@ -29,7 +30,10 @@ SUITE = Suite(
     requires=(
         "rococo_text",
     ),  # its altered training captions come from the text stress-test's generators (WordNet)
-    axes=(Axis("variant", "finetune.variants", r"[a-z0-9][a-z0-9_]*", keys=True),),
+    axes=(
+        Axis("variant", "finetune.variants", r"[a-z0-9][a-z0-9_]*", keys=True),
+        Axis("alpha", "finetune.wise.alphas", r"[0-9][0-9.e-]*"),
+    ),
     stages=(
         download_stage(
             "train_download",
@@ -95,6 +99,9 @@ SUITE = Suite(
             " --accumulate {p.finetune.accumulate} --freeze {p.finetune.freeze}"
             " --checkpoint-every {p.finetune.checkpoint_every} --train-seed {p.finetune.seed}"
             " --method {p.finetune.method} --lam {p.finetune.lam} --processes {p.finetune.nproc}"
+            " --lora-rank {item.lora} --lora-alpha {p.finetune.lora.alpha}"
+            " --lora-dropout {p.finetune.lora.dropout} --lora-tower {p.finetune.lora.tower}"
+            " --lora-modules {p.finetune.lora.modules}"
             " --out {out.model} --out-log {out.log}",
             inputs={
                 "train": TRAIN_MANIFEST,
@@ -122,9 +129,23 @@ SUITE = Suite(
             gpu=True,
             gpus="finetune.nproc",
             doc=(
-                "fine-tune the base model with the CLIP loss + w_sc * SC + w_vc * VC (resumes a "
-                "killed run)"
+                "fine-tune the base model with the CLIP loss + w_sc * SC + w_vc * VC, every weight "
+                "or LoRA adapters (resumes a killed run)"
             ),
+        ),
+        Stage(
+            "wise_ft",
+            "vlstress wise-ft --model-card {in.card} --threads {p.embed.threads}"
+            " --finetuned {in.finetuned} --alpha {alpha} --out {out.model}",
+            inputs={
+                "card": BASE_CARD,
+                "finetuned": FINETUNED.replace("{variant}", "{p.finetune.wise.of}"),
+            },
+            outputs={"model": Output(WISE), "meta": small(f"{WISE}.json")},
+            axes=("alpha",),
+            external=("finetune.base.pretrained",),
+            suite="finetune",
+            doc="WiSE-FT: the weights (1 - alpha) * base + alpha * variant finetune.wise.of",
         ),
         Stage(
             "finetune_table",
@@ -158,6 +179,10 @@ SUITE = Suite(
                 "fine-tune a model with the CLIP loss + RoCOCO's semantic and visual contrastive "
                 "losses"
             ),
+        ),
+        "wise-ft": (
+            "vlstress.suites.finetune.commands.wise_ft",
+            "WiSE-FT: (1 - alpha) * base + alpha * a fine-tuned variant's weights",
         ),
         "finetune-table": (
             "vlstress.suites.finetune.commands.finetune_table",

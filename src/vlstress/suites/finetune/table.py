@@ -24,12 +24,15 @@ from vlstress.suites.finetune.block import FinetuneParams
 MISSING = "–"
 
 
+METHODS = ("SC/VC", "SC/VC + LoRA", "WiSE-FT")  # the table's groups, in this order
+
+
 @dataclass(frozen=True)
 class Finetuned:
     variant: str
     slug: str  # the model entry evaluating the fine-tuned weights
-    w_sc: float
-    w_vc: float
+    method: str  # one of METHODS
+    settings: str  # what sets it apart within its method
 
 
 def _condition(text: str) -> dict:
@@ -78,22 +81,20 @@ def comparison(
     columns = columns_of(agg)
     present = set(agg["model"])
     notes = []
-    rows = [("base", base, "", "")] if base in present else []
+    rows = [("base", "base", base, "")] if base in present else []
     if base not in present:
         notes.append(
             f"the base model {base!r} has no records: add it to `models` to compare against it"
         )
-    for f in finetuned:
+    for f in sorted(finetuned, key=lambda f: METHODS.index(f.method)):
         if f.slug in present:
-            rows.append((f.variant, f.slug, f"{f.w_sc:g}", f"{f.w_vc:g}"))
+            rows.append((f.method, f.variant, f.slug, f.settings))
         else:
             notes.append(f"fine-tuned model {f.slug!r} ({f.variant}) has no records yet")
-    index = pd.MultiIndex.from_tuples(
-        [(v, s, sc, vc) for v, s, sc, vc in rows], names=["variant", "model", "w_sc", "w_vc"]
-    )
+    index = pd.MultiIndex.from_tuples(rows, names=["method", "variant", "model", "settings"])
     values = pd.DataFrame(
         {
-            title: [series.get(slug, math.nan) for _, slug, _, _ in rows]
+            title: [series.get(slug, math.nan) for _, _, slug, _ in rows]
             for title, series in columns.items()
         },
         index=index,
@@ -119,20 +120,34 @@ def cells(frame: pd.DataFrame, signed: bool = False) -> pd.DataFrame:
 
 def finetuned_models(params: Params) -> list[Finetuned]:
     """The fine-tuned models of the params: a model whose `pretrained` is a variant's checkpoint
-    (`results/finetune/<variant>/model.safetensors`)."""
+    (`results/finetune/<variant>/model.safetensors`) or a WiSE-FT alpha's
+    (`results/finetune/wise/<alpha>/model.safetensors`)."""
     import os
 
-    from vlstress.suites.finetune.paths import FINETUNED
+    from vlstress.suites.finetune.paths import FINETUNED, WISE
 
+    block = params.block(FinetuneParams)
+    made = {}
+    for variant, spec in sorted(block.variants.items()):
+        settings = f"w_sc {spec.w_sc:g}, w_vc {spec.w_vc:g}"
+        method = "SC/VC"
+        if spec.lora:
+            method, settings = "SC/VC + LoRA", f"{settings}, rank {spec.lora}"
+        made[FINETUNED.replace("{variant}", variant)] = (variant, method, settings)
+    # the path as the workflow writes it: the alpha as written in the params (1 or 1.0)
+    for written, alpha in zip(params.values["finetune"]["wise"]["alphas"], block.wise.alphas):
+        made[WISE.replace("{alpha}", str(written))] = (
+            f"wise {alpha:g}",
+            "WiSE-FT",
+            f"alpha {alpha:g} towards {block.wise.of}",
+        )
     found = []
-    for variant, weights in sorted(params.block(FinetuneParams).variants.items()):
-        path = os.path.normpath(FINETUNED.replace("{variant}", variant))
-        slugs = [
-            slug
+    for path, (variant, method, settings) in made.items():
+        found += [
+            Finetuned(variant, slug, method, settings)
             for slug, model in params.models.items()
-            if model.pretrained and os.path.normpath(model.pretrained) == path
+            if model.pretrained and os.path.normpath(model.pretrained) == os.path.normpath(path)
         ]
-        found += [Finetuned(variant, slug, weights.w_sc, weights.w_vc) for slug in slugs]
     return found
 
 
@@ -162,8 +177,9 @@ def finetune_tables(params: Params, params_files: list[Path], summary: Path) -> 
         inputs={str(summary): sha256_file(summary)},
     )
     caption = (
-        f"Robust fine-tuning of {base}: base against its fine-tuned variants (CLIP loss + w_sc "
-        "SC + w_vc VC); R@1, false R@1 and top-1 in %"
+        f"Fine-tuning of {base}: base against its fine-tuned variants by method (CLIP loss + "
+        "w_sc SC + w_vc VC, every weight or LoRA adapters; WiSE-FT weight interpolation); R@1, "
+        "false R@1 and top-1 in %"
     )
     text = (
         f"{caption}\n\n"

@@ -51,6 +51,12 @@ class TrainConfig:
     checkpoint_every: int = 0  # steps between resume checkpoints (0 = none)
     seed: int = 0
     precision: str = "fp32"
+    # LoRA (vlstress.suites.finetune.lora): rank 0 = every weight trains
+    lora_rank: int = 0
+    lora_alpha: int = 16
+    lora_dropout: float = 0.0
+    lora_tower: str = "image"
+    lora_modules: tuple[str, ...] = ("mlp.c_fc", "mlp.c_proj")
 
     def check(self) -> None:
         problems = []
@@ -68,6 +74,12 @@ class TrainConfig:
             problems.append(f"freeze must be image, text or null, not {self.freeze!r}")
         if self.w_sc < 0 or self.w_vc < 0:
             problems.append("w_sc and w_vc must be >= 0")
+        if self.lora_rank < 0 or self.lora_alpha < 1 or not 0 <= self.lora_dropout <= 1:
+            problems.append("LoRA rank must be >= 0, alpha >= 1 and dropout in [0, 1]")
+        if self.lora_rank and self.freeze:
+            problems.append("LoRA trains only its adapters: freeze must be null")
+        if self.lora_rank and self.lora_tower not in FREEZE:
+            problems.append(f"LoRA tower must be image or text, not {self.lora_tower!r}")
         if problems:
             raise VlstressError("fine-tuning settings: " + "; ".join(problems))
 

@@ -13,6 +13,10 @@ sidecar (`<out>.json`: base model, settings, training counts, provenance) and th
 started again with the same command resumes from its last checkpoint (`--resume`, every
 --checkpoint-every steps) and ends at the same weights as an uninterrupted run.
 
+With --lora-rank R > 0 only LoRA adapters of rank R train, on the --lora-modules Linear layers of
+the --lora-tower (peft; vlstress.suites.finetune.lora); they are merged into the weights written,
+so the checkpoint loads like any other.
+
 With --processes N > 1 the step runs itself under torchrun (N data-parallel processes: N GPUs on
 CUDA, gloo processes on CPU); rank 0 writes the outputs. See vlstress.suites.finetune.run for the
 work and vlstress.suites.finetune.flags for the flags.

@@ -435,3 +435,19 @@ def test_the_overlap_check_sees_crowded_and_slanted_labels():
     ax.annotate("a model", (0.02, 0.95), xycoords="axes fraction")
     assert any("under the legend" in hit for hit in overlapping_text(fig))
     plt.close(fig)
+
+
+def test_recall_bars_leave_out_models_without_retrieval_records(full_summary):
+    """A supervised classifier (no text tower) has zero-shot records only: no empty slot for it
+    on the retrieval figure's axis."""
+    import pandas as pd
+
+    table = records.read_summary(full_summary)
+    clip = table[table["label"] == "ViT-B-32 (random-init)"]
+    classifier = clip.head(1).assign(
+        model="r18", label="timm:resnet18 (random-init)", task="zeroshot", metric="top1"
+    )
+    setup()
+    fig, _ = figures.recall_bars(pd.concat([table, classifier], ignore_index=True))
+    ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert ticks == ["RN50\n(openai)", "ViT-B-32\n(random-init)"]

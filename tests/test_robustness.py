@@ -591,3 +591,36 @@ def test_the_default_line_is_fitted_on_imagenet_trained_models_only(tmp_path):
 def test_the_default_needs_imagenet_trained_models(tmp_path):
     with pytest.raises(VlstressError, match="add --csv testbed"):
         run_command(tmp_path, "--csv", "published", "--baselines", "imagenet-trained")
+
+
+def test_labels_of_close_models_do_not_overlap_each_other_or_the_points():
+    """Four models within a point of accuracy of one another (the demo's base, its LoRA variant,
+    WiSE-FT, ...): each label is moved apart (adjustText), none covers another label or a
+    model's marker."""
+    from matplotlib.transforms import Bbox
+
+    from vlstress.suites.zeroshot import robustness_figure
+
+    close = [("m1", 0.40, 0.30), ("m2", 0.401, 0.301), ("m3", 0.405, 0.298), ("m4", 0.41, 0.31)]
+    table = long_table([("a", 0.2, 0.1), ("b", 0.6, 0.45), *close], "s1")
+    lines = robustness.fit_lines(table, ["a", "b"], "logit", "ols")
+    results = robustness.effective_robustness(table, ["a", "b"], lines=lines)
+    names = {m: f"vit-b-32-random+variant_{m}" for m, _, _ in close}
+    fig = robustness_figure.draw(results, lines, id_name="imagenet", names=names)
+    fig.canvas.draw()
+    (ax,) = [ax for ax in fig.axes if ax.axison]
+    renderer = fig.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in ax.texts if t.get_text().startswith("vit")]
+    assert len(boxes) == 4
+    for i, box in enumerate(boxes):
+        assert not any(box.overlaps(other) for other in boxes[i + 1 :])
+    markers = [
+        ax.transData.transform(c.get_offsets()[0])
+        for c in ax.collections
+        if (c.get_gid() or "").startswith("model:")
+    ]
+    for box in boxes:
+        assert not any(Bbox.from_bounds(*(m - 3), 6, 6).overlaps(box) for m in markers)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)

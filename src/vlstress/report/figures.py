@@ -59,11 +59,14 @@ def save(fig: plt.Figure, png: Path, provenance: dict[str, Any]) -> Path:
 
 def _tick(label: str) -> str:
     """`ViT-B-32 (random-init)` -> two lines, so that x tick labels stay readable; a long weights
-    part (`(sc_vc/model.safetensors)`) breaks after its folder too."""
+    part (`(my/model.safetensors)`) breaks after its folder too, and a fine-tuned model's slug
+    (`vit-b-32-random+sc_vc`) before its `+`."""
     arch, sep, weights = label.partition(" (")
+    if not sep:
+        return label.replace("+", "\n+", 1)
     if len(weights) > 16 and "/" in weights:
         weights = weights.replace("/", "/\n", 1)
-    return f"{arch}\n({weights}" if sep else label
+    return f"{arch}\n({weights}"
 
 
 def _dataset(table: pd.DataFrame) -> str:

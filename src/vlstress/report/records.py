@@ -83,7 +83,11 @@ def record_rows(rec: record_format.Record) -> list[dict[str, Any]]:
     arch = rec.model.get("arch") or model.get("arch", "")
     base = {
         "model": rec.model["slug"],
-        "label": f"{arch} ({weights_short(model, rec.model['weights'])})",
+        # a checkpoint is named by its model's slug: fine-tuned checkpoints share a file name
+        # (model.safetensors), and the slug is what the user called the model
+        "label": rec.model["slug"]
+        if model.get("weights") == "checkpoint"
+        else f"{arch} ({weights_short(model, rec.model['weights'])})",
         "arch": arch,
         "weights": rec.model["weights"],
         "weights_kind": model.get("weights", ""),

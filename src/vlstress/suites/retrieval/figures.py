@@ -117,6 +117,9 @@ def recall_bars(table: pd.DataFrame) -> FigureResult:
         panels.append(
             ("original gallery", original, list(dict.fromkeys(original["condition_label"])))
         )
+    # only models with retrieval records (a supervised classifier has no text tower)
+    drawn = set(pd.concat([data for _, data, _ in panels])["label"])
+    models = [m for m in models if m in drawn]
     if records.max_replicates(table) > 1:
         notes.append(ERRORBAR_NOTE)
     width = sum(1.6 + 0.32 * len(models) * len(hue) for _, _, hue in panels)

@@ -4,7 +4,8 @@ Why this layout: on logit/probit axes the baseline models fall on a straight lin
 model above the line is effectively robust and its vertical gap is visible at a glance.
 One panel per shift. Baselines are grey points, the fitted line is solid, y = x is
 dashed (no accuracy lost to the shift); this run's models (those that are not baselines)
-and any highlighted ones are coloured and labelled with their ER in percentage points.
+and any highlighted ones are coloured and labelled with their ER in percentage points, the labels
+moved apart and off the points by adjustText.
 Ticks sit at their transformed positions but read in accuracy %. Artists carry a `gid`
 (`baselines`, `fit`, `identity`, `model:<name>`) so tests and tools can find them. With a
 `families` mapping, each family of model (image-text open_clip models, supervised ImageNet
@@ -16,6 +17,7 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import matplotlib
 
@@ -24,6 +26,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
 
 from vlstress.suites.zeroshot.robustness import FIT_TITLES, Line, get_transform  # noqa: E402
 
@@ -38,6 +41,36 @@ FAMILIES = {
     "open_clip": ("o", "image-text (open_clip)"),
     "timm": ("s", "supervised ImageNet (timm)"),
 }
+
+
+@dataclass(frozen=True)
+class Labels:
+    """A panel's model labels and every point they must keep clear of."""
+
+    texts: list[Text]
+    x: np.ndarray  # every point of the panel
+    y: np.ndarray
+    target_x: list[float]  # the point each label names
+    target_y: list[float]
+
+    def place(self, ax: plt.Axes) -> None:
+        """Move the labels apart and off the points (adjustText; seeded, so the same figure comes
+        out every time), each tied to its point by a thin line."""
+        from adjustText import adjust_text
+
+        if self.texts:
+            adjust_text(
+                self.texts,
+                x=self.x,
+                y=self.y,
+                target_x=self.target_x,
+                target_y=self.target_y,
+                ax=ax,
+                expand=(1.2, 1.6),
+                force_text=(0.5, 1.0),
+                force_explode=(0.5, 1.0),
+                arrowprops={"arrowstyle": "-", "color": "0.45", "lw": 0.6},
+            )
 
 
 def coloured_models(results: pd.DataFrame, highlight: Sequence[str] = ()) -> list[str]:
@@ -71,7 +104,7 @@ def _panel(
     id_name: str,
     names: dict[str, str],
     families: dict[str, str],
-) -> None:
+) -> Labels:
     axis = get_transform(line.transform)
     x = axis.to_axis(rows["id_accuracy"].to_numpy(), line.epsilon)
     y = axis.to_axis(rows["shifted_accuracy"].to_numpy(), line.epsilon)
@@ -124,10 +157,9 @@ def _panel(
         gid="identity",
         zorder=1,
     )
+    texts = []
     middle = (low + high) / 2
     for xi, yi, row in zip(x[coloured], y[coloured], rows[coloured].itertuples(index=False)):
-        # labels point into the panel: left of points in its right half, below those at the top
-        right, top = xi > middle, yi > middle
         ax.scatter(
             [xi],
             [yi],
@@ -140,21 +172,23 @@ def _panel(
             gid=f"model:{row.model}",
             zorder=4,
         )
-        ax.annotate(
-            # no "-0.0": a value that rounds to zero reads +0.0
-            f"{names.get(row.model, row.model)}\nER {row.effective_robustness_pp + 0.0:+.1f} pp"
-            if round(row.effective_robustness_pp, 1) != 0
-            else f"{names.get(row.model, row.model)}\nER +0.0 pp",
-            (xi, yi),
-            xytext=(-6 if right else 6, -6 if top else 6),
-            textcoords="offset points",
-            ha="right" if right else "left",
-            va="top" if top else "bottom",
+        # no "-0.0": a value that rounds to zero reads +0.0
+        er = row.effective_robustness_pp if round(row.effective_robustness_pp, 1) != 0 else 0.0
+        # start a quarter of the way to the panel's centre, where there is room (points crowd
+        # the corners); adjustText then moves the labels apart
+        text = ax.text(
+            xi + 0.25 * (middle - xi),
+            yi + 0.25 * (middle - yi),
+            f"{names.get(row.model, row.model)}\nER {er + 0.0:+.1f} pp",
+            ha="center",
+            va="center",
             fontsize="x-small",
             color=colours[row.model],
             zorder=3.5,
             bbox={"boxstyle": "round,pad=0.1", "fc": "white", "alpha": 0.7, "lw": 0},
         )
+        text.set_in_layout(False)  # placed after the layout, inside the panel
+        texts.append(text)
     ax.set_xlim(low, high)
     ax.set_ylim(low, high)
     positions, labels = _ticks(line.transform, low, high)
@@ -163,6 +197,7 @@ def _panel(
     ax.set_title(shift)
     ax.set_xlabel(f"{id_name} accuracy (%)")
     ax.set_ylabel(f"{shift} accuracy (%)")
+    return Labels(texts, x, y, list(x[coloured]), list(y[coloured]))
 
 
 def draw(
@@ -185,8 +220,9 @@ def draw(
     ncols = min(PANELS_PER_ROW, len(shifts))
     nrows = math.ceil(len(shifts) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 4.4 * nrows), squeeze=False)
+    placed = []
     for ax, shift in zip(axes.flat, shifts):
-        _panel(
+        labels = _panel(
             ax,
             results[results["shift"] == shift],
             lines[shift],
@@ -196,6 +232,7 @@ def draw(
             names or {},
             families or {},
         )
+        placed.append((ax, labels))
     for ax in list(axes.flat)[len(shifts) :]:
         ax.set_axis_off()
     handles, labels = axes.flat[0].get_legend_handles_labels()
@@ -215,11 +252,14 @@ def draw(
     axes.flat[ncols - 1].legend(
         *zip(*keep), loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="x-small", frameon=False
     )
-    fig.suptitle(
+    title = (
         f"Effective robustness: {first.transform} axes, {FIT_TITLES[first.fit]} fit over "
         "baseline models"
     )
+    fig.suptitle(textwrap.fill(title, 40 * ncols))  # one panel: two lines, inside the figure
     fig.tight_layout()
+    for ax, labels in placed:  # in the final layout: label room is measured on screen
+        labels.place(ax)
     if caption:
         fig.text(
             0.01,

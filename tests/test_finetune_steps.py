@@ -226,6 +226,11 @@ def test_the_comparison_table_is_base_and_variants_by_method_with_their_changes(
     # what robustness costs elsewhere
     assert changes.loc[sc, "zero-shot objects top-1"] == -2.0
     assert changes.xs("base+lora", level="model")["zero-shot objects top-1"].item() == 0.5
+    # a variant may be called `base`: the base row is the base method's
+    named_base = comparison(agg, "base", [Finetuned("base", "base+sc", "SC/VC", "w_sc 1, w_vc 0")])[
+        1
+    ]
+    assert list(named_base.index.get_level_values("variant")) == ["base"]
     assert "image mix R@1" not in values  # no image-stress records: no column
     assert notes == ["fine-tuned model 'base+vc' (vc) has no records yet"]
 

@@ -4,6 +4,7 @@ weights."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -166,3 +167,31 @@ def test_lora_training_changes_only_the_adapted_layers(setup):
 def test_lora_with_a_frozen_tower_is_refused():
     with pytest.raises(VlstressError, match="LoRA trains only its adapters"):
         TrainConfig(steps=1, batch_size=1, lr=1e-3, lora_rank=4, freeze="text").check()
+
+
+def test_a_full_fine_tuning_depends_on_no_lora_setting():
+    """Editing finetune.lora leaves a rank-0 variant's settings (sidecar, resume fingerprint)
+    as they were; with LoRA they count, and so does peft's version."""
+    import peft
+
+    full = TrainConfig(steps=2, batch_size=2, lr=1e-3)
+    edited = TrainConfig(steps=2, batch_size=2, lr=1e-3, lora_alpha=64, lora_tower="text")
+    assert full.fingerprint() == edited.fingerprint() and full.settings() == edited.settings()
+    assert "lora_alpha" not in full.settings()
+    lora = TrainConfig(steps=2, batch_size=2, lr=1e-3, lora_rank=4)
+    other = TrainConfig(steps=2, batch_size=2, lr=1e-3, lora_rank=4, lora_alpha=64)
+    assert lora.fingerprint() != other.fingerprint()
+    assert lora.settings()["peft"] == peft.__version__ and lora.settings()["lora_alpha"] == 16
+
+
+@pytest.mark.parametrize(
+    ("overrides", "needle"),
+    [
+        ({"lora_dropout": 1.0}, "LoRA dropout must be in [0, 1), not 1.0"),
+        ({"lora_modules": ()}, "LoRA needs at least one module"),
+        ({"lora_alpha": 0}, "LoRA alpha must be >= 1, not 0"),
+    ],
+)
+def test_bad_lora_settings_are_named(overrides, needle):
+    with pytest.raises(VlstressError, match=re.escape(needle)):
+        TrainConfig(steps=1, batch_size=1, lr=1e-3, lora_rank=4, **overrides).check()

@@ -494,6 +494,18 @@ def test_an_output_written_once_per_value_of_its_each_axes_is_one_job():
             ["finetune.lora.tower"],
         ),
         (
+            lambda p: p["finetune"]["lora"].update(modules="mlp.c_fc, mlp.c_proj"),
+            ["finetune.lora.modules", "is not of the expected form"],
+        ),
+        (
+            lambda p: p["finetune"]["lora"].update(dropout=1),
+            ["finetune.lora.dropout"],
+        ),
+        (
+            lambda p: p["finetune"]["wise"].update(alphas=[float("nan")]),
+            ["finetune.wise.alphas: nan is not a number in [0, 1]"],
+        ),
+        (
             lambda p: p["models"].update({"vit.5": p["models"]["vit-b-32-random"]}),
             ["models: 'vit.5' is not of the expected form", "no dot"],
         ),

@@ -624,3 +624,29 @@ def test_labels_of_close_models_do_not_overlap_each_other_or_the_points():
     import matplotlib.pyplot as plt
 
     plt.close(fig)
+
+
+def test_the_labelled_figure_is_the_same_bytes_every_time(tmp_path, monkeypatch):
+    """Label placement is bounded by iterations, not by wall-clock time: a busy CPU draws the same
+    figure."""
+    import adjustText
+    import matplotlib.pyplot as plt
+
+    from vlstress.report.figures import setup
+    from vlstress.suites.zeroshot import robustness_figure
+
+    close = [("m1", 0.40, 0.30), ("m2", 0.401, 0.301), ("m3", 0.405, 0.298), ("m4", 0.41, 0.31)]
+    table = long_table([("a", 0.2, 0.1), ("b", 0.6, 0.45), ("c", 0.9, 0.8), *close], "s1")
+    lines = robustness.fit_lines(table, ["a", "b", "c"], "logit", "ols")
+    results = robustness.effective_robustness(table, ["a", "b", "c"], lines=lines)
+    setup()
+    pngs = []
+    for slow in (False, True):
+        if slow:  # every clock reading a second later: a time limit would cut the placement short
+            ticks = iter(range(10**6))
+            monkeypatch.setattr(adjustText, "timer", lambda: float(next(ticks)))
+        fig = robustness_figure.draw(results, lines, id_name="imagenet")
+        fig.savefig(tmp_path / f"{slow}.png", format="png", metadata={"Software": None})
+        plt.close(fig)
+        pngs.append((tmp_path / f"{slow}.png").read_bytes())
+    assert pngs[0] == pngs[1]

@@ -75,9 +75,10 @@ finetune:
       description: "the LoRA adapters of the variants with a LoRA rank"
       properties:
         alpha: {type: integer, minimum: 1, description: "the update is scaled alpha / rank"}
-        dropout: {type: number, minimum: 0, maximum: 1}
+        dropout: {type: number, minimum: 0, exclusiveMaximum: 1,
+                  description: "dropout of the adapters' input (below 1: at 1 nothing trains)"}
         tower: {enum: [image, text]}
-        modules: {type: string, minLength: 1,
+        modules: {type: string, pattern: "^[A-Za-z0-9_.]+(,[A-Za-z0-9_.]+)*$",
                   description: "comma-separated Linear layers, by the last parts of their module
                                 names (e.g. mlp.c_fc,mlp.c_proj)"}
     wise:
@@ -108,6 +109,7 @@ DOWNLOAD_KEYS = (
 def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     """The fine-tuning block: training data, generators, and the models that evaluate the base and
     each variant."""
+    import math
     import os
 
     from vlstress.caption_data.kinds import KINDS as DATASET_KINDS
@@ -187,6 +189,9 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
                 f"finetune.freeze ({ft['freeze']}) must be null"
             )
     wise = ft["wise"]
+    for alpha in wise["alphas"]:
+        if not math.isfinite(alpha) or str(alpha).startswith("-"):
+            found.append(f"finetune.wise.alphas: {alpha} is not a number in [0, 1]")
     if wise["alphas"] and wise["of"] not in ft["variants"]:
         found.append(
             "finetune.wise.of: "

@@ -86,7 +86,7 @@ class Finetuned:
             "base": self.base,
             "arch": self.spec.arch,
             "training": {
-                **config.__dict__,
+                **config.settings(),
                 "method": args.method,
                 "lam": args.lam,
                 "nproc": args.processes,
@@ -99,7 +99,7 @@ class Finetuned:
                     # training images are decoded by Pillow (load_rgb), whatever --decoder says
                     **model_params(args, self.spec, decoder="pil"),
                     "variant": args.variant,
-                    **config.__dict__,
+                    **config.settings(),
                     "method": args.method,
                     "lam": args.lam,
                     "nproc": args.processes,

@@ -101,7 +101,7 @@ def comparison(
     )
     changes = (
         values.sub(values.xs(base, level="model").iloc[0], axis=1).drop(
-            index="base", level="variant"
+            index="base", level="method"
         )
         if base in present
         else values.iloc[0:0]

@@ -74,8 +74,14 @@ class TrainConfig:
             problems.append(f"freeze must be image, text or null, not {self.freeze!r}")
         if self.w_sc < 0 or self.w_vc < 0:
             problems.append("w_sc and w_vc must be >= 0")
-        if self.lora_rank < 0 or self.lora_alpha < 1 or not 0 <= self.lora_dropout <= 1:
-            problems.append("LoRA rank must be >= 0, alpha >= 1 and dropout in [0, 1]")
+        if self.lora_rank < 0:
+            problems.append(f"LoRA rank must be >= 0, not {self.lora_rank}")
+        if self.lora_rank and self.lora_alpha < 1:
+            problems.append(f"LoRA alpha must be >= 1, not {self.lora_alpha}")
+        if self.lora_rank and not 0 <= self.lora_dropout < 1:
+            problems.append(f"LoRA dropout must be in [0, 1), not {self.lora_dropout}")
+        if self.lora_rank and not self.lora_modules:
+            problems.append("LoRA needs at least one module to adapt")
         if self.lora_rank and self.freeze:
             problems.append("LoRA trains only its adapters: freeze must be null")
         if self.lora_rank and self.lora_tower not in FREEZE:
@@ -83,8 +89,19 @@ class TrainConfig:
         if problems:
             raise VlstressError("fine-tuning settings: " + "; ".join(problems))
 
+    def settings(self) -> dict[str, Any]:
+        """What the run depends on: without LoRA, none of its settings (editing them changes
+        nothing of a full fine-tuning); with it, peft's version too (the resume state holds peft's
+        module names)."""
+        found = asdict(self)
+        if not self.lora_rank:
+            return {k: v for k, v in found.items() if not k.startswith("lora_") or k == "lora_rank"}
+        import peft
+
+        return {**found, "peft": peft.__version__}
+
     def fingerprint(self) -> str:
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+        return hashlib.sha256(json.dumps(self.settings(), sort_keys=True).encode()).hexdigest()[:16]
 
 
 def lr_factor(step: int, steps: int, warmup: int) -> float:
@@ -227,6 +244,10 @@ def train(
     model.train()
     if config.freeze == "image":
         model.visual.eval()  # frozen batch-norm statistics stay frozen
+    if config.lora_rank:  # only the adapters train: batch-norm statistics stay the base's
+        for module in model.modules():
+            if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
+                module.eval()
     optimizer = optimizer_for(model, config)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: lr_factor(step, config.steps, config.warmup)

@@ -26,9 +26,10 @@ def interpolate(
     check_alpha(alpha)
     if base.keys() != finetuned.keys():
         only = sorted(set(base) ^ set(finetuned))
+        side = [f"{k} ({'base' if k in base else 'fine-tuned'} only)" for k in only[:3]]
         raise VlstressError(
             f"WiSE-FT needs two models of one architecture; the state dicts differ in {len(only)} "
-            f"tensor(s), e.g. {', '.join(only[:3])}"
+            f"tensor(s), e.g. {', '.join(side)}"
         )
     mixed = {}
     for name, zero in base.items():

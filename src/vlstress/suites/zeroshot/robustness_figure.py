@@ -36,6 +36,7 @@ PANELS_PER_ROW = 3
 TICK_ACCURACIES = (0.5, 0.1, 0.9, 0.01, 0.99, 0.3, 0.7, 0.2, 0.8, 0.05, 0.95, 0.02, 0.98, 0.4, 0.6)
 LINEAR_TICKS = tuple(i / 10 for i in range(11))
 MIN_TICK_GAP = 1 / 16  # of the axis span
+ITERATIONS = 500  # of adjustText's label placement (it stops earlier once no label overlaps)
 # marker and legend title of each family of model (vlstress.embedding.models.model_kind)
 FAMILIES = {
     "open_clip": ("o", "image-text (open_clip)"),
@@ -54,8 +55,9 @@ class Labels:
     target_y: list[float]
 
     def place(self, ax: plt.Axes) -> None:
-        """Move the labels apart and off the points (adjustText; seeded, so the same figure comes
-        out every time), each tied to its point by a thin line."""
+        """Move the labels apart and off the points (adjustText), each tied to its point by a thin
+        line. Bounded by iterations, not adjustText's default of one second of wall-clock time:
+        its start is seeded, so the same figure comes out every time, however busy the CPU."""
         from adjustText import adjust_text
 
         if self.texts:
@@ -69,6 +71,7 @@ class Labels:
                 expand=(1.2, 1.6),
                 force_text=(0.5, 1.0),
                 force_explode=(0.5, 1.0),
+                iter_lim=ITERATIONS,
                 arrowprops={"arrowstyle": "-", "color": "0.45", "lw": 0.6},
             )
 

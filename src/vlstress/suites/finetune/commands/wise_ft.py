@@ -60,7 +60,10 @@ def run(args: argparse.Namespace) -> None:
         finetuned = load_file(str(args.finetuned))
     except Exception as exc:
         raise VlstressError(f"--finetuned {args.finetuned}: unreadable checkpoint ({exc})") from exc
-    mixed = interpolate(base, finetuned, args.alpha)
+    try:
+        mixed = interpolate(base, finetuned, args.alpha)
+    except VlstressError as exc:
+        raise VlstressError(f"base {spec.slug} and {args.finetuned}: {exc}") from None
     with atomic_path(args.out) as tmp:
         save_file(mixed, str(tmp))
     described = models.describe(spec, model)

@@ -40,7 +40,7 @@ demo: install
 	dvc status
 
 test: install
-	python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 test-fast: install
 	python -m pytest -m "not slow"

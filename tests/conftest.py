@@ -18,6 +18,38 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("VLSTRESS_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
+# The modules that take minutes (they build workflows), slowest first, as measured in a full run
+# on 2 cores: pytest-xdist hands them out before the quick modules, which then fill the other worker
+# (`make test` passes --no-loadscope-reorder: by default xdist orders files by number of tests, and
+# the slow modules, with few tests each, came last and ran one after another on one worker).
+SLOWEST_FIRST = (
+    "test_workflow.py",
+    "test_timm_workflow.py",
+    "test_cpu_kernels.py",
+    "test_slurm.py",
+    "test_workflow_finetune.py",
+    "test_prompts_workflow.py",
+    "test_visual_factors_workflow.py",
+    "test_workflow_edits.py",
+    "test_workflow_zeroshot.py",
+    "test_pipeline.py",
+    "test_video_workflow.py",
+    "test_runs.py",
+    "test_figures.py",
+    "test_exp_run.py",
+    "test_dvc_ssh.py",
+    "test_finetune_steps.py",
+    "test_workflow_coco_mini.py",
+    "test_external_inputs.py",
+    "test_dvc_image_rerun.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: place for place, name in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: file order kept
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO

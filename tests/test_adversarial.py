@@ -256,3 +256,34 @@ def test_subset_is_seeded_sorted_and_capped():
     assert list(adv.subset(5, 10, seed=0)) == list(range(5)) and list(
         adv.subset(5, None, seed=0)
     ) == list(range(5))
+
+
+def test_the_query_figure_lists_every_attack_when_the_last_model_has_none_to_draw():
+    """A model that classifies no image right has no attack success: its panel is empty, and the
+    legend (beside the last panel) still names every attack."""
+    import json
+
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from vlstress.suites.adversarial.figures import adversarial_queries
+
+    rows = []
+    for label, success in (("A (random-init)", 50.0), ("B (random-init)", float("nan"))):
+        for attack, queries in (("fgsm", 1.0), ("square", 20.0)):
+            condition = json.dumps({"attack": attack, "eps": 4.0})
+            for metric, value in (("attack_success", success), ("queries", queries)):
+                rows.append(
+                    {
+                        "label": label,
+                        "task": "adversarial",
+                        "dataset": "objects",
+                        "condition_json": condition,
+                        "metric": metric,
+                        "value": value,
+                    }
+                )
+    fig, _ = adversarial_queries(pd.DataFrame(rows))
+    legend = fig.axes[-1].get_legend()
+    assert [text.get_text() for text in legend.get_texts()] == ["fgsm", "square"]
+    plt.close(fig)

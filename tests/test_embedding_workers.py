@@ -245,9 +245,11 @@ def test_the_demo_params_decode_on_the_jobs_cores_in_fp32():
         "embed_zeroshot",
         "attack",
         "finetune",
+        "wise_ft",  # loads the base model from its card to interpolate towards the variant
         "overlap_detect",  # the detector model embeds the training collection
     }
-    assert all(RUN_FLAGS in s.command for s in model_steps)
+    # WiSE-FT decodes nothing: it mixes two state dicts
+    assert all(RUN_FLAGS in s.command for s in model_steps if s.name != "wise_ft")
 
 
 @pytest.mark.parametrize(

@@ -142,7 +142,11 @@ def test_zero_initialised_adapters_leave_the_outputs_unchanged(tiny_arch):
     model, wrapper = adapted(tiny_arch)
     with torch.no_grad():
         after = model.encode_image(images), model.encode_text(texts)
-    assert torch.equal(before[0], after[0]) and torch.equal(before[1], after[1])
+    # the same weights through another code path (peft's wrapper; frozen weights can take torch's
+    # fused attention): equal to float rounding, not bit for bit (it differed in the last bits
+    # under pytest-xdist)
+    for plain_out, adapted_out in zip(before, after):
+        torch.testing.assert_close(adapted_out, plain_out, rtol=1e-6, atol=1e-6)
     # only the adapters train: rank * (in + out) per adapted layer
     trainable = {n for n, p in model.named_parameters() if p.requires_grad}
     assert trainable and all("lora_" in n for n in trainable)
@@ -167,7 +171,8 @@ def test_merged_adapters_compute_what_the_adapted_model_does(tiny_arch):
     with torch.no_grad():
         assert not torch.allclose(adapted_out, tiny(tiny_arch, 0).encode_image(images))
         torch.testing.assert_close(merged.encode_image(images), adapted_out, rtol=1e-4, atol=1e-5)
-        assert torch.equal(merged.encode_text(texts), text_before)  # the text tower untouched
+        # the text tower untouched (to float rounding: see above)
+        torch.testing.assert_close(merged.encode_text(texts), text_before, rtol=1e-6, atol=1e-6)
 
 
 def test_a_lora_module_that_does_not_exist_is_named(tiny_arch):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
+from matplotlib.lines import Line2D
 
 from vlstress.report.figures import FigureResult, _add_notes, _tick
 from vlstress.report.figures import metric_rows as _rows
@@ -126,7 +127,14 @@ def adversarial_queries(table: pd.DataFrame) -> FigureResult:
         ax.set_xlabel("queries per image (model evaluations)")
     axes[0][0].set_ylabel("attack success (%)")
     axes[0][0].set_ylim(-5.0, 105.0)
+    # every attack in the legend, drawn or not in the last panel (a model that classifies no image
+    # right has no success to draw)
+    handles = [
+        Line2D([], [], marker=markers[a], markerfacecolor="none", color=palette[a], label=a)
+        for a in attacks
+    ]
     axes[0][-1].legend(
+        handles=handles,
         loc="upper left",
         bbox_to_anchor=(1.01, 1.0),
         frameon=False,

@@ -325,8 +325,8 @@ def test_dvc_reruns_every_suites_model_step_to_the_same_bytes(project):
     """Front ends are interchangeable on one machine: DVC, forced to rerun one model step of every
     suite on its own (in the tree Snakemake built), writes the bytes Snakemake wrote, and has
     nothing left to do. (The small workflows of tests/test_prompts_workflow.py,
-    test_timm_workflow.py, test_video_workflow.py and test_visual_factors_workflow.py build a whole
-    tree with each front end and compare; a whole build of this one by DVC alone took 17 minutes.)
+    test_video_workflow.py and test_visual_factors_workflow.py build a whole tree with each front
+    end and compare; a whole build of this one by DVC alone took 17 minutes.)
     After it, Snakemake would see outputs newer than what it built from them: only the DVC test of
     an added severity follows."""
     chosen = model_stages_per_suite(project)

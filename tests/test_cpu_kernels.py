@@ -1,17 +1,19 @@
-"""The same embedding bytes on another x86-64 CPU: the steps cap the math libraries at AVX2.
+"""The same float bytes on another x86-64 CPU: the steps cap the math libraries at AVX2.
 
 The other CPU is qemu's user-mode emulator (`qemu-x86_64 -cpu max`: an x86-64 with AVX2 and no
-AVX-512), running the same `vlstress` steps on the same files. It reports this machine's CPU
-vendor: the caps hold the instruction set, but MKL also picks its code path by vendor, and on an
-Intel Xeon host qemu's default (AuthenticAMD) CPU wrote other bytes than the capped host (the same
-with the host's vendor). Installed with apt-get when missing
-and running as root (Debian's `qemu-user`), otherwise skipped with the reason.
+AVX-512), running the kernels of a ViT image tower (patch convolution, attention, GELU MLP, layer
+norm, projection) on the same pixels, capped as every `vlstress` step caps them. It reports this
+machine's CPU vendor: the caps hold the instruction set, but MKL also picks its code path by vendor,
+and on an Intel Xeon host qemu's default (AuthenticAMD) CPU wrote other bytes than the capped host.
+Installed with apt-get when missing and running as root (Debian's `qemu-user`), otherwise skipped
+with the reason. The emulated process imports torch only, and the tower sees small images: a
+whole `vlstress embed-retrieval` step (open_clip, transformers, 224 px images) took 10 to 20
+minutes under emulation (that the CLI caps before torch loads: test_the_cli_caps_before_torch_loads).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import subprocess
@@ -22,17 +24,36 @@ import pytest
 
 from vlstress import cpu_kernels, provenance
 
-from conftest import apt_install, run_cli
+from conftest import REPO, apt_install
 
 QEMU = "qemu-x86_64"
-# ViT-S-32's widths (wide enough that the vectorised kernels differ between instruction sets) with
-# two layers per tower: under emulation, building and running the twelve-layer model takes minutes
-MODEL = "vlstress-s32-thin"
-THIN_S32 = {
-    "embed_dim": 384,
-    "vision_cfg": {"image_size": 224, "layers": 2, "width": 384, "patch_size": 32},
-    "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 384, "heads": 6, "layers": 2},
-}
+# A ViT image tower at ViT-S-32's widths (wide enough that the vectorised kernels differ between
+# instruction sets), two layers, on two 96 px images (9 patches each: emulated AVX2 arithmetic is
+# slow, about 3 M multiply-adds a second): seeded weights and pixels, the embeddings' bytes to argv[1]
+TOWER = """
+import sys
+from vlstress import cpu_kernels
+
+cpu_kernels.cap()  # as vlstress.cli does, before torch loads
+import torch
+
+torch.set_num_threads(1)
+torch.manual_seed(0)
+width = 384
+patch = torch.nn.Conv2d(3, width, kernel_size=32, stride=32, bias=False)
+layer = dict(dim_feedforward=4 * width, dropout=0.0, activation="gelu", batch_first=True)
+blocks = torch.nn.Sequential(
+    *(torch.nn.TransformerEncoderLayer(width, 6, norm_first=True, **layer) for _ in range(2))
+).eval()
+norm, proj = torch.nn.LayerNorm(width), torch.randn(width, 512) / width**0.5
+pixels = torch.rand(2, 3, 96, 96, generator=torch.Generator().manual_seed(1))
+with torch.no_grad():
+    tokens = patch(pixels).flatten(2).transpose(1, 2)
+    features = norm(blocks(tokens)).mean(dim=1) @ proj
+    features = features / features.norm(dim=-1, keepdim=True)
+with open(sys.argv[1], "wb") as out:
+    out.write(features.numpy().tobytes())
+"""
 
 
 def test_cap_sets_what_is_unset_and_keeps_what_the_user_set(monkeypatch):
@@ -90,81 +111,32 @@ def has_avx512() -> bool:
     )
 
 
-def steps(workdir: Path, prefix: list[str], env: dict[str, str], tag: str) -> dict[str, str]:
-    """Image and caption embeddings of the prepared photos (the retrieval job); sha256 of each
-    .npy."""
-    out = workdir / tag
-    # workers 0: qemu-user cannot run DataLoader worker processes (the serial path gives the same
-    # bytes)
-    args = [
-        "embed-retrieval",
-        "--manifest",
-        "manifest.json",
-        "--model-card",
-        "card.json",
-        "--device",
-        "cpu",
-        "--threads",
-        "1",
-    ]
-    args += ["--workers", "0", "--out", str(out)]
+def tower(workdir: Path, prefix: list[str], env: dict[str, str], tag: str) -> str:
+    """sha256 of the image tower's embeddings, computed by `prefix` python."""
+    out = workdir / f"{tag}.bin"
     done = subprocess.run(
-        [*prefix, "-m", "vlstress", *args],
+        [*prefix, "-c", TOWER, str(out)],
         cwd=workdir,
-        env=env,
+        env={**env, "PYTHONPATH": str(REPO / "src")},
         capture_output=True,
         text=True,
         timeout=1200,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    return {
-        name: hashlib.sha256((out / name).read_bytes()).hexdigest()
-        for name in ("images.npy", "texts.npy")
-    }
+    return hashlib.sha256(out.read_bytes()).hexdigest()
 
 
 @pytest.mark.slow
-def test_an_avx2_cpu_writes_the_same_embeddings(tmp_path, monkeypatch):
+def test_an_avx2_cpu_writes_the_same_embeddings(tmp_path):
     emulator = qemu()
-    configs = tmp_path / "model-configs"
-    configs.mkdir()
-    (configs / f"{MODEL}.json").write_text(json.dumps(THIN_S32))
-    monkeypatch.setenv("VLSTRESS_MODEL_CONFIGS", str(configs))  # every step below reads it
-    run_cli(
-        "download",
-        "--dataset",
-        "demo",
-        "--kind",
-        "demo",
-        "--max-images",
-        "2",
-        "--out",
-        "raw",
-        cwd=tmp_path,
-    )
-    run_cli("prepare", "--dataset", "demo", "--raw", "raw", "--out", "manifest.json", cwd=tmp_path)
-    run_cli(
-        "model-card",
-        "--model",
-        "s32",
-        "--arch",
-        MODEL,
-        "--pretrained",
-        "None",
-        "--seed",
-        "0",
-        "--out",
-        "card.json",
-        cwd=tmp_path,
-    )
     env = {
         name: value for name, value in os.environ.items() if name not in cpu_kernels.CAPS
-    }  # the steps' own caps
-    here = steps(tmp_path, [sys.executable], env, "here")
+    }  # the caps of the script's own cpu_kernels.cap()
+    here = tower(tmp_path, [sys.executable], env, "here")
     # the host's vendor: MKL picks its code path by vendor as well as by instruction set, and the
     # caps hold the instruction set only (qemu's `max` says AuthenticAMD unless told otherwise)
     cpu = f"max,vendor={host_vendor()}"
-    emulated = steps(tmp_path, [emulator, "-cpu", cpu, sys.executable], env, "qemu")
+    emulated = tower(tmp_path, [emulator, "-cpu", cpu, sys.executable], env, "qemu")
     assert here == emulated
     if has_avx512():  # the test can fail: without the caps, this CPU writes other bytes
         uncapped = {
@@ -173,4 +145,4 @@ def test_an_avx2_cpu_writes_the_same_embeddings(tmp_path, monkeypatch):
             "MKL_CBWR": "AUTO",
             "DNNL_MAX_CPU_ISA": "ALL",
         }
-        assert steps(tmp_path, [sys.executable], uncapped, "uncapped") != emulated
+        assert tower(tmp_path, [sys.executable], uncapped, "uncapped") != emulated

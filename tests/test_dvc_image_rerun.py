@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -23,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import copy_repo, finetune_off, zeroshot_off
+from conftest import copy_repo, finetune_off, ran_stages, stale_stages, zeroshot_off
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("dvc")
@@ -48,14 +47,13 @@ def sh(*cmd: str, cwd: Path) -> str:
 
 
 def changed(root: Path) -> set[str]:
-    return set(re.findall(r"^(\S+):$", sh("dvc", "status", cwd=root), flags=re.M))
+    return stale_stages(sh("dvc", "status", cwd=root))
 
 
 def ran(log: str) -> set[str]:
     """The stages a `dvc repro` ran, but the code stamps (`code_<stage>`: they hash source files,
     and run only on a first build or a code edit)."""
-    found = set(re.findall(r"Running stage '([^']+)'", log))
-    return {stage for stage in found if not stage.startswith("code_")}
+    return {stage for stage in ran_stages(log) if not stage.startswith("code_")}
 
 
 def image_stages(model: str, method: str, lam: str, seed: int) -> set[str]:

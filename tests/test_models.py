@@ -193,7 +193,7 @@ def test_fetch_weights_names_every_model_it_cannot_cache(tmp_path, monkeypatch):
         check=False,
     )
     assert done.returncode == 2, done.stderr
-    assert "vit-b-32-random: random-init (seed 0), nothing to fetch" in done.stderr
+    assert "vit-s-32-alt-random: random-init (seed 0), nothing to fetch" in done.stderr
     assert "2 model(s) not fetched" in done.stderr
     assert "model 'hub-model': could not load ViT-B-32 from pretrained tag 'openai'" in done.stderr
     assert "not cached in empty-cache" in done.stderr

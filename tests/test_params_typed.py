@@ -59,7 +59,7 @@ def test_the_demo_params_are_typed_with_real_lists_and_nones():
     params = Params.of(demo())
     assert params.evaluate.ks == (1, 5, 10)  # "1,5,10" in the file: DVC interpolates strings
     assert params.embed.workers is None and params.embed.batch_size == 32
-    assert params.models["vit-b-32-random"].pretrained is None
+    assert params.models["vit-s-32-alt-random"].pretrained is None
     blocks = {key: params.block(kind) for key, kind in block_classes().items()}
     attack = blocks["adversarial"].attacks[1]
     assert (attack.name, attack.eps, attack.steps, attack.alpha) == ("pgd", (1.0, 4.0), 3, None)
@@ -78,7 +78,7 @@ def test_the_demo_params_are_typed_with_real_lists_and_nones():
         (lambda p: p["embed"].update(batch_size="many"), "`embed.batch_size`: expected an integer"),
         (lambda p: p["evaluate"].update(ks="1,x"), "`evaluate.ks[1]`: expected an integer"),
         (lambda p: p["evaluate"].update(ties="random"), "`evaluate.ties`: expected one of"),
-        (lambda p: p["models"]["vit-b-32-random"].pop("arch"), "`arch` is missing"),
+        (lambda p: p["models"]["vit-s-32-alt-random"].pop("arch"), "`arch` is missing"),
         (lambda p: p["embed"].update(colour=1), "`embed`: unknown key(s) colour"),
     ],
 )

@@ -314,15 +314,15 @@ def test_record_paths_are_exactly_what_the_params_produce():
         p for p in paths if "resnet18-random" in p
     ]
     # the fine-tuned model is a model like any other
-    tuned = "results/metrics/vit-b-32-random+sc_vc"
+    tuned = "results/metrics/vit-s-32-alt-random+sc_vc"
     assert f"{tuned}/adversarial-pgd.json" in paths and f"{tuned}/ood-scenes.json" in paths
     assert f"{tuned}/corruption-fog-s5.json" in paths
     assert f"{tuned}/image-patch-lam0.9-seed100.json" in paths
     fewer = {
         **params,
-        "models": {"vit-b-32-random+sc_vc": params["models"]["vit-b-32-random+sc_vc"]},
+        "models": {"vit-s-32-alt-random+sc_vc": params["models"]["vit-s-32-alt-random+sc_vc"]},
     }
-    assert not any("/vit-b-32-random/" in str(p) for p in record_paths(fewer))
+    assert not any("/vit-s-32-alt-random/" in str(p) for p in record_paths(fewer))
     assert all("/original.json" in str(p) for p in record_paths(with_suites(params)))
 
 
@@ -446,10 +446,10 @@ def test_an_output_written_once_per_value_of_its_each_axes_is_one_job():
         ),
         (
             lambda p: p["finetune"]["base"].update(pretrained="openai"),
-            ["finetune.base must be a model of the run", "models.vit-b-32-random"],
+            ["finetune.base must be a model of the run", "models.vit-s-32-alt-random"],
         ),
         (
-            lambda p: p["models"].pop("vit-b-32-random+sc_vc"),
+            lambda p: p["models"].pop("vit-s-32-alt-random+sc_vc"),
             [
                 "finetune.variants.sc_vc is evaluated by no model",
                 "pretrained: results/finetune/sc_vc/model.safetensors",
@@ -506,7 +506,7 @@ def test_an_output_written_once_per_value_of_its_each_axes_is_one_job():
             ["finetune.wise.alphas: nan is not a number in [0, 1]"],
         ),
         (
-            lambda p: p["models"].update({"vit.5": p["models"]["vit-b-32-random"]}),
+            lambda p: p["models"].update({"vit.5": p["models"]["vit-s-32-alt-random"]}),
             ["models: 'vit.5' is not of the expected form", "no dot"],
         ),
         (
@@ -725,7 +725,7 @@ def test_a_suite_switched_off_has_no_job_in_either_front_end(project, suites, pr
 @pytest.mark.slow
 def test_the_default_profile_is_picked_up(project):
     # a DVC-cached output: never in a fresh copy
-    target = "results/embeddings/vit-b-32-random/retrieval"
+    target = "results/embeddings/vit-s-32-alt-random/retrieval"
     result = sh("snakemake", "-n", target, cwd=project)
     with_profile = result.stdout + result.stderr
     assert "workflow/profiles/default" in with_profile

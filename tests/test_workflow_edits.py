@@ -16,7 +16,8 @@ import yaml
 
 from vlstress.pipeline import STAGES
 
-from test_workflow import REPORT_STEPS, fresh_project, ran_stages, sh
+from conftest import ran_stages, stale_stages
+from test_workflow import REPORT_STEPS, fresh_project, sh
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("snakemake")
@@ -49,7 +50,7 @@ def test_param_edit_reruns_only_dependent_stages(project):
     report = {stage.name for stage in STAGES if stage.subcommand in REPORT_STEPS}
     assert planned <= {"evaluate", "evaluate_text", "evaluate_image", *report}, planned
     status = sh("dvc", "status", cwd=project)
-    changed = set(re.findall(r"^(\S+):$", status, flags=re.M))
+    changed = stale_stages(status)
     assert "evaluate@vit-s-32-random" in changed, status
     # only the metric stages use ks; the gate rechecks every params edit (and reruns nothing itself)
     assert all(stage.startswith("evaluate") or stage == "check_params" for stage in changed), status

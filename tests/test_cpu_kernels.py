@@ -8,7 +8,8 @@ and on an Intel Xeon host qemu's default (AuthenticAMD) CPU wrote other bytes th
 Installed with apt-get when missing and running as root (Debian's `qemu-user`), otherwise skipped
 with the reason. The emulated process imports torch only, and the tower sees small images: a
 whole `vlstress embed-retrieval` step (open_clip, transformers, 224 px images) took 10 to 20
-minutes under emulation (that the CLI caps before torch loads: test_the_cli_caps_before_torch_loads).
+minutes under emulation. That the CLI caps before torch loads:
+test_the_cli_caps_before_torch_loads.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ from conftest import REPO, apt_install
 
 QEMU = "qemu-x86_64"
 # A ViT image tower at ViT-S-32's widths (wide enough that the vectorised kernels differ between
-# instruction sets), two layers, on two 96 px images (9 patches each: emulated AVX2 arithmetic is
-# slow, about 3 M multiply-adds a second): seeded weights and pixels, the embeddings' bytes to argv[1]
+# instruction sets), two layers, on two 96 px images (9 patches each: emulated AVX2 arithmetic
+# is slow, about 3 M multiply-adds a second): seeded weights and pixels, the embeddings' bytes to
+# argv[1]
 TOWER = """
 import sys
 from vlstress import cpu_kernels

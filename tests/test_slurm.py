@@ -51,8 +51,8 @@ from string import Template
 import pytest
 import yaml
 
-from conftest import REPO, apt_install
-from test_workflow import digests, fresh_project
+from conftest import REPO, apt_install, output_digests
+from test_workflow import fresh_project
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("snakemake")
@@ -400,7 +400,7 @@ def gpu_rules() -> set[str]:
 
 
 def test_slurm_run_is_byte_identical_to_a_local_run(slurm_run, local_run):
-    on_slurm, local = digests(slurm_run.root), digests(local_run)
+    on_slurm, local = output_digests(slurm_run.root), output_digests(local_run)
     assert len(local) > 10
     differ = sorted(
         name for name in set(on_slurm) | set(local) if on_slurm.get(name) != local.get(name)

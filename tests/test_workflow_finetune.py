@@ -49,17 +49,17 @@ def small_finetune(params: dict) -> dict:
     }
     params["dataset"]["max_images"] = 4
     params["models"] = {
-        BASE: {"arch": "ViT-S-32", "pretrained": None},
-        TUNED: {"arch": "ViT-S-32", "pretrained": CHECKPOINT},
-        LORA: {"arch": "ViT-S-32", "pretrained": LORA_CHECKPOINT},
-        WISE: {"arch": "ViT-S-32", "pretrained": WISE_CHECKPOINT},
+        BASE: {"arch": "ViT-S-32-alt", "pretrained": None},
+        TUNED: {"arch": "ViT-S-32-alt", "pretrained": CHECKPOINT},
+        LORA: {"arch": "ViT-S-32-alt", "pretrained": LORA_CHECKPOINT},
+        WISE: {"arch": "ViT-S-32-alt", "pretrained": WISE_CHECKPOINT},
     }
     sets = params["text_variants"]["sets"]
     params["text_variants"]["sets"] = {"same_concept": sets["same_concept"]}
     params["zeroshot"]["testsets"]["objects"]["max_per_class"] = 1
     params["zeroshot"]["robustness"]["mce_baseline"] = None
     params["finetune"].update(
-        base={"slug": BASE, "arch": "ViT-S-32", "pretrained": None},
+        base={"slug": BASE, "arch": "ViT-S-32-alt", "pretrained": None},
         steps=2,
         batch_size=4,
         warmup=1,

@@ -26,7 +26,6 @@ SHARED_DATA = Path(os.environ.get("VLSTRESS_SHARED_DATA", REPO.parent / "shared"
 # the slow modules, with few tests each, came last and ran one after another on one worker).
 SLOWEST_FIRST = (
     "test_workflow.py",
-    "test_timm_workflow.py",
     "test_cpu_kernels.py",
     "test_slurm.py",
     "test_workflow_finetune.py",

@@ -61,7 +61,7 @@ def test_the_demo_params_are_typed_with_real_lists_and_nones():
     assert params.embed.workers is None and params.embed.batch_size == 32
     assert params.models["vit-s-32-alt-random"].pretrained is None
     blocks = {key: params.block(kind) for key, kind in block_classes().items()}
-    attack = blocks["adversarial"].attacks[1]
+    attack = blocks["adversarial"].attacks[0]
     assert (attack.name, attack.eps, attack.steps, attack.alpha) == ("pgd", (1.0, 4.0), 3, None)
     objects = blocks["zeroshot"].testsets["objects"]
     assert objects.keep is not None and "cup of coffee" in objects.keep and objects.drop is None

@@ -51,7 +51,7 @@ from string import Template
 import pytest
 import yaml
 
-from conftest import REPO, apt_install, output_digests
+from conftest import REPO, apt_install, dvc_reruns_to_the_same_bytes, locked_stages
 from test_workflow import fresh_project
 
 pytestmark = pytest.mark.slow
@@ -370,42 +370,34 @@ def slurm_run(cluster, module_tmp) -> SlurmRun:
     return SlurmRun(root, log, seconds, calls, jobs)
 
 
-@pytest.fixture(scope="module")
-def local_run(module_tmp) -> Path:
-    root = fresh_project(module_tmp.mktemp("local-run") / "repo", zeroshot=False)
-    env = own_code(
-        root,
-        {
-            **os.environ,
-            "PATH": BIN + os.pathsep + os.environ.get("PATH", ""),
-            "PYTHONUNBUFFERED": "1",
-        },
-    )
-    done = subprocess.run(
-        ["snakemake", "--cores", "2"],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
-    )
-    assert done.returncode == 0, (done.stdout + done.stderr)[-8000:]
-    return root
-
-
 def gpu_rules() -> set[str]:
     from vlstress.pipeline import STAGES
 
     return {stage.name for stage in STAGES if stage.gpu}
 
 
-def test_slurm_run_is_byte_identical_to_a_local_run(slurm_run, local_run):
-    on_slurm, local = output_digests(slurm_run.root), output_digests(local_run)
-    assert len(local) > 10
-    differ = sorted(
-        name for name in set(on_slurm) | set(local) if on_slurm.get(name) != local.get(name)
+def test_slurm_run_is_byte_identical_to_a_local_run(slurm_run):
+    """DVC, forced to rerun every step that runs a model or scores here, outside SLURM, writes the
+    bytes the SLURM jobs wrote (a whole second local build took minutes)."""
+    steps = locked_stages(
+        slurm_run.root,
+        "embed_retrieval",
+        "ei_scores",
+        "text_stats",
+        "evaluate",
+        "evaluate_text",
+        "evaluate_image",
     )
-    assert not differ, differ
+    assert len(steps) >= 6, steps
+    env = own_code(
+        slurm_run.root,
+        {
+            **os.environ,
+            "PATH": BIN + os.pathsep + os.environ.get("PATH", ""),
+            "PYTHONUNBUFFERED": "1",
+        },
+    )
+    dvc_reruns_to_the_same_bytes(slurm_run.root, steps, env)
 
 
 def test_every_job_ran_through_slurm(slurm_run):

@@ -1,10 +1,11 @@
 """The demo workflow end to end in a fresh copy of the repository (slow: a few minutes).
 
-Snakemake builds everything and records it in dvc.lock; DVC then has nothing to
-do, reruns only what an added corruption severity needs, and shares the outputs through a
-remote byte for byte. DVC, forced to rerun a model step of every suite, writes the bytes Snakemake
-wrote (on the same machine: float results may differ in the last bits between CPUs). Parameter
-edits of the retrieval suites: tests/test_workflow_edits.py.
+A small image-text model and a timm classifier. Snakemake builds everything and records it in
+dvc.lock; DVC then has nothing to do, reruns only what an added corruption severity needs, and
+shares the outputs through a remote byte for byte. DVC, forced to rerun a model step of every suite
+and every step of the classifier, writes the bytes Snakemake wrote (on the same machine: float
+results may differ in the last bits between CPUs). Parameter edits of the retrieval suites:
+tests/test_workflow_edits.py.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ pytestmark = pytest.mark.slow
 pytest.importorskip("snakemake")
 pytest.importorskip("dvc")
 
+CLIP, TIMM = "vit-s-32-random", "resnet18-random"
 BIN = str(Path(sys.executable).parent)
 ENV = {**os.environ, "PATH": BIN + os.pathsep + os.environ.get("PATH", ""), "PYTHONUNBUFFERED": "1"}
 
@@ -49,18 +51,21 @@ def sh(*cmd: str, cwd: Path, check: bool = True) -> str:
 
 
 def shrink(params: dict, zeroshot: bool = True) -> dict:
-    """The demo, smaller: 4 photos, one small random-init model, two text sets, two image variants;
-    zero-shot on 7 images, one corruption at one severity, the typographic attack, one FGSM on 4
+    """The demo, smaller: 4 photos, one small random-init image-text model (and a random-init timm
+    ResNet-18 for the classification suites), two text sets, two image variants; zero-shot on 7
+    images, one corruption at one severity, the typographic attack, one FGSM on 4
     images, calibration, OOD detection against 7 images."""
     params["dataset"]["max_images"] = 4
-    params["models"] = {"vit-s-32-random": {"arch": "ViT-S-32", "pretrained": None}}
+    params["models"] = {CLIP: {"arch": "ViT-S-32", "pretrained": None}}
+    if zeroshot:  # a supervised classifier beside it: the classification suites only
+        params["models"][TIMM] = {"arch": "timm:resnet18", "pretrained": None}
     finetune_off(params)  # tests/test_workflow_finetune.py runs it
     params["image_variants"].update(methods=["mix"], lams=[0.9, 0.5], seeds=[1])
     sets = params["text_variants"]["sets"]
     params["text_variants"]["sets"] = {name: sets[name] for name in ("same_concept", "danger")}
     # one view of each of the 14 photos
     params["zeroshot"]["testsets"]["objects"]["max_per_class"] = 1
-    params["zeroshot"]["robustness"]["mce_baseline"] = "vit-s-32-random"
+    params["zeroshot"]["robustness"]["mce_baseline"] = CLIP
     params["corruptions"].update(names=["gaussian_noise"], severities=[3], size=64)
     params["typographic"]["size"] = 96
     params["adversarial"].update(
@@ -82,10 +87,10 @@ def shrink(params: dict, zeroshot: bool = True) -> dict:
     # the newer zero-shot suites, small: 2 sequences of 2 perturbations, a 64 px stylized copy, the
     # overlap detector and the stability baseline the one model
     params["stability"].update(
-        n_images=2, perturbations=["gaussian_noise", "rotate"], baseline="vit-s-32-random"
+        n_images=2, perturbations=["gaussian_noise", "rotate"], baseline=CLIP
     )
     params["stylized"]["size"] = 64
-    params["overlap"].update(detector="vit-s-32-random", planted=2, recall=0.5)
+    params["overlap"].update(detector=CLIP, planted=2, recall=0.5)
     if not zeroshot:  # the cluster and remote tests: the retrieval suites are enough, and faster
         zeroshot_off(params)
     return params
@@ -195,7 +200,7 @@ def test_every_record_is_strict_json_of_the_typed_format(project):
 
     files = sorted(
         p
-        for p in (project / "results/metrics").rglob("*.json")
+        for p in (project / "results/metrics" / CLIP).rglob("*.json")
         if not p.name.endswith(".json.json")
     )
     # original, two text sets, two image variants, zero-shot, corruption, typographic; FGSM,
@@ -274,6 +279,35 @@ def test_holistic_records_pass_their_sanity_checks(project):
     )
 
 
+def test_the_classifier_takes_part_in_the_classification_suites_only(project):
+    """The timm classifier beside the image-text model: the classification suites for both,
+    retrieval for the image-text model only."""
+    import pandas as pd
+
+    metrics = project / "results/metrics"
+    for model in (CLIP, TIMM):
+        for name in ("zeroshot-objects", "corruption-gaussian_noise-s3", "typographic"):
+            record = json.loads((metrics / model / f"{name}.json").read_text())
+            assert record["provenance"]["model"]["kind"] == (
+                "timm" if model == TIMM else "open_clip"
+            )
+            assert 0 <= record["metrics"]["top1"] <= 100
+        for name in ("adversarial-fgsm", "calibration", "ood-scenes", "shape_bias"):
+            assert (metrics / model / f"{name}.json").is_file(), (model, name)
+    assert (metrics / CLIP / "original.json").is_file()
+    assert not (metrics / TIMM / "original.json").exists()
+    assert not (project / "results/embeddings" / TIMM / "retrieval").exists()
+    # its classifier is the demo's class map: 5 classes x 1000 ImageNet classes, rows of mean 1/k
+    classifier = project / "results/embeddings" / TIMM / "classifiers/objects.npy"
+    meta = json.loads(classifier.with_name("objects.npy.json").read_text())
+    assert meta["scores"] == "imagenet-probabilities" and meta["shape"] == [5, 1000]
+    assert meta["imagenet_map"]["file"] == "demo.json"
+    summary = pd.read_csv(project / "results/summary.csv")
+    tasks = {model: set(rows["task"]) for model, rows in summary.groupby("model")}
+    assert "retrieval" in tasks[CLIP] and "retrieval" not in tasks[TIMM]
+    assert {"zeroshot", "corruption", "typographic", "calibration"} <= tasks[TIMM]
+
+
 def test_dvc_push_then_pull_in_a_fresh_clone(project, tmp_path):
     before = output_digests(project)
     assert len(before) > 10
@@ -299,7 +333,7 @@ def model_stages_per_suite(root: Path) -> dict[str, str]:
     chosen = {}
     for suite in SUITES.values():
         for stage in suite.stages:
-            found = [name for name in locked if name.startswith(f"{stage.name}@vit-s-32-random")]
+            found = [name for name in locked if name.startswith(f"{stage.name}@{CLIP}")]
             if "model" in stage.axes and found:
                 chosen[suite.name] = found[0]
                 break
@@ -308,9 +342,10 @@ def model_stages_per_suite(root: Path) -> dict[str, str]:
 
 def test_dvc_reruns_every_suites_model_step_to_the_same_bytes(project):
     """Front ends are interchangeable on one machine: DVC, forced to rerun one model step of every
-    suite on its own (in the tree Snakemake built), writes the bytes Snakemake wrote, and has
-    nothing left to do. (A whole build of this one by DVC alone took 17 minutes; only the small
-    workflow of tests/test_video_workflow.py is built from nothing by each front end.)
+    suite and every step of the timm classifier on its own (in the tree Snakemake built), writes
+    the bytes Snakemake wrote, and has nothing left to do. (A whole build of this one by DVC alone
+    took 17 minutes; only the small workflow of tests/test_video_workflow.py is built from nothing
+    by each front end.)
     After it, Snakemake would see outputs newer than what it built from them: only the DVC test of
     an added severity follows."""
     chosen = model_stages_per_suite(project)
@@ -318,7 +353,16 @@ def test_dvc_reruns_every_suites_model_step_to_the_same_bytes(project):
     assert {"rococo_text", "zeroshot", "adversarial", "calibration", "ood", "prompts"} <= set(
         chosen
     ), chosen
-    dvc_reruns_to_the_same_bytes(project, list(chosen.values()), ENV)
+    locked = list(yaml.safe_load((project / "dvc.lock").read_text())["stages"])
+    # retrieval for the image-text model only (one model: a plain stage, `embed_retrieval-<model>`)
+    retrieval = [name for name in locked if name.startswith("embed_retrieval")]
+    assert retrieval and all(CLIP in name and TIMM not in name for name in retrieval), retrieval
+    # every step of the timm classifier: `stage@resnet18-random` and `stage@resnet18-random-<...>`
+    classifier = [name for name in locked if name.partition("@")[2].startswith(TIMM)]
+    assert {"embed_zeroshot", "attack", "calibrate", "ood_detect"} <= {
+        name.split("@")[0] for name in classifier
+    }, classifier
+    dvc_reruns_to_the_same_bytes(project, [*chosen.values(), *classifier], ENV)
 
 
 def test_an_added_corruption_severity_embeds_one_set_and_reruns_no_classifier_or_attack(project):

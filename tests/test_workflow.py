@@ -333,7 +333,10 @@ def model_stages_per_suite(root: Path) -> dict[str, str]:
     chosen = {}
     for suite in SUITES.values():
         for stage in suite.stages:
-            found = [name for name in locked if name.startswith(f"{stage.name}@{CLIP}")]
+            # `stage@<model>...` (foreach) or `stage-<model>` (one output per model)
+            found = [
+                n for n in locked if n.startswith((f"{stage.name}@{CLIP}", f"{stage.name}-{CLIP}"))
+            ]
             if "model" in stage.axes and found:
                 chosen[suite.name] = found[0]
                 break

@@ -400,11 +400,11 @@ def test_an_output_written_once_per_value_of_its_each_axes_is_one_job():
         (lambda p: p["embed"].update(batch_size=0), ["embed.batch_size"]),
         (
             lambda p: p["adversarial"]["attacks"][0].update(kind="pgdd"),
-            ["attack 'fgsm': unknown kind 'pgdd'", "did you mean 'pgd'"],
+            ["attack 'pgd': unknown kind 'pgdd'", "did you mean 'pgd'"],
         ),
         (
-            lambda p: p["adversarial"]["attacks"][1].update(name="fgsm"),
-            ["attack name(s) used twice: fgsm"],
+            lambda p: p["adversarial"]["attacks"][1].update(name="pgd"),
+            ["attack name(s) used twice: pgd"],
         ),
         (
             lambda p: p["adversarial"]["attacks"][0].update(eps="1,a"),
@@ -659,7 +659,7 @@ def test_both_front_ends_run_the_same_commands(project):
     # retrieval: 42 steps of two models (one embedding job per model) + their two model cards + the
     # scorer card + the gate; zero-shot: test set, 2 x (classifiers job, image-sets job, record), 4
     # corrupted sets, one evaluation of them all per model (2), typographic 1 + 2 evaluations,
-    # robustness; 2 models x 4 attacks (2 white-box, 2 black-box), 2 calibrations, OOD: the set +
+    # robustness; 2 models x 2 attacks (a white-box, a black-box), 2 calibrations, OOD: the set +
     # 2 detections (its images are in the image-sets job); fine-tuning: training data (download,
     # prepare, split, captions), base card, one variant, the comparison table; the report: one
     # figure stage per suite with figures (7, the retrieval one replacing the old single figures
@@ -669,17 +669,17 @@ def test_both_front_ends_run_the_same_commands(project):
     # perturbations' sequences, one evaluation per model (2), its report (6); stylized: the copy,
     # 2 evaluations, its figures and table (5); overlap: the collection, the detection, 2
     # evaluations, its figures and table (6); the timm classifier: its card and every classification
-    # step of one model (classifiers, image sets, record, corruptions, typographic, 4 attacks,
-    # calibration, OOD, shape bias, stability, stylized, overlap: 16), no retrieval, caption or
+    # step of one model (classifiers, image sets, record, corruptions, typographic, 2 attacks,
+    # calibration, OOD, shape bias, stability, stylized, overlap: 14), no retrieval, caption or
     # prompt step; the LoRA variant and WiSE-FT's alpha: one training and one interpolation step,
-    # and every step of an image-text model each (30: card, 2 embeddings, 11 retrieval
-    # evaluations, 4 attacks and one step of every other per-model stage); and one code stamp step
+    # and every step of an image-text model each (28: card, 2 embeddings, 11 retrieval
+    # evaluations, 2 attacks and one step of every other per-model stage); and one code stamp step
     # per stage kind but the gate
     kinds = len([s for s in active_stages(demo_params()) if not s.name.startswith("code_")])
-    timm = 1 + 3 + 1 + 1 + 4 + 1 + 1 + 1 + 1 + 1 + 1
-    retrieval, zeroshot = 46 + 1, 2 * 3 + 4 + 2 + 3 + 1 + 2 * 4 + 2 + 1 + 2
+    timm = 1 + 3 + 1 + 1 + 2 + 1 + 1 + 1 + 1 + 1 + 1
+    retrieval, zeroshot = 46 + 1, 2 * 3 + 4 + 2 + 3 + 1 + 2 * 2 + 2 + 1 + 2
     finetune, report, rest = 4 + 1 + 1 + 1, 6 + 3, 1 + 5 + 6 + 6 + 5 + 6
-    methods = 1 + 1 + 2 * 30
+    methods = 1 + 1 + 2 * 28
     assert kinds == 68
     assert (
         sum(map(len, smk.values()))

@@ -368,14 +368,18 @@ def test_the_overlap_collection_is_counted_given_or_named_as_unknown(tmp_path):
         values, params_module.suites_on(values), RATES, 1, 1, tmp_path, {"overlap-train": 1000}
     )
     (detection,) = [s for s in given.shared if s.name == "overlap detection"]
+    detector = profile.arch_cost(values["models"][values["overlap"]["detector"]]["arch"])
+    reference = profile.arch_cost(RATES.reference_arch)
     copies = 4 * 3  # the demo's 4 planted images, three copies each
     queries = 30 + copies  # the demo's object views (5 classes x 6) and the planted copies
-    search = queries * (1000 + copies) * 512  # exact: 1,012 rows under 100,000
+    search = queries * (1000 + copies) * detector.embed_dim  # exact: 1,012 rows under 100,000
     assert detection.cpu_s == pytest.approx(
         copies * RATES.image_variant_core_s + search / RATES.search_macs_per_core_s
     )
-    # the detector's GPU job: the collection and the copies, at ViT-B-32's 100 images/s, start-up
-    assert detection.gpu_s == pytest.approx((1000 + copies) / 100.0 + 10.0)
+    # the detector's GPU job: the collection and the copies at its speed (100 images/s at
+    # ViT-B-32's GFLOPs, scaled by the detector's), plus a start-up
+    per_s = 100.0 * reference.image_gflops / detector.image_gflops
+    assert detection.gpu_s == pytest.approx((1000 + copies) / per_s + 10.0)
 
 
 def test_the_stylized_copy_is_embedded_by_every_model_and_made_once(tmp_path):

@@ -443,7 +443,7 @@ def test_it_runs_on_the_demo_params_without_a_model_library(tmp_path):
         assert f"\n| {suite} |" in out, suite
     assert "\n| stylized copy |" in out and "\n| overlap detection |" in out
     # nothing built in the empty project: the shipped demo is counted
-    assert "| objects | demo-objects | 30 | 5 | shipped demo: 14 photos x 6 views |" in out
+    assert "| objects | demo-objects | 30 | 5 | shipped demo: 30 views of its photos |" in out
     assert "| cue-conflict | cue-conflict | 17 | 16 | shipped demo stimuli |" in out
 
 

@@ -350,6 +350,46 @@ def test_finetune_refuses_a_training_set_holding_a_test_image(inputs, cli_env, t
     assert not (tmp_path / "out").exists()
 
 
+def test_flyp_trains_on_a_class_set_and_refuses_one_holding_a_test_image(inputs, cli_env):
+    """`--loss flyp`: a labelled folder (`vlstress testset`) and prompts of its classes; the
+    sidecar says FLYP, without SC/VC settings; a class set holding a test photo is refused, and
+    so is FLYP without a class set."""
+    folder = inputs / "classes"
+    for i, (name, colour) in enumerate(COLOURS.items()):
+        shutil.copy(
+            photo(inputs / "c" / f"{i}.png", colour, 50 + i), _made(folder / name / "a.png")
+        )
+    leaky = inputs / "leaky_classes"
+    shutil.copytree(folder, leaky)
+    shutil.copy(inputs / "test/t.png", leaky / next(iter(COLOURS)) / "t.png")
+    for name, root in (("classes", folder), ("leaky", leaky)):
+        vlstress(
+            "testset", "--name", name, "--kind", "imagefolder", "--root", str(root),
+            "--out", f"sets/{name}", cwd=inputs, env=cli_env,
+        )  # fmt: skip
+    flyp = ["--loss", "flyp", "--variant", "flyp", "--templates", "single"]
+    args = finetune_args("flyp", 2)
+    del args[args.index("--train") : args.index("--test")]  # no captioned training data
+    args = [a if a != "sc_vc" else "flyp" for a in args]
+    vlstress(*args, "--classes", "sets/classes", *flyp, cwd=inputs, env=cli_env)
+    meta = json.loads((inputs / "flyp/model.safetensors.json").read_text())
+    training = meta["training"]
+    assert (training["loss"], training["templates"], training["images"]) == ("flyp", "single", 4)
+    assert training["classes"] == 4 and not {"w_sc", "w_vc", "method", "lam"} & set(training)
+    assert (inputs / "flyp/log.csv").read_text().splitlines()[0] == "step,lr,clip,total"
+    refused = vlstress(
+        *args, "--classes", "sets/leaky", *flyp, cwd=inputs, env=cli_env, check=False
+    )
+    assert refused.returncode == 2 and "t.png is a test image" in refused.stderr
+    bare = vlstress(*args, *flyp, cwd=inputs, env=cli_env, check=False)
+    assert bare.returncode == 2 and "--loss flyp needs --classes" in bare.stderr
+
+
+def _made(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 @pytest.mark.slow
 def test_a_killed_finetune_resumes_to_the_uninterrupted_weights(inputs, cli_env):
     steps = 200

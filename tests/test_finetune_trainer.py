@@ -13,8 +13,8 @@ import torch
 from PIL import Image
 
 from vlstress.errors import VlstressError
-from vlstress.suites.finetune.data import Sample, TrainingPairs
-from vlstress.suites.finetune.trainer import TrainConfig, lr_factor, train
+from vlstress.suites.finetune.data import ClassPrompts, Sample, TrainingPairs
+from vlstress.suites.finetune.trainer import TrainConfig, flyp_loss, lr_factor, train
 from vlstress.suites.rococo_image.variants import make_plan
 
 COLOURS = {
@@ -195,3 +195,91 @@ def test_a_full_fine_tuning_depends_on_no_lora_setting():
 def test_bad_lora_settings_are_named(overrides, needle):
     with pytest.raises(VlstressError, match=re.escape(needle)):
         TrainConfig(steps=1, batch_size=1, lr=1e-3, lora_rank=4, **overrides).check()
+
+
+# ------------------------------------------------------------------ FLYP
+
+
+@pytest.fixture(scope="module")
+def flyp_setup(setup):
+    """The same images, labelled by colour, with two templates."""
+    import open_clip
+
+    arch, pairs = setup
+    labels = [list(COLOURS).index(c) for c in COLOURS for _ in SHAPES]
+    _, _, preprocess = open_clip.create_model_and_transforms(arch)
+    prompts = ClassPrompts(
+        pairs.paths,
+        labels,
+        list(COLOURS),
+        ["a photo of a {c} thing.", "something {c}."],
+        preprocess,
+        open_clip.get_tokenizer(arch),
+    )
+    return arch, prompts
+
+
+def test_class_prompts_show_every_image_with_every_template_once_an_epoch(flyp_setup):
+    _, prompts = flyp_setup
+    n = len(prompts)
+    assert n == 12 * 2
+    epoch = np.concatenate([prompts.rows(step, 6, seed=3) for step in range(n // 6)])
+    assert sorted(epoch.tolist()) == list(range(n))
+    assert (prompts.rows(1, 6, seed=3) == prompts.rows(1, 6, seed=3)).all()
+    assert not (prompts.rows(0, 6, seed=3) == prompts.rows(0, 6, seed=4)).all()
+    # sample 2k + t: image k with template t, the class name of the image's label
+    assert prompts.prompt(0) == "a photo of a red thing."
+    assert prompts.prompt(2 * 4 + 1) == "something green."  # image 4: green, stripe
+    pixels, tokens = prompts.batch(np.array([0, 9]))
+    assert pixels.shape[0] == tokens.shape[0] == 2
+
+
+def test_flyp_loss_is_open_clips_clip_loss_on_images_and_their_prompts(flyp_setup):
+    from open_clip.loss import ClipLoss
+
+    arch, prompts = flyp_setup
+    model = fresh_model(arch).eval()
+    batch = prompts.batch(np.array([0, 7, 13, 20]))
+    loss, terms = flyp_loss(model, model, batch, ClipLoss(), TrainConfig(1, 4, 1e-3, loss="flyp"))
+    with torch.no_grad():
+        image = torch.nn.functional.normalize(model.encode_image(batch[0]), dim=-1)
+        text = torch.nn.functional.normalize(model.encode_text(batch[1]), dim=-1)
+        logits = model.logit_scale.exp() * image @ text.T
+        target = torch.arange(4)
+        expected = (
+            torch.nn.functional.cross_entropy(logits, target)
+            + torch.nn.functional.cross_entropy(logits.T, target)
+        ) / 2
+    assert float(loss.detach()) == pytest.approx(float(expected), rel=1e-5)
+    assert terms == {"clip": pytest.approx(float(expected), rel=1e-5), "total": terms["clip"]}
+
+
+def zero_shot_accuracy(model, prompts: ClassPrompts) -> float:
+    """Top-1 of the images among their classes' first-template prompts."""
+    with torch.no_grad():
+        pixels, _ = prompts.batch(np.arange(0, len(prompts), len(prompts.templates)))
+        names = [prompts.templates[0].replace("{c}", c) for c in prompts.classes]
+        image = torch.nn.functional.normalize(model.encode_image(pixels), dim=-1)
+        text = torch.nn.functional.normalize(model.encode_text(prompts.tokenizer(names)), dim=-1)
+        predicted = (image @ text.T).argmax(1).numpy()
+    return float((predicted == np.array(prompts.labels)).mean())
+
+
+def test_flyp_training_teaches_the_classes_and_leaves_out_the_sc_vc_settings(flyp_setup):
+    torch.set_num_threads(1)
+    arch, prompts = flyp_setup
+    model = fresh_model(arch)
+    before = zero_shot_accuracy(model, prompts)
+    config = TrainConfig(steps=40, batch_size=6, lr=1e-4, warmup=2, seed=0, loss="flyp")
+    history = train(model, prompts, config, device="cpu", progress=False)
+    assert set(history[0]) == {"step", "lr", "clip", "total"}
+    assert mean(history, "total", slice(-5, None)) < 0.9 * mean(history, "total", slice(0, 5))
+    # random init puts every image in one class (1 of 4); FLYP's prompts teach the colours
+    assert zero_shot_accuracy(model, prompts) >= before + 0.25, before
+    assert not {"w_sc", "w_vc", "form", "margin"} & set(config.settings())
+    assert config.fingerprint() != TrainConfig(steps=40, batch_size=6, lr=1e-4).fingerprint()
+
+
+def test_an_unknown_loss_is_named():
+    with pytest.raises(VlstressError, match="unknown loss 'dino'"):
+        TrainConfig(steps=1, batch_size=1, lr=1e-3, loss="dino").check()

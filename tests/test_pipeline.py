@@ -195,7 +195,8 @@ def test_the_engine_imports_no_suite_and_suites_only_the_code_they_use():
         "adversarial": {"zeroshot"},
         "calibration": {"zeroshot"},
         "ood": {"zeroshot"},
-        "finetune": {"rococo_text", "rococo_image"},  # the SC captions' generators, VC's mixing
+        # the SC captions' generators, VC's mixing, FLYP's prompt templates
+        "finetune": {"rococo_text", "rococo_image", "zeroshot"},
         "accuracy_vs_recall": set(),
         "shape_bias": {"zeroshot"},  # the 16-category classifier, built and loaded as zero-shot's
         "visual_factors": {
@@ -487,7 +488,22 @@ def test_an_output_written_once_per_value_of_its_each_axes_is_one_job():
         ),
         (
             lambda p: p["finetune"].update(freeze="text"),
-            ["finetune.variants.sc_vc_lora.lora: LoRA trains only its adapters"],
+            ["finetune.flyp.variants.flyp_lora.lora: LoRA trains only its adapters"],
+        ),
+        (
+            lambda p: p["finetune"]["flyp"]["train"].update(kind="tiny-imagenet"),
+            ["finetune.flyp.train.kind: unknown test-set kind 'tiny-imagenet'"],
+        ),
+        (
+            lambda p: p["finetune"]["flyp"].update(templates="fancy"),
+            ["finetune.flyp.templates: unknown template set 'fancy'"],
+        ),
+        (
+            lambda p: p["finetune"]["flyp"]["variants"].update(flyp_full={"lora": 0}),
+            [
+                "finetune.flyp.variants.flyp_full is evaluated by no model",
+                "pretrained: results/finetune/flyp/flyp_full/model.safetensors",
+            ],
         ),
         (
             lambda p: p["finetune"]["lora"].update(tower="both"),
@@ -661,7 +677,8 @@ def test_both_front_ends_run_the_same_commands(project):
     # corrupted sets, one evaluation of them all per model (2), typographic 1 + 2 evaluations,
     # robustness; 2 models x 2 attacks (a white-box, a black-box), 2 calibrations, OOD: the set +
     # 2 detections (its images are in the image-sets job); fine-tuning: training data (download,
-    # prepare, split, captions), base card, one variant, the comparison table; the report: one
+    # prepare, split, captions), base card, one variant, FLYP's class set, the comparison table;
+    # the report: one
     # figure stage per suite with figures (7, the retrieval one replacing the old single figures
     # stage) and one table stage per suite with tables (4, the retrieval one replacing the old
     # tables stage); accuracy_vs_recall: one job; shape bias: the stimuli, 2 records, its figure
@@ -671,16 +688,16 @@ def test_both_front_ends_run_the_same_commands(project):
     # evaluations, its figures and table (6); the timm classifier: its card and every classification
     # step of one model (classifiers, image sets, record, corruptions, typographic, 2 attacks,
     # calibration, OOD, shape bias, stability, stylized, overlap: 14), no retrieval, caption or
-    # prompt step; the LoRA variant and WiSE-FT's alpha: one training and one interpolation step,
-    # and every step of an image-text model each (28: card, 2 embeddings, 11 retrieval
+    # prompt step; the FLYP LoRA variant and WiSE-FT's alpha: one training and one interpolation
+    # step, and every step of an image-text model each (28: card, 2 embeddings, 11 retrieval
     # evaluations, 2 attacks and one step of every other per-model stage); and one code stamp step
     # per stage kind but the gate
     kinds = len([s for s in active_stages(demo_params()) if not s.name.startswith("code_")])
     timm = 1 + 3 + 1 + 1 + 2 + 1 + 1 + 1 + 1 + 1 + 1
     retrieval, zeroshot = 46 + 1, 2 * 3 + 4 + 2 + 3 + 1 + 2 * 2 + 2 + 1 + 2
-    finetune, report, rest = 4 + 1 + 1 + 1, 6 + 3, 1 + 5 + 6 + 6 + 5 + 6
+    finetune, report, rest = 4 + 1 + 1 + 1 + 1, 6 + 3, 1 + 5 + 6 + 6 + 5 + 6
     methods = 1 + 1 + 2 * 28
-    assert kinds == 68
+    assert kinds == 70
     assert (
         sum(map(len, smk.values()))
         == retrieval + zeroshot + finetune + report + rest + timm + methods + kinds - 1

@@ -690,6 +690,20 @@ def test_demo_objects(tmp_path, run, fails):
     fails(tmp_path / "bad", "demo-objects", "--root", str(tmp_path), names="does not use --root")
 
 
+def test_demo_train_objects_share_no_class_or_image_with_the_demo_objects(tmp_path, run):
+    """FLYP's demo classes: the 8 training photos' views, apart from the test photos'."""
+    from vlstress.io import sha256_file
+
+    train = run(tmp_path / "train", "demo-train-objects")
+    test = run(tmp_path / "test", "demo-objects")
+    assert len(train.classes) == 8 and len(train.images) == 48
+    assert "colour wheel" in train.classes and "stained tissue" in train.classes
+    assert [train.labels.count(label) for label in range(8)] == [6] * 8
+    assert not set(train.classes) & set(test.classes)
+    hashes = {sha256_file(path) for path in test.image_paths()}
+    assert not {sha256_file(path) for path in train.image_paths()} & hashes
+
+
 def test_paths_stay_as_given(tmp_path, run, monkeypatch):
     monkeypatch.chdir(tmp_path)
     image(Path("data/folders/a/1.png"))

@@ -585,6 +585,17 @@ def _finetune(values: Mapping[str, Any], rates: Rates, plan: Plan) -> None:
                 jobs=1,
             )
         )
+    for name in (block.get("flyp") or {}).get("variants") or {}:
+        plan.shared.append(  # FLYP: one image and one class prompt per pair
+            Shared(
+                f"fine-tuning {name} (FLYP)",
+                f"{pairs:,} images and {pairs:,} class prompts, forward and backward ({base})",
+                arch=base,
+                image_passes=pairs * rates.gradient_pass,
+                texts=pairs * rates.gradient_pass,
+                jobs=1,
+            )
+        )
 
 
 def plan(

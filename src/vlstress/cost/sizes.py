@@ -171,10 +171,17 @@ def _count_folder(kind: str, root: Path, entry: Mapping[str, Any]) -> tuple[int,
     return None
 
 
+DEMO_LABELS = {
+    "demo-objects": "data/demo_labels.json",
+    "demo-train-objects": "data/demo_train_labels.json",
+}
+
+
 def _demo_objects(entry: Mapping[str, Any]) -> tuple[int, int]:
     """The offline demo's images: 6 views of each shipped photo whose class keep/drop leave."""
+    labels_file = DEMO_LABELS[str(entry.get("kind"))]
     labels = json.loads(
-        resources.files("vlstress").joinpath("data/demo_labels.json").read_text(encoding="utf-8")
+        resources.files("vlstress").joinpath(labels_file).read_text(encoding="utf-8")
     )["labels"]
     classes = set(labels.values())
     keep, drop = _names(entry.get("keep")), _names(entry.get("drop"))
@@ -208,15 +215,15 @@ def testset_size(
             classes = len(manifest.get("classes") or [])
             return SetSize(name, kind, len(manifest["images"]), classes, f"manifest {built}")
     keep_drop = entry.get("keep") is not None or entry.get("drop") is not None
-    note = "keep/drop not applied (an upper bound)" if keep_drop and kind != "demo-objects" else ""
+    note = "keep/drop not applied (an upper bound)" if keep_drop and kind not in DEMO_LABELS else ""
     root = entry.get("root")
     if root is not None and Path(root).is_dir():
         counted = _count_folder(kind, Path(root), entry)
         if counted is not None:
             return SetSize(name, kind, counted[0], counted[1], f"folder {root}", note=note)
-    if kind == "demo-objects":
+    if kind in DEMO_LABELS:
         images, classes = _demo_objects(entry)
-        return SetSize(name, kind, images, classes, "shipped demo: 14 photos x 6 views")
+        return SetSize(name, kind, images, classes, f"shipped demo: {images} views of its photos")
     if published is not None:
         images, classes, who = published
         cap = entry.get("max_per_class")

@@ -154,6 +154,11 @@ KINDS: dict[str, Kind] = {
         "offline demo: 14 labelled scikit-image photos x 6 views",
         materialises=True,
     ),
+    "demo-train-objects": _kind(
+        materialised.build_demo_train_objects,
+        "offline demo's training classes: the 8 other scikit-image photos x 6 views (FLYP)",
+        materialises=True,
+    ),
 }
 
 

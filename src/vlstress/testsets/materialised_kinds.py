@@ -17,6 +17,9 @@ byte-identical folder (DVC sees no change).
 - `demo-objects`: the offline demo. The 14 scikit-image photos of the demo dataset, each
   labelled by this project (vlstress/data/demo_labels.json), as 6 views per photo: the full
   photo (long side at most 512 px), its centre and its four quadrants: 84 images, 14 classes.
+- `demo-train-objects`: the same views of the demo's 8 training photos (demo_train_captions.json,
+  labelled by vlstress/data/demo_train_labels.json): 48 images, 8 classes, none of them a test
+  photo; what the demo's FLYP fine-tuning trains on.
 """
 
 from __future__ import annotations
@@ -292,20 +295,37 @@ def _views(image: Image.Image) -> dict[str, Image.Image]:
 
 
 def build_demo_objects(name: str, options: Options) -> ClassificationSet:
+    return _demo_views(
+        name, options, "demo-objects", "data/demo_captions.json", "data/demo_labels.json"
+    )
+
+
+def build_demo_train_objects(name: str, options: Options) -> ClassificationSet:
+    return _demo_views(
+        name,
+        options,
+        "demo-train-objects",
+        "data/demo_train_captions.json",
+        "data/demo_train_labels.json",
+    )
+
+
+def _demo_views(
+    name: str, options: Options, kind: str, captions: str, labels_file: str
+) -> ClassificationSet:
+    """Six views of each shipped photo of `captions`, labelled by `labels_file` (package data,
+    named in full where they are passed: the code stamps find them so)."""
     import skimage
 
     from vlstress.caption_data.demo import demo_captions, load_photo
 
     labels = json.loads(
-        resources.files("vlstress").joinpath("data/demo_labels.json").read_text(encoding="utf-8")
+        resources.files("vlstress").joinpath(labels_file).read_text(encoding="utf-8")
     )["labels"]
-    photos = demo_captions()
+    photos = demo_captions(captions)
     classes = sorted(set(labels.values()))
     if set(labels) != set(photos) or len(classes) != len(labels):
-        raise VlstressError(
-            "data/demo_labels.json must give each demo photo (demo_captions.json) its own class "
-            "label"
-        )
+        raise VlstressError(f"{labels_file} must give each photo of {captions} its own class label")
     photo_of = {label: photo for photo, label in labels.items()}
     planned = [
         {"path": f"{photo_of[cls]}_{k}_{view}.png", "label": label, "view": view}
@@ -324,10 +344,10 @@ def build_demo_objects(name: str, options: Options) -> ClassificationSet:
     source = {
         "package": "scikit-image",
         "version": skimage.__version__,  # type: ignore[attr-defined]  # missing from its stub
-        "labels": "vlstress/data/demo_labels.json",
+        "labels": f"vlstress/{labels_file}",
         "views": list(DEMO_VIEWS),
         "max_side": DEMO_SIDE,
     }
     return _materialised(
-        name, "demo-objects", options, classes, [photo_of[c] for c in classes], entries, source
+        name, kind, options, classes, [photo_of[c] for c in classes], entries, source
     )

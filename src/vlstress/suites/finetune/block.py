@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from vlstress.params import Dataset, NamedModel
+from vlstress.params import Dataset, NamedModel, Testset
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,20 @@ class Variant:
     w_sc: float
     w_vc: float
     lora: int  # LoRA rank; 0 = every weight trains
+
+
+@dataclass(frozen=True)
+class FlypVariant:
+    lora: int  # LoRA rank; 0 = every weight trains
+
+
+@dataclass(frozen=True)
+class Flyp:
+    """FLYP: the CLIP loss on the labelled images of `train` and prompts of their classes."""
+
+    train: Testset
+    templates: str
+    variants: dict[str, FlypVariant]
 
 
 @dataclass(frozen=True)
@@ -56,5 +70,6 @@ class FinetuneParams:
     seed: int
     nproc: int
     variants: dict[str, Variant]
+    flyp: Flyp
     lora: Lora
     wise: Wise

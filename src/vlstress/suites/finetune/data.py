@@ -28,6 +28,21 @@ class Sample:
     altered: str
 
 
+def step_rows(
+    n: int, step: int, batch_size: int, seed: int, part: int = 0, parts: int = 1
+) -> np.ndarray:
+    """The sample rows of optimizer step `step` (0-based) among `n` samples: consecutive slices
+    of seeded per-epoch permutations; `part` of `parts` splits the batch between data-parallel
+    processes."""
+    start = step * batch_size
+    rows: list[np.int64] = []
+    while len(rows) < batch_size:
+        epoch, offset = divmod(start + len(rows), n)
+        order = np.random.default_rng([seed, epoch]).permutation(n)
+        rows.extend(order[offset : offset + batch_size - len(rows)])
+    return np.array(rows[part::parts], dtype=np.int64)
+
+
 class TrainingPairs:
     def __init__(
         self,
@@ -48,17 +63,7 @@ class TrainingPairs:
     def rows(
         self, step: int, batch_size: int, seed: int, part: int = 0, parts: int = 1
     ) -> np.ndarray:
-        """The sample rows of optimizer step `step` (0-based): consecutive slices of seeded
-        per-epoch permutations; `part` of `parts` splits the batch between data-parallel
-        processes."""
-        n = len(self.samples)
-        start = step * batch_size
-        rows: list[np.int64] = []
-        while len(rows) < batch_size:
-            epoch, offset = divmod(start + len(rows), n)
-            order = np.random.default_rng([seed, epoch]).permutation(n)
-            rows.extend(order[offset : offset + batch_size - len(rows)])
-        return np.array(rows[part::parts], dtype=np.int64)
+        return step_rows(len(self.samples), step, batch_size, seed, part, parts)
 
     def batch(self, rows: np.ndarray):
         """(pixels, mixed pixels, caption tokens, altered-caption tokens) of the sample rows."""
@@ -131,3 +136,63 @@ def load_pairs(
         samples,
         {"images": len(paths), "samples": len(samples), "skipped_captions": skipped},
     )
+
+
+class ClassPrompts:
+    """FLYP's training pairs: a labelled image and one prompt of its class (a template with the
+    class name). Every (image, template) pair is one sample, so an epoch shows each image once
+    with each template; the order is `step_rows`'s, a function of (seed, step) alone."""
+
+    def __init__(
+        self,
+        paths: list[str],
+        labels: list[int],
+        classes: list[str],
+        templates: list[str],
+        preprocess: Callable,
+        tokenizer: Callable,
+    ):
+        if not paths:
+            raise VlstressError("no training images in the class set")
+        if not templates:
+            raise VlstressError("no prompt templates")
+        self.paths, self.labels, self.classes = paths, labels, classes
+        self.templates = templates
+        self.preprocess, self.tokenizer = preprocess, tokenizer
+
+    def __len__(self) -> int:
+        return len(self.paths) * len(self.templates)
+
+    def rows(
+        self, step: int, batch_size: int, seed: int, part: int = 0, parts: int = 1
+    ) -> np.ndarray:
+        return step_rows(len(self), step, batch_size, seed, part, parts)
+
+    def prompt(self, row: int) -> str:
+        image, template = divmod(int(row), len(self.templates))
+        return self.templates[template].replace("{c}", self.classes[self.labels[image]])
+
+    def batch(self, rows: np.ndarray):
+        """(pixels, prompt tokens) of the sample rows."""
+        import torch
+
+        from vlstress.embedding.encoders import load_rgb
+
+        pixels = [
+            self.preprocess(load_rgb(self.paths[int(row) // len(self.templates)])) for row in rows
+        ]
+        return torch.stack(pixels), self.tokenizer([self.prompt(row) for row in rows])
+
+
+def load_classes(folder: Path, test_manifest: Path) -> tuple[list[str], list[int], list[str]]:
+    """(image paths, labels, class names) of a class set (`vlstress testset`), after checking that
+    none of its images is a test image of the retrieval manifest."""
+    from vlstress.caption_data.manifest import load_manifest
+    from vlstress.suites.finetune.split import check_disjoint
+    from vlstress.testsets import manifest
+
+    data = manifest.load(folder)
+    paths = [str(path) for path in data.image_paths()]
+    as_entries = [{"image": Path(path).name, "path": path, "caption": []} for path in paths]
+    check_disjoint(as_entries, load_manifest(test_manifest)["images"])
+    return paths, data.labels, list(data.classes)

@@ -19,15 +19,34 @@ from vlstress.embedding.flags import add_model_arguments
 def add_finetune_arguments(parser: argparse.ArgumentParser) -> None:
     """Every flag of `vlstress finetune`."""
     from vlstress.suites.finetune.losses import FORMS
+    from vlstress.suites.finetune.trainer import LOSSES
 
     parser.add_argument(
-        "--train", required=True, type=Path, help="training manifest (`vlstress train-split`)"
+        "--loss",
+        choices=list(LOSSES),
+        default="sc_vc",
+        help="sc_vc: CLIP + SC + VC on --train and --train-captions; flyp: the CLIP loss on the "
+        "images of --classes and prompts of their classes (--templates)",
+    )
+    parser.add_argument(
+        "--train", type=Path, default=None, help="sc_vc: training manifest (`vlstress train-split`)"
     )
     parser.add_argument(
         "--train-captions",
-        required=True,
         type=Path,
-        help="caption set of the training captions (`vlstress text-variants`)",
+        default=None,
+        help="sc_vc: caption set of the training captions (`vlstress text-variants`)",
+    )
+    parser.add_argument(
+        "--classes",
+        type=Path,
+        default=None,
+        help="flyp: labelled training images, a class-set folder of `vlstress testset`",
+    )
+    parser.add_argument(
+        "--templates",
+        default="simple",
+        help="flyp: prompt templates of the classes (openai, simple, single or a file)",
     )
     parser.add_argument(
         "--test",

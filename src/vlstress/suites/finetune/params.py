@@ -18,7 +18,7 @@ finetune:
                 (docs/finetune.md)"
   required: [base, train, text_kind, words, method, lam, form, margin, steps, batch_size, lr,
              weight_decay, warmup, accumulate, freeze, checkpoint_every, seed, nproc, variants,
-             lora, wise]
+             flyp, lora, wise]
   additionalProperties: false
   properties:
     base:
@@ -68,6 +68,26 @@ finetune:
           lora: {type: integer, minimum: 0,
                  description: "LoRA rank: train adapters (peft) on finetune.lora's layers instead
                                of the weights; 0 = full fine-tuning"}
+    flyp:
+      type: object
+      required: [train, templates, variants]
+      additionalProperties: false
+      description: "FLYP (Goyal et al. 2023): the CLIP loss on labelled images and prompts of
+                    their classes, each variant a model"
+      properties:
+        train: {$ref: "#/$defs/testset"}
+        templates: {type: string, minLength: 1,
+                    description: "prompt templates (openai, simple, single or a file)"}
+        variants:
+          type: object
+          propertyNames: {pattern: "^[a-z0-9][a-z0-9_]*$"}
+          additionalProperties:
+            type: object
+            required: [lora]
+            additionalProperties: false
+            properties:
+              lora: {type: integer, minimum: 0,
+                     description: "LoRA rank (0 = full fine-tuning), as for the SC/VC variants"}
     lora:
       type: object
       required: [alpha, dropout, tower, modules]
@@ -114,9 +134,11 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
 
     from vlstress.caption_data.kinds import KINDS as DATASET_KINDS
     from vlstress.embedding.kinds import IMAGE_TEXT_KINDS, model_kind
-    from vlstress.suites.finetune.paths import FINETUNED, WISE
+    from vlstress.suites.finetune.paths import FINETUNED, FLYP_FINETUNED, WISE
     from vlstress.suites.rococo_image.variants import PERTURBATIONS
     from vlstress.suites.rococo_text.variants import KINDS as SET_KINDS
+    from vlstress.suites.zeroshot.templates import TEMPLATE_SETS
+    from vlstress.testsets.kinds import KINDS as TESTSET_KINDS
 
     if "finetune" not in on or "finetune" not in params:
         return [
@@ -182,12 +204,27 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
             f"finetune.base: {base['arch']} is a supervised classifier; SC/VC fine-tuning trains "
             "an image-text model (an open_clip architecture)"
         )
-    for variant, spec in ft["variants"].items():
-        if spec["lora"] and ft["freeze"]:
-            found.append(
-                f"finetune.variants.{variant}.lora: LoRA trains only its adapters; "
-                f"finetune.freeze ({ft['freeze']}) must be null"
-            )
+    flyp = ft["flyp"]
+    lora_blocks = [("variants", ft["variants"]), ("flyp.variants", flyp["variants"])]
+    for block, variants in lora_blocks:
+        for variant, spec in variants.items():
+            if spec["lora"] and ft["freeze"]:
+                found.append(
+                    f"finetune.{block}.{variant}.lora: LoRA trains only its adapters; "
+                    f"finetune.freeze ({ft['freeze']}) must be null"
+                )
+    if flyp["train"]["kind"] not in TESTSET_KINDS:
+        found.append(
+            "finetune.flyp.train.kind: "
+            + unknown("test-set kind", flyp["train"]["kind"], TESTSET_KINDS)
+        )
+    templates = flyp["templates"]
+    if templates not in TEMPLATE_SETS and not Path(templates.partition("#")[0]).suffix:
+        found.append(
+            "finetune.flyp.templates: "
+            + unknown("template set", templates, TEMPLATE_SETS)
+            + " (or a .txt/.json file)"
+        )
     wise = ft["wise"]
     for alpha in wise["alphas"]:
         if not math.isfinite(alpha) or str(alpha).startswith("-"):
@@ -207,6 +244,12 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
         **{
             os.path.normpath(FINETUNED.replace("{variant}", name)): f"finetune.variants.{name}"
             for name in ft["variants"]
+        },
+        **{
+            os.path.normpath(
+                FLYP_FINETUNED.replace("{flyp}", name)
+            ): f"finetune.flyp.variants.{name}"
+            for name in flyp["variants"]
         },
         **{
             os.path.normpath(WISE.replace("{alpha}", str(alpha))): f"finetune.wise alpha {alpha}"
@@ -229,6 +272,6 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
         if Path(path).parts[:2] == ("results", "finetune") and path not in made:
             found.append(
                 f"models.{slug}: {path} is the checkpoint of no variant in finetune.variants "
-                "and of no alpha in finetune.wise.alphas"
+                "or finetune.flyp.variants and of no alpha in finetune.wise.alphas"
             )
     return found

@@ -6,3 +6,5 @@ TRAIN_CAPTIONS = "data/finetune/train_captions.json"
 BASE_CARD = "results/finetune/base.json"
 FINETUNED = "results/finetune/{variant}/model.safetensors"
 WISE = "results/finetune/wise/{alpha}/model.safetensors"
+FLYP_TRAIN = "data/finetune/flyp_train"  # the labelled images FLYP trains on (`vlstress testset`)
+FLYP_FINETUNED = "results/finetune/flyp/{flyp}/model.safetensors"

@@ -73,11 +73,29 @@ class Finetuned:
             + "".join(",".join(f"{row[c]:.6g}" for c in columns) + "\n" for row in self.history)
         )
 
+    def data_settings(self) -> dict[str, Any]:
+        """How the training pairs are made: the mixed images (SC/VC) or the prompts (FLYP)."""
+        args = self.args
+        if args.loss == "flyp":
+            return {"templates": args.templates, "nproc": args.processes}
+        return {"method": args.method, "lam": args.lam, "nproc": args.processes}
+
+    def inputs(self) -> dict[str, str]:
+        """sha256 of each input file (a class set: its manifest)."""
+        from vlstress.io import sha256_file
+        from vlstress.testsets.manifest import manifest_path
+
+        args = self.args
+        if args.loss == "flyp":
+            files = [manifest_path(args.classes), args.test]
+        else:
+            files = [args.train, args.train_captions, args.test]
+        return {str(p): sha256_file(p) for p in files}
+
     def sidecar(self) -> dict[str, Any]:
         """The checkpoint's sidecar: base model, settings, training counts, provenance."""
         from vlstress import provenance
         from vlstress.embedding.flags import model_params
-        from vlstress.io import sha256_file
 
         args, config = self.args, self.config
         return {
@@ -85,13 +103,7 @@ class Finetuned:
             "variant": args.variant,
             "base": self.base,
             "arch": self.spec.arch,
-            "training": {
-                **config.settings(),
-                "method": args.method,
-                "lam": args.lam,
-                "nproc": args.processes,
-                **self.counts,
-            },
+            "training": {**config.settings(), **self.data_settings(), **self.counts},
             "final": self.history[-1],
             "provenance": provenance.build(
                 "finetune",
@@ -100,16 +112,12 @@ class Finetuned:
                     **model_params(args, self.spec, decoder="pil"),
                     "variant": args.variant,
                     **config.settings(),
-                    "method": args.method,
-                    "lam": args.lam,
-                    "nproc": args.processes,
+                    **self.data_settings(),
                 },
                 seed=args.train_seed,
                 model=self.base,
                 device=self.device,
-                inputs={
-                    str(p): sha256_file(p) for p in (args.train, args.train_captions, args.test)
-                },
+                inputs=self.inputs(),
                 packages=("peft",) if config.lora_rank else (),
             ),
         }
@@ -122,7 +130,7 @@ def finetune(args: argparse.Namespace) -> Finetuned | None:
     from vlstress.embedding import models
     from vlstress.embedding.flags import model_spec
     from vlstress.errors import VlstressError
-    from vlstress.suites.finetune.data import TrainingPairs, load_pairs
+    from vlstress.suites.finetune.data import ClassPrompts, TrainingPairs, load_classes, load_pairs
     from vlstress.suites.finetune.split import check_disjoint
     from vlstress.suites.finetune.trainer import (
         TrainConfig,
@@ -135,6 +143,7 @@ def finetune(args: argparse.Namespace) -> Finetuned | None:
         steps=args.steps,
         batch_size=args.train_batch_size,
         lr=args.lr,
+        loss=args.loss,
         weight_decay=args.weight_decay,
         warmup=args.warmup,
         accumulate=args.accumulate,
@@ -153,14 +162,29 @@ def finetune(args: argparse.Namespace) -> Finetuned | None:
         lora_modules=tuple(m.strip() for m in args.lora_modules.split(",") if m.strip()),
     )
     config.check()
-    if not perturbation(args.method).uses_partner:
-        raise VlstressError(
-            f"--method {args.method}: the visual contrastive loss needs a perturbation that "
-            "mixes in a partner image (mix, patch)"
-        )
-    train_entries = load_manifest(args.train)["images"]
-    check_disjoint(train_entries, load_manifest(args.test)["images"])
-    paths, samples, counts = load_pairs(args.train, args.train_captions)
+    needed = {"sc_vc": ("train", "train_captions"), "flyp": ("classes",)}[args.loss]
+    missing = [f"--{name.replace('_', '-')}" for name in needed if getattr(args, name) is None]
+    if missing:
+        raise VlstressError(f"--loss {args.loss} needs {' and '.join(missing)}")
+    if args.loss == "sc_vc":
+        if not perturbation(args.method).uses_partner:
+            raise VlstressError(
+                f"--method {args.method}: the visual contrastive loss needs a perturbation that "
+                "mixes in a partner image (mix, patch)"
+            )
+        train_entries = load_manifest(args.train)["images"]
+        check_disjoint(train_entries, load_manifest(args.test)["images"])
+        paths, samples, counts = load_pairs(args.train, args.train_captions)
+    else:
+        from vlstress.suites.zeroshot.templates import resolve
+
+        paths, labels, classes = load_classes(args.classes, args.test)
+        templates, _ = resolve(args.templates)
+        counts = {
+            "images": len(paths),
+            "classes": len(classes),
+            "templates_per_image": len(templates),
+        }
     dist = distributed_from_env()
     spec = model_spec(args)
     device = models.resolve_device(args.device)
@@ -168,8 +192,12 @@ def finetune(args: argparse.Namespace) -> Finetuned | None:
         device = f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
     model, preprocess, tokenizer = models.load(spec, device, threads=args.threads)
     base = models.describe(spec, model)
-    plan = make_plan(len(paths), args.method, parse_lam(args.lam), args.train_seed)
-    pairs = TrainingPairs(paths, samples, plan, preprocess, tokenizer)
+    pairs: TrainingPairs | ClassPrompts
+    if args.loss == "sc_vc":
+        plan = make_plan(len(paths), args.method, parse_lam(args.lam), args.train_seed)
+        pairs = TrainingPairs(paths, samples, plan, preprocess, tokenizer)
+    else:
+        pairs = ClassPrompts(paths, labels, classes, templates, preprocess, tokenizer)
     resume = args.resume or args.out.with_name(args.out.name + ".resume")
     adapted = None
     if config.lora_rank:
@@ -208,13 +236,17 @@ def log_summary(finetuned: Finetuned, log: logging.Logger) -> None:
     """One line: steps, first and last loss, last margins, where the weights went."""
     history, args = finetuned.history, finetuned.args
     last = history[-1]
+    margins = (
+        f", margins SC {last['margin_sc']:.4f} VC {last['margin_vc']:.4f}"
+        if "margin_sc" in last
+        else ""
+    )
     log.info(
-        "%s: %d steps, loss %.4f -> %.4f, margins SC %.4f VC %.4f -> %s",
+        "%s: %d steps, loss %.4f -> %.4f%s -> %s",
         args.variant,
         len(history),
         history[0]["total"],
         last["total"],
-        last["margin_sc"],
-        last["margin_vc"],
+        margins,
         args.out,
     )

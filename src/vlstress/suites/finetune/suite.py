@@ -4,6 +4,8 @@ are models of the run (a model entry whose `pretrained` is a checkpoint this sui
 from vlstress.suites.finetune.paths import (
     BASE_CARD,
     FINETUNED,
+    FLYP_FINETUNED,
+    FLYP_TRAIN,
     TRAIN_CAPTIONS,
     TRAIN_MANIFEST,
     TRAIN_RAW,
@@ -16,6 +18,8 @@ from vlstress.workflow.paths import (
     MANIFEST,
     RUN_FLAGS,
     SUMMARY_AGG,
+    TESTSET_EXTERNAL,
+    TESTSET_FLAGS,
 )
 from vlstress.workflow.spec import Axis, Output, Stage, Suite
 from vlstress.workflow.stages import download_stage, small
@@ -33,6 +37,7 @@ SUITE = Suite(
     axes=(
         Axis("variant", "finetune.variants", r"[a-z0-9][a-z0-9_]*", keys=True),
         Axis("alpha", "finetune.wise.alphas", r"[0-9][0-9.e-]*"),
+        Axis("flyp", "finetune.flyp.variants", r"[a-z0-9][a-z0-9_]*", keys=True),
     ),
     stages=(
         download_stage(
@@ -131,6 +136,62 @@ SUITE = Suite(
             doc=(
                 "fine-tune the base model with the CLIP loss + w_sc * SC + w_vc * VC, every weight "
                 "or LoRA adapters (resumes a killed run)"
+            ),
+        ),
+        Stage(
+            "flyp_train",
+            "vlstress testset --name flyp-train"
+            + TESTSET_FLAGS.replace("{item.", "{p.finetune.flyp.train.")
+            + " --out {out.testset}",
+            outputs={"testset": Output(FLYP_TRAIN, directory=True)},
+            external=tuple(
+                key.replace("item.", "finetune.flyp.train.") for key in TESTSET_EXTERNAL
+            ),
+            suite="finetune",
+            doc="the labelled images FLYP fine-tunes on (a classification set of any kind)",
+            after=(CHECKED,),
+        ),
+        Stage(
+            "finetune_flyp",
+            (
+                "vlstress finetune --loss flyp --classes {in.classes}"
+                " --templates {p.finetune.flyp.templates} --test {in.test} --model-card {in.card} "
+            )
+            + RUN_FLAGS
+            + " --variant {flyp} --steps {p.finetune.steps}"
+            " --train-batch-size {p.finetune.batch_size} --lr {p.finetune.lr}"
+            " --weight-decay {p.finetune.weight_decay} --warmup {p.finetune.warmup}"
+            " --accumulate {p.finetune.accumulate} --freeze {p.finetune.freeze}"
+            " --checkpoint-every {p.finetune.checkpoint_every} --train-seed {p.finetune.seed}"
+            " --processes {p.finetune.nproc}"
+            " --lora-rank {item.lora} --lora-alpha {p.finetune.lora.alpha}"
+            " --lora-dropout {p.finetune.lora.dropout} --lora-tower {p.finetune.lora.tower}"
+            " --lora-modules {p.finetune.lora.modules}"
+            " --out {out.model} --out-log {out.log}",
+            inputs={"classes": FLYP_TRAIN, "test": MANIFEST, "card": BASE_CARD},
+            outputs={
+                "model": Output(FLYP_FINETUNED),
+                "meta": small(f"{FLYP_FINETUNED}.json"),
+                "log": small(
+                    "results/finetune/flyp/{flyp}/log.csv",
+                    plot={
+                        "x": "step",
+                        "y": "total",
+                        "template": "linear",
+                        "title": "FLYP fine-tuning loss per step",
+                    },
+                    caption="finetune_log",
+                    category="Robust fine-tuning",
+                ),
+            },
+            axes=("flyp",),
+            external=("finetune.flyp.templates",),
+            suite="finetune",
+            gpu=True,
+            gpus="finetune.nproc",
+            doc=(
+                "FLYP: fine-tune the base model with the CLIP loss on labelled images and prompts "
+                "of their classes, every weight or LoRA adapters (resumes a killed run)"
             ),
         ),
         Stage(

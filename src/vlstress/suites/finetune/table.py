@@ -24,7 +24,7 @@ from vlstress.suites.finetune.block import FinetuneParams
 MISSING = "–"
 
 
-METHODS = ("SC/VC", "SC/VC + LoRA", "WiSE-FT")  # the table's groups, in this order
+METHODS = ("SC/VC", "SC/VC + LoRA", "FLYP", "FLYP + LoRA", "WiSE-FT")  # the groups, in order
 
 
 @dataclass(frozen=True)
@@ -120,11 +120,12 @@ def cells(frame: pd.DataFrame, signed: bool = False) -> pd.DataFrame:
 
 def finetuned_models(params: Params) -> list[Finetuned]:
     """The fine-tuned models of the params: a model whose `pretrained` is a variant's checkpoint
-    (`results/finetune/<variant>/model.safetensors`) or a WiSE-FT alpha's
+    (`results/finetune/<variant>/model.safetensors`), a FLYP variant's
+    (`results/finetune/flyp/<variant>/model.safetensors`) or a WiSE-FT alpha's
     (`results/finetune/wise/<alpha>/model.safetensors`)."""
     import os
 
-    from vlstress.suites.finetune.paths import FINETUNED, WISE
+    from vlstress.suites.finetune.paths import FINETUNED, FLYP_FINETUNED, WISE
 
     block = params.block(FinetuneParams)
     made = {}
@@ -134,6 +135,11 @@ def finetuned_models(params: Params) -> list[Finetuned]:
         if spec.lora:
             method, settings = "SC/VC + LoRA", f"{settings}, rank {spec.lora}"
         made[FINETUNED.replace("{variant}", variant)] = (variant, method, settings)
+    for variant, flyp in sorted(block.flyp.variants.items()):
+        method, settings = "FLYP", f"templates {block.flyp.templates}"
+        if flyp.lora:
+            method, settings = "FLYP + LoRA", f"{settings}, rank {flyp.lora}"
+        made[FLYP_FINETUNED.replace("{flyp}", variant)] = (variant, method, settings)
     # the path as the workflow writes it: the alpha as written in the params (1 or 1.0)
     for written, alpha in zip(params.values["finetune"]["wise"]["alphas"], block.wise.alphas):
         made[WISE.replace("{alpha}", str(written))] = (
@@ -178,8 +184,8 @@ def finetune_tables(params: Params, params_files: list[Path], summary: Path) -> 
     )
     caption = (
         f"Fine-tuning of {base}: base against its fine-tuned variants by method (CLIP loss + "
-        "w_sc SC + w_vc VC, every weight or LoRA adapters; WiSE-FT weight interpolation); R@1, "
-        "false R@1 and top-1 in %"
+        "w_sc SC + w_vc VC on captioned images; FLYP: the CLIP loss on class prompts; every "
+        "weight or LoRA adapters; WiSE-FT weight interpolation); R@1, false R@1 and top-1 in %"
     )
     text = (
         f"{caption}\n\n"

@@ -28,11 +28,14 @@ import torch
 
 from vlstress.errors import VlstressError
 from vlstress.suites.finetune import losses
-from vlstress.suites.finetune.data import TrainingPairs
+from vlstress.suites.finetune.data import ClassPrompts, TrainingPairs
 
 log = logging.getLogger(__name__)
 
 FREEZE = ("image", "text")
+# "sc_vc": CLIP loss + w_sc * SC + w_vc * VC on captioned images (TrainingPairs);
+# "flyp": FLYP, the CLIP loss on labelled images and prompts of their classes (ClassPrompts)
+LOSSES = ("sc_vc", "flyp")
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class TrainConfig:
     steps: int
     batch_size: int  # samples per optimizer step (split between micro-batches and processes)
     lr: float
+    loss: str = "sc_vc"  # one of LOSSES
     weight_decay: float = 0.1
     warmup: int = 0
     accumulate: int = 1  # micro-batches per optimizer step
@@ -68,6 +72,8 @@ class TrainConfig:
             )
         if not self.lr > 0 or self.weight_decay < 0 or self.warmup < 0 or self.checkpoint_every < 0:
             problems.append("lr must be > 0; weight_decay, warmup and checkpoint_every >= 0")
+        if self.loss not in LOSSES:
+            problems.append(f"unknown loss {self.loss!r} (known: {', '.join(LOSSES)})")
         if self.form not in losses.FORMS:
             problems.append(f"unknown loss form {self.form!r} (known: {', '.join(losses.FORMS)})")
         if self.freeze not in (None, *FREEZE):
@@ -92,8 +98,10 @@ class TrainConfig:
     def settings(self) -> dict[str, Any]:
         """What the run depends on: without LoRA, none of its settings (editing them changes
         nothing of a full fine-tuning); with it, peft's version too (the resume state holds peft's
-        module names)."""
+        module names). FLYP has no SC/VC terms: their settings are left out."""
         found = asdict(self)
+        if self.loss == "flyp":
+            found = {k: v for k, v in found.items() if k not in ("w_sc", "w_vc", "form", "margin")}
         if not self.lora_rank:
             return {k: v for k, v in found.items() if not k.startswith("lora_") or k == "lora_rank"}
         import peft
@@ -210,9 +218,46 @@ def encode(net, pixels, mixed, tokens, altered):
     return image_all[:n], text_all[:n], image_all[n:], text_all[n:]
 
 
+def robust_loss(net, model, batch, clip_loss, config: TrainConfig):
+    """(loss, terms) of a batch of TrainingPairs: CLIP + w_sc * SC + w_vc * VC, with the margins."""
+    pixels, mixed, tokens, altered = batch
+    image, text, image_alt, text_alt = encode(net, pixels, mixed, tokens, altered)
+    loss, terms = losses.objective(
+        clip_loss,
+        image,
+        text,
+        text_alt,
+        image_alt,
+        model.logit_scale.exp(),
+        w_sc=config.w_sc,
+        w_vc=config.w_vc,
+        form=config.form,
+        margin=config.margin,
+    )
+    terms.update(losses.margins(image, text, text_alt, image_alt))
+    return loss, terms
+
+
+def flyp_loss(net, model, batch, clip_loss, config: TrainConfig):
+    """(loss, terms) of a batch of ClassPrompts: the CLIP loss of images against their class
+    prompts (FLYP; two images of one class in a batch are each other's negatives, as in FLYP)."""
+    pixels, tokens = batch
+    out = net(pixels, tokens)
+    image, text = (
+        (out["image_features"], out["text_features"]) if isinstance(out, dict) else out[:2]
+    )
+    image = torch.nn.functional.normalize(image.float(), dim=-1)
+    text = torch.nn.functional.normalize(text.float(), dim=-1)
+    loss = clip_loss(image, text, model.logit_scale.exp())
+    return loss, {"clip": float(loss.detach()), "total": float(loss.detach())}
+
+
+STEP_LOSS = {"sc_vc": robust_loss, "flyp": flyp_loss}
+
+
 def train(
     model,
-    pairs: TrainingPairs,
+    pairs: TrainingPairs | ClassPrompts,
     config: TrainConfig,
     *,
     device: str,
@@ -283,28 +328,14 @@ def train(
         terms_sum: dict[str, float] = {}
         chunks = np.array_split(rows, config.accumulate)
         for k, chunk in enumerate(chunks):
-            pixels, mixed, tokens, altered = (t.to(device) for t in pairs.batch(chunk))
+            batch = tuple(t.to(device) for t in pairs.batch(chunk))
             sync = (
                 contextlib.nullcontext()
                 if dist.world_size == 1 or k == len(chunks) - 1
                 else net.no_sync()
             )
             with sync, autocast(config.precision, device):
-                image, text, image_alt, text_alt = encode(net, pixels, mixed, tokens, altered)
-                scale = model.logit_scale.exp()
-                loss, terms = losses.objective(
-                    clip_loss,
-                    image,
-                    text,
-                    text_alt,
-                    image_alt,
-                    scale,
-                    w_sc=config.w_sc,
-                    w_vc=config.w_vc,
-                    form=config.form,
-                    margin=config.margin,
-                )
-                terms.update(losses.margins(image, text, text_alt, image_alt))
+                loss, terms = STEP_LOSS[config.loss](net, model, batch, clip_loss, config)
             scaler.scale(loss / len(chunks)).backward()
             for name, value in terms.items():
                 terms_sum[name] = terms_sum.get(name, 0.0) + value / len(chunks)
@@ -316,7 +347,7 @@ def train(
             model.logit_scale.clamp_(0, math.log(100))
         row = {"step": step + 1, "lr": lr, **{k: round(v, 6) for k, v in terms_sum.items()}}
         history.append(row)
-        bar.set_postfix(loss=f"{row['total']:.4f}", sc=f"{row['sc']:.3f}", vc=f"{row['vc']:.3f}")
+        bar.set_postfix({k: f"{row[k]:.4f}" for k in ("total", "sc", "vc") if k in row})
         done = step + 1
         if (
             resume_path is not None

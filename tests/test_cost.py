@@ -393,6 +393,19 @@ def test_the_stylized_copy_is_embedded_by_every_model_and_made_once(tmp_path):
     assert made.cpu_s == pytest.approx(30 * RATES.image_variant_core_s)
 
 
+def test_each_fine_tuning_is_priced_by_what_its_steps_encode(tmp_path):
+    """SC/VC encodes the mixed images and altered captions too; FLYP one image and one prompt."""
+    values = demo()
+    found = estimate.estimate(values, params_module.suites_on(values), RATES, 1, 1, tmp_path)
+    jobs = {s.name: s for s in found.shared if s.name.startswith("fine-tuning")}
+    assert set(jobs) == {"fine-tuning sc_vc", "fine-tuning flyp_lora (FLYP)"}
+    sc_vc, flyp = jobs["fine-tuning sc_vc"], jobs["fine-tuning flyp_lora (FLYP)"]
+    # the demo's 4 steps of 4 pairs: SC/VC also encodes a mixed image and an altered caption each
+    assert "32 images and 32 captions" in sc_vc.what
+    assert "16 images and 16 class prompts" in flyp.what
+    assert sc_vc.gpu_s - 10.0 == pytest.approx(2 * (flyp.gpu_s - 10.0))
+
+
 def test_retrieval_dataset_sizes(tmp_path):
     karpathy = {"name": "k", "kind": "karpathy", "max_images": None, "image_ids": None}
     size = sizes.dataset_size(karpathy, tmp_path)

@@ -24,9 +24,9 @@ ENV = {
     "PYTHONUNBUFFERED": "1",
 }
 BASE, TUNED = "vit-s-32-random", "vit-s-32-random+sc"
-LORA, WISE = "vit-s-32-random+lora", "vit-s-32-random+wise0_5"
+LORA, WISE = "vit-s-32-random+flyp", "vit-s-32-random+wise0_5"
 CHECKPOINT = "results/finetune/sc/model.safetensors"
-LORA_CHECKPOINT = "results/finetune/lora/model.safetensors"
+LORA_CHECKPOINT = "results/finetune/flyp/flyp/model.safetensors"
 WISE_CHECKPOINT = "results/finetune/wise/0.5/model.safetensors"
 
 
@@ -39,8 +39,9 @@ def sh(*cmd: str, cwd: Path) -> str:
 
 
 def small_finetune(params: dict) -> dict:
-    """The text stress-test and zero-shot on 4 photos, a base model, its SC variant (2 steps), the
-    same through LoRA adapters, and WiSE-FT halfway between the base and the SC variant."""
+    """The text stress-test and zero-shot on 4 photos, a base model, its SC variant (2 steps), FLYP
+    through LoRA adapters on 2 views of each training class, and WiSE-FT halfway between the base
+    and the SC variant."""
     params["suites"] = {
         "rococo_text": True,
         "rococo_image": False,
@@ -66,11 +67,12 @@ def small_finetune(params: dict) -> dict:
         checkpoint_every=1,
         variants={
             "sc": {"w_sc": 1.0, "w_vc": 0.0, "lora": 0},
-            "lora": {"w_sc": 1.0, "w_vc": 0.0, "lora": 2},
         },
         wise={"of": "sc", "alphas": [0.5]},
     )
     params["finetune"]["train"]["max_images"] = 4
+    params["finetune"]["flyp"]["train"]["max_per_class"] = 2
+    params["finetune"]["flyp"]["variants"] = {"flyp": {"lora": 2}}
     return params
 
 
@@ -102,20 +104,21 @@ def test_the_fine_tuned_checkpoint_is_a_model_evaluated_beside_its_base(run):
     assert log[0].startswith("step,lr,clip,sc,vc,total") and len(log) == 3
 
 
-def test_lora_and_wise_ft_variants_are_models_too(run):
+def test_flyp_through_lora_and_wise_ft_variants_are_models_too(run):
     import torch
     from safetensors.torch import load_file
 
     lora = json.loads((run / f"{LORA_CHECKPOINT}.json").read_text())
     assert lora["training"]["lora_rank"] == 2 and lora["training"]["lora_tower"] == "image"
+    assert (lora["training"]["loss"], lora["training"]["images"]) == ("flyp", 16)  # 8 classes x 2
     assert "peft" in lora["provenance"]["packages"]
     wise = json.loads((run / f"{WISE_CHECKPOINT}.json").read_text())
     assert wise["alpha"] == 0.5 and wise["variant"] == "sc" and wise["base"]["slug"] == BASE
     tuned, adapted, half = (
         load_file(str(run / path)) for path in (CHECKPOINT, LORA_CHECKPOINT, WISE_CHECKPOINT)
     )
-    # LoRA trained only the image tower's MLPs, so its text tower is the base's; the SC variant
-    # trained every weight; WiSE-FT at 0.5 is their mean
+    # FLYP's LoRA trained only the image tower's MLPs, so its text tower is the base's; the SC
+    # variant trained every weight; WiSE-FT at 0.5 is their mean
     key = "text_projection"
     assert not torch.equal(adapted[key], tuned[key])
     torch.testing.assert_close(half[key], (adapted[key] + tuned[key]) / 2)
@@ -135,8 +138,8 @@ def test_the_comparison_table_and_dvc_has_nothing_to_do(run):
     assert "Change against the base" in table and "text same_concept false R@1" in table
     values = pd.read_csv(run / "results/finetune/comparison.csv")
     assert list(values["model"]) == [BASE, TUNED, LORA, WISE]
-    assert list(values["method"]) == ["base", "SC/VC", "SC/VC + LoRA", "WiSE-FT"]
-    assert list(values["variant"]) == ["base", "sc", "lora", "wise 0.5"]
+    assert list(values["method"]) == ["base", "SC/VC", "FLYP + LoRA", "WiSE-FT"]
+    assert list(values["variant"]) == ["base", "sc", "flyp", "wise 0.5"]
     summary = pd.read_csv(run / "results/summary_agg.csv")
     top1 = summary[(summary["task"] == "zeroshot") & (summary["metric"] == "top1")].set_index(
         "model"

@@ -398,12 +398,18 @@ def test_each_fine_tuning_is_priced_by_what_its_steps_encode(tmp_path):
     values = demo()
     found = estimate.estimate(values, params_module.suites_on(values), RATES, 1, 1, tmp_path)
     jobs = {s.name: s for s in found.shared if s.name.startswith("fine-tuning")}
-    assert set(jobs) == {"fine-tuning sc_vc", "fine-tuning flyp_lora (FLYP)"}
-    sc_vc, flyp = jobs["fine-tuning sc_vc"], jobs["fine-tuning flyp_lora (FLYP)"]
+    assert set(jobs) == {
+        "fine-tuning sc_vc",
+        "fine-tuning flyp_lora (flyp)",
+        "fine-tuning standard (standard)",
+    }
+    sc_vc, flyp = jobs["fine-tuning sc_vc"], jobs["fine-tuning flyp_lora (flyp)"]
     # the demo's 4 steps of 4 pairs: SC/VC also encodes a mixed image and an altered caption each
     assert "32 images and 32 captions" in sc_vc.what
     assert "16 images and 16 class prompts" in flyp.what
     assert sc_vc.gpu_s - 10.0 == pytest.approx(2 * (flyp.gpu_s - 10.0))
+    standard = jobs["fine-tuning standard (standard)"]  # the images only: no text pass
+    assert standard.what.startswith("16 images, forward") and standard.texts == 0
 
 
 def test_retrieval_dataset_sizes(tmp_path):

@@ -350,10 +350,10 @@ def test_finetune_refuses_a_training_set_holding_a_test_image(inputs, cli_env, t
     assert not (tmp_path / "out").exists()
 
 
-def test_flyp_trains_on_a_class_set_and_refuses_one_holding_a_test_image(inputs, cli_env):
+def test_flyp_and_standard_train_on_a_class_set_and_refuse_one_with_a_test_image(inputs, cli_env):
     """`--loss flyp`: a labelled folder (`vlstress testset`) and prompts of its classes; the
     sidecar says FLYP, without SC/VC settings; a class set holding a test photo is refused, and
-    so is FLYP without a class set."""
+    so is FLYP without a class set. `--loss standard` writes a head of the set's classes."""
     folder = inputs / "classes"
     for i, (name, colour) in enumerate(COLOURS.items()):
         shutil.copy(
@@ -383,6 +383,15 @@ def test_flyp_trains_on_a_class_set_and_refuses_one_holding_a_test_image(inputs,
     assert refused.returncode == 2 and "t.png is a test image" in refused.stderr
     bare = vlstress(*args, *flyp, cwd=inputs, env=cli_env, check=False)
     assert bare.returncode == 2 and "--loss flyp needs --classes" in bare.stderr
+    # standard: the same class set, a head of its classes written into the checkpoint
+    standard = [a.replace("flyp", "standard") for a in args]  # the variant and the outputs
+    vlstress(*standard, "--classes", "sets/classes", "--loss", "standard", cwd=inputs, env=cli_env)
+    meta = json.loads((inputs / "standard/model.safetensors.json").read_text())["training"]
+    assert (meta["loss"], meta["head_templates"], meta["classes"]) == ("standard", 7, 4)
+    assert (inputs / "standard/log.csv").read_text().startswith("step,lr,ce,accuracy,total\n")
+    from vlstress.embedding import heads
+
+    assert heads.classes_in(inputs / "standard/model.safetensors") == sorted(COLOURS)
 
 
 def _made(path: Path) -> Path:

@@ -283,3 +283,101 @@ def test_flyp_training_teaches_the_classes_and_leaves_out_the_sc_vc_settings(fly
 def test_an_unknown_loss_is_named():
     with pytest.raises(VlstressError, match="unknown loss 'dino'"):
         TrainConfig(steps=1, batch_size=1, lr=1e-3, loss="dino").check()
+
+
+# ------------------------------------------------------------------ standard fine-tuning
+
+
+def with_zero_shot_head(arch: str, prompts: ClassPrompts):
+    from vlstress.suites.finetune.run import zero_shot_head
+
+    model = fresh_model(arch)
+    zero_shot_head(model, prompts.tokenizer, prompts.classes, prompts.templates, "cpu", "fp32")
+    return model
+
+
+def test_the_standard_head_starts_as_the_zero_shot_classifier(flyp_setup):
+    """WiSE-FT's initialisation: logits through the head = logit scale x cosine with the
+    normalised mean of the class's prompt embeddings."""
+    arch, prompts = flyp_setup
+    model = with_zero_shot_head(arch, prompts).eval()
+    pixels, _ = prompts.batch(np.array([0, 6, 12]))
+    with torch.no_grad():
+        image = torch.nn.functional.normalize(model.encode_image(pixels), dim=-1)
+        head = model.vlstress_head(image)
+        text = [
+            torch.nn.functional.normalize(
+                model.encode_text(
+                    prompts.tokenizer([t.replace("{c}", c) for t in prompts.templates])
+                ),
+                dim=-1,
+            ).mean(0)
+            for c in prompts.classes
+        ]
+        mean = torch.nn.functional.normalize(torch.stack(text), dim=-1)
+        expected = model.logit_scale.exp() * image @ mean.T
+    torch.testing.assert_close(head, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_standard_loss_is_cross_entropy_of_the_head_logits(flyp_setup):
+    from vlstress.suites.finetune.data import LabelledImages
+    from vlstress.suites.finetune.trainer import standard_loss
+
+    arch, prompts = flyp_setup
+    model = with_zero_shot_head(arch, prompts).eval()
+    images = LabelledImages(prompts.paths, prompts.labels, prompts.preprocess)
+    pixels, labels = images.batch(np.array([0, 4, 8, 11]))
+    assert labels.tolist() == [0, 1, 2, 3]
+    loss, terms = standard_loss(model, model, (pixels, labels), None, TrainConfig(1, 4, 1e-3))
+    with torch.no_grad():
+        image = torch.nn.functional.normalize(model.encode_image(pixels), dim=-1)
+        logits = model.vlstress_head(image)
+    expected = torch.nn.functional.cross_entropy(logits, labels)
+    assert terms["ce"] == terms["total"] == pytest.approx(float(expected), rel=1e-5)
+    assert terms["accuracy"] == float((logits.argmax(1) == labels).float().mean())
+    assert float(loss.detach()) == pytest.approx(float(expected), rel=1e-5)
+
+
+def test_standard_training_learns_the_classes_and_leaves_the_text_tower(flyp_setup):
+    from vlstress.suites.finetune.data import LabelledImages
+
+    torch.set_num_threads(1)
+    arch, prompts = flyp_setup
+    model = with_zero_shot_head(arch, prompts)
+    text_before = {
+        k: v.clone() for k, v in model.state_dict().items() if k.startswith("transformer.")
+    }
+    images = LabelledImages(prompts.paths, prompts.labels, prompts.preprocess)
+    config = TrainConfig(steps=30, batch_size=6, lr=1e-3, warmup=2, seed=0, loss="standard")
+    history = train(model, images, config, device="cpu", progress=False)
+    assert set(history[0]) == {"step", "lr", "ce", "accuracy", "total"}
+    assert mean(history, "total", slice(-5, None)) < 0.5 * mean(history, "total", slice(0, 5))
+    assert mean(history, "accuracy", slice(-5, None)) > mean(history, "accuracy", slice(0, 5))
+    after = model.state_dict()
+    assert all(torch.equal(after[k], v) for k, v in text_before.items())
+    assert not {"w_sc", "w_vc", "form", "margin"} & set(config.settings())
+
+
+def test_a_checkpoint_with_a_head_loads_with_it(flyp_setup, tmp_path):
+    from safetensors.torch import save_file
+
+    from vlstress.embedding import heads, models
+
+    arch, prompts = flyp_setup
+    model = with_zero_shot_head(arch, prompts)
+    state = {k: v.contiguous() for k, v in model.state_dict().items()}
+    path = tmp_path / "model.safetensors"
+    save_file(state, str(path), metadata=heads.metadata(model))
+    spec = models.ModelSpec("tuned", arch, str(path), seed=0)
+    loaded, _, _ = models.load(spec, "cpu", threads=1)
+    weights, classes = heads.of(loaded)
+    assert classes == list(COLOURS)
+    np.testing.assert_array_equal(weights, model.vlstress_head.weight.detach().numpy())
+    assert models.describe(spec, loaded)["head_classes"] == 4
+    # the head's rows of a set's classes, in the set's order; a class it lacks: none
+    np.testing.assert_array_equal(heads.rows_for(loaded, ["blue", "red"]), weights[[2, 0]])
+    assert heads.rows_for(loaded, ["red", "purple"]) is None
+    # a head without its class names is refused, naming the file
+    save_file(state, str(path))
+    with pytest.raises(VlstressError, match="model.safetensors: a head .* without its class"):
+        heads.classes_in(path)

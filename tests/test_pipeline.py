@@ -488,22 +488,30 @@ def test_an_output_written_once_per_value_of_its_each_axes_is_one_job():
         ),
         (
             lambda p: p["finetune"].update(freeze="text"),
-            ["finetune.flyp.variants.flyp_lora.lora: LoRA trains only its adapters"],
+            ["finetune.labelled.variants.flyp_lora.lora: LoRA trains only its adapters"],
         ),
         (
-            lambda p: p["finetune"]["flyp"]["train"].update(kind="tiny-imagenet"),
-            ["finetune.flyp.train.kind: unknown test-set kind 'tiny-imagenet'"],
+            lambda p: p["finetune"]["labelled"]["train"].update(kind="tiny-imagenet"),
+            ["finetune.labelled.train.kind: unknown test-set kind 'tiny-imagenet'"],
         ),
         (
-            lambda p: p["finetune"]["flyp"].update(templates="fancy"),
-            ["finetune.flyp.templates: unknown template set 'fancy'"],
+            lambda p: p["finetune"]["labelled"].update(templates="fancy"),
+            ["finetune.labelled.templates: unknown template set 'fancy'"],
         ),
         (
-            lambda p: p["finetune"]["flyp"]["variants"].update(flyp_full={"lora": 0}),
+            lambda p: p["finetune"]["labelled"]["variants"].update(
+                probe={"loss": "standard", "lora": 0}
+            ),
             [
-                "finetune.flyp.variants.flyp_full is evaluated by no model",
-                "pretrained: results/finetune/flyp/flyp_full/model.safetensors",
+                "finetune.labelled.variants.probe is evaluated by no model",
+                "pretrained: results/finetune/labelled/probe/model.safetensors",
             ],
+        ),
+        (
+            lambda p: p["finetune"]["labelled"]["variants"].update(
+                probe={"loss": "linear-probe", "lora": 0}
+            ),
+            ["finetune.labelled.variants.probe.loss", "'linear-probe' is not one of"],
         ),
         (
             lambda p: p["finetune"]["lora"].update(tower="both"),
@@ -688,15 +696,15 @@ def test_both_front_ends_run_the_same_commands(project):
     # evaluations, its figures and table (6); the timm classifier: its card and every classification
     # step of one model (classifiers, image sets, record, corruptions, typographic, 2 attacks,
     # calibration, OOD, shape bias, stability, stylized, overlap: 14), no retrieval, caption or
-    # prompt step; the FLYP LoRA variant and WiSE-FT's alpha: one training and one interpolation
-    # step, and every step of an image-text model each (28: card, 2 embeddings, 11 retrieval
+    # prompt step; the FLYP LoRA and standard variants and WiSE-FT's alpha: two trainings and one
+    # interpolation step, and every step of an image-text model each (28: card, 2 embeddings, 11 retrieval
     # evaluations, 2 attacks and one step of every other per-model stage); and one code stamp step
     # per stage kind but the gate
     kinds = len([s for s in active_stages(demo_params()) if not s.name.startswith("code_")])
     timm = 1 + 3 + 1 + 1 + 2 + 1 + 1 + 1 + 1 + 1 + 1
     retrieval, zeroshot = 46 + 1, 2 * 3 + 4 + 2 + 3 + 1 + 2 * 2 + 2 + 1 + 2
     finetune, report, rest = 4 + 1 + 1 + 1 + 1, 6 + 3, 1 + 5 + 6 + 6 + 5 + 6
-    methods = 1 + 1 + 2 * 28
+    methods = 2 + 1 + 3 * 28
     assert kinds == 70
     assert (
         sum(map(len, smk.values()))

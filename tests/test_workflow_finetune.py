@@ -24,9 +24,11 @@ ENV = {
     "PYTHONUNBUFFERED": "1",
 }
 BASE, TUNED = "vit-s-32-random", "vit-s-32-random+sc"
-LORA, WISE = "vit-s-32-random+flyp", "vit-s-32-random+wise0_5"
+LORA, WISE = "vit-s-32-random+standard", "vit-s-32-random+wise0_5"
 CHECKPOINT = "results/finetune/sc/model.safetensors"
-LORA_CHECKPOINT = "results/finetune/flyp/flyp/model.safetensors"
+LORA_CHECKPOINT = "results/finetune/labelled/standard/model.safetensors"
+# the demo's zero-shot classes: the standard variant's head is trained on them (synthetic images)
+OBJECTS = ("camera", "cat", "cup of coffee", "motorcycle", "rocket")
 WISE_CHECKPOINT = "results/finetune/wise/0.5/model.safetensors"
 
 
@@ -38,10 +40,22 @@ def sh(*cmd: str, cwd: Path) -> str:
     return result.stdout + result.stderr
 
 
-def small_finetune(params: dict) -> dict:
-    """The text stress-test and zero-shot on 4 photos, a base model, its SC variant (2 steps), FLYP
-    through LoRA adapters on 2 views of each training class, and WiSE-FT halfway between the base
-    and the SC variant."""
+def labelled_images(folder: Path) -> Path:
+    """Two synthetic images of each zero-shot class, in class folders (an imagefolder set)."""
+    from PIL import Image
+
+    for k, name in enumerate(OBJECTS):
+        for i in range(2):
+            path = folder / name / f"{i}.png"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            Image.new("RGB", (64, 64), (40 * k, 200 - 30 * k, 90 + 60 * i)).save(path)
+    return folder
+
+
+def small_finetune(params: dict, labelled: Path) -> dict:
+    """The text stress-test and zero-shot on 4 photos, a base model, its SC variant (2 steps),
+    standard fine-tuning through LoRA adapters with a head of the zero-shot classes (on synthetic
+    images of them), and WiSE-FT halfway between the base and the SC variant."""
     params["suites"] = {
         "rococo_text": True,
         "rococo_image": False,
@@ -71,14 +85,17 @@ def small_finetune(params: dict) -> dict:
         wise={"of": "sc", "alphas": [0.5]},
     )
     params["finetune"]["train"]["max_images"] = 4
-    params["finetune"]["flyp"]["train"]["max_per_class"] = 2
-    params["finetune"]["flyp"]["variants"] = {"flyp": {"lora": 2}}
+    params["finetune"]["labelled"]["train"].update(kind="imagefolder", root=str(labelled))
+    params["finetune"]["labelled"]["variants"] = {"standard": {"loss": "standard", "lora": 2}}
     return params
 
 
 @pytest.fixture(scope="module")
 def run(module_tmp) -> Path:
-    root = committed_copy(module_tmp.mktemp("finetune") / "repo", small_finetune)
+    labelled = labelled_images(module_tmp.mktemp("labelled"))
+    root = committed_copy(
+        module_tmp.mktemp("finetune") / "repo", lambda params: small_finetune(params, labelled)
+    )
     sh("snakemake", "--cores", "2", cwd=root)
     return root
 
@@ -104,21 +121,21 @@ def test_the_fine_tuned_checkpoint_is_a_model_evaluated_beside_its_base(run):
     assert log[0].startswith("step,lr,clip,sc,vc,total") and len(log) == 3
 
 
-def test_flyp_through_lora_and_wise_ft_variants_are_models_too(run):
+def test_standard_through_lora_and_wise_ft_variants_are_models_too(run):
     import torch
     from safetensors.torch import load_file
 
     lora = json.loads((run / f"{LORA_CHECKPOINT}.json").read_text())
     assert lora["training"]["lora_rank"] == 2 and lora["training"]["lora_tower"] == "image"
-    assert (lora["training"]["loss"], lora["training"]["images"]) == ("flyp", 16)  # 8 classes x 2
+    assert (lora["training"]["loss"], lora["training"]["images"]) == ("standard", 10)
     assert "peft" in lora["provenance"]["packages"]
     wise = json.loads((run / f"{WISE_CHECKPOINT}.json").read_text())
     assert wise["alpha"] == 0.5 and wise["variant"] == "sc" and wise["base"]["slug"] == BASE
     tuned, adapted, half = (
         load_file(str(run / path)) for path in (CHECKPOINT, LORA_CHECKPOINT, WISE_CHECKPOINT)
     )
-    # FLYP's LoRA trained only the image tower's MLPs, so its text tower is the base's; the SC
-    # variant trained every weight; WiSE-FT at 0.5 is their mean
+    # LoRA trained only the image tower's MLPs (and the head), so its text tower is the base's;
+    # the SC variant trained every weight; WiSE-FT at 0.5 is their mean
     key = "text_projection"
     assert not torch.equal(adapted[key], tuned[key])
     torch.testing.assert_close(half[key], (adapted[key] + tuned[key]) / 2)
@@ -129,6 +146,21 @@ def test_flyp_through_lora_and_wise_ft_variants_are_models_too(run):
     for model in (LORA, WISE):
         for record in ("original", "zeroshot-objects"):
             assert (run / f"results/metrics/{model}/{record}.json").is_file(), (model, record)
+    # standard fine-tuning's head covers the zero-shot classes: it is the model's classifier
+    import numpy as np
+    from safetensors import safe_open
+
+    with safe_open(str(run / LORA_CHECKPOINT), framework="pt") as handle:
+        classes = json.loads(handle.metadata()["vlstress_head_classes"])
+    assert sorted(classes) == list(OBJECTS)
+    folder = run / f"results/embeddings/{LORA}/classifiers"
+    meta = json.loads((folder / "objects.npy.json").read_text())
+    assert (meta["weights"], meta["logit_scale"]) == ("fine-tuned head", 1.0)
+    rows = [classes.index(name) for name in meta["classes"]]
+    head = adapted["vlstress_head.weight"].numpy()[rows]
+    np.testing.assert_array_equal(np.load(folder / "objects.npy"), head)
+    card = json.loads((run / f"results/models/{LORA}.json").read_text())["model"]
+    assert card["head_classes"] == 5
 
 
 def test_the_comparison_table_and_dvc_has_nothing_to_do(run):
@@ -138,8 +170,8 @@ def test_the_comparison_table_and_dvc_has_nothing_to_do(run):
     assert "Change against the base" in table and "text same_concept false R@1" in table
     values = pd.read_csv(run / "results/finetune/comparison.csv")
     assert list(values["model"]) == [BASE, TUNED, LORA, WISE]
-    assert list(values["method"]) == ["base", "SC/VC", "FLYP + LoRA", "WiSE-FT"]
-    assert list(values["variant"]) == ["base", "sc", "flyp", "wise 0.5"]
+    assert list(values["method"]) == ["base", "SC/VC", "standard + LoRA", "WiSE-FT"]
+    assert list(values["variant"]) == ["base", "sc", "standard", "wise 0.5"]
     summary = pd.read_csv(run / "results/summary_agg.csv")
     top1 = summary[(summary["task"] == "zeroshot") & (summary["metric"] == "top1")].set_index(
         "model"

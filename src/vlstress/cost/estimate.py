@@ -585,14 +585,19 @@ def _finetune(values: Mapping[str, Any], rates: Rates, plan: Plan) -> None:
                 jobs=1,
             )
         )
-    for name in (block.get("flyp") or {}).get("variants") or {}:
-        plan.shared.append(  # FLYP: one image and one class prompt per pair
+    labelled = (block.get("labelled") or {}).get("variants") or {}
+    for name, spec in labelled.items():
+        if (spec or {}).get("loss") == "flyp":  # one image and one class prompt per pair
+            what, texts = f"{pairs:,} images and {pairs:,} class prompts", pairs
+        else:  # standard: the image tower and a head; the text tower only builds the head
+            what, texts = f"{pairs:,} images", 0
+        plan.shared.append(
             Shared(
-                f"fine-tuning {name} (FLYP)",
-                f"{pairs:,} images and {pairs:,} class prompts, forward and backward ({base})",
+                f"fine-tuning {name} ({(spec or {}).get('loss')})",
+                f"{what}, forward and backward ({base})",
                 arch=base,
                 image_passes=pairs * rates.gradient_pass,
-                texts=pairs * rates.gradient_pass,
+                texts=texts * rates.gradient_pass,
                 jobs=1,
             )
         )

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vlstress.embedding import heads
 from vlstress.embedding.kinds import model_kind
 from vlstress.errors import VlstressError
 from vlstress.io import read_json, sha256_file
@@ -175,6 +176,9 @@ def describe(spec: ModelSpec, model=None) -> dict[str, Any]:
         info["checkpoint_sha256"] = sha256_file(spec.pretrained)
     if model is not None:
         info["n_params"] = int(sum(p.numel() for p in model.parameters()))
+        head = heads.of(model)
+        if head is not None:
+            info["head_classes"] = len(head[1])
     return info
 
 
@@ -198,7 +202,13 @@ def load(spec: ModelSpec, device: str, threads: int | None = None):
     try:
         kept = random_init_file(spec)
         made = load_random_init(spec, kept, device) if kept is not None else None
-        if made is None:
+        checkpoint = spec.pretrained if spec.weights_kind == "checkpoint" else None
+        head = heads.classes_in(checkpoint) if checkpoint is not None else None
+        if (
+            head is not None
+        ):  # a checkpoint carrying a classification head (vlstress.embedding.heads)
+            model, preprocess = heads.load(spec.arch, str(spec.pretrained), head, device)
+        elif made is None:
             model, _, preprocess = open_clip.create_model_and_transforms(
                 spec.arch, pretrained=spec.pretrained, device=device, cache_dir=spec.cache_dir
             )

@@ -27,17 +27,20 @@ class Variant:
 
 
 @dataclass(frozen=True)
-class FlypVariant:
+class LabelledVariant:
+    loss: Literal["flyp", "standard"]
     lora: int  # LoRA rank; 0 = every weight trains
 
 
 @dataclass(frozen=True)
-class Flyp:
-    """FLYP: the CLIP loss on the labelled images of `train` and prompts of their classes."""
+class Labelled:
+    """Fine-tuning on the labelled images of `train`: FLYP (the CLIP loss on prompts of their
+    classes) or standard (cross-entropy through a head initialised from the zero-shot classifier
+    of the `templates`)."""
 
     train: Testset
     templates: str
-    variants: dict[str, FlypVariant]
+    variants: dict[str, LabelledVariant]
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,6 @@ class FinetuneParams:
     seed: int
     nproc: int
     variants: dict[str, Variant]
-    flyp: Flyp
+    labelled: Labelled
     lora: Lora
     wise: Wise

@@ -184,6 +184,33 @@ class ClassPrompts:
         return torch.stack(pixels), self.tokenizer([self.prompt(row) for row in rows])
 
 
+class LabelledImages:
+    """Standard fine-tuning's samples: each labelled image once an epoch, in `step_rows`'s order."""
+
+    def __init__(self, paths: list[str], labels: list[int], preprocess: Callable):
+        if not paths:
+            raise VlstressError("no training images in the class set")
+        self.paths, self.labels, self.preprocess = paths, labels, preprocess
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def rows(
+        self, step: int, batch_size: int, seed: int, part: int = 0, parts: int = 1
+    ) -> np.ndarray:
+        return step_rows(len(self), step, batch_size, seed, part, parts)
+
+    def batch(self, rows: np.ndarray):
+        """(pixels, labels) of the sample rows."""
+        import torch
+
+        from vlstress.embedding.encoders import load_rgb
+
+        pixels = [self.preprocess(load_rgb(self.paths[int(row)])) for row in rows]
+        labels = torch.as_tensor([self.labels[int(row)] for row in rows], dtype=torch.long)
+        return torch.stack(pixels), labels
+
+
 def load_classes(folder: Path, test_manifest: Path) -> tuple[list[str], list[int], list[str]]:
     """(image paths, labels, class names) of a class set (`vlstress testset`), after checking that
     none of its images is a test image of the retrieval manifest."""

@@ -26,7 +26,8 @@ def add_finetune_arguments(parser: argparse.ArgumentParser) -> None:
         choices=list(LOSSES),
         default="sc_vc",
         help="sc_vc: CLIP + SC + VC on --train and --train-captions; flyp: the CLIP loss on the "
-        "images of --classes and prompts of their classes (--templates)",
+        "images of --classes and prompts of their classes (--templates); standard: cross-entropy "
+        "through a head initialised from the zero-shot classifier of those classes",
     )
     parser.add_argument(
         "--train", type=Path, default=None, help="sc_vc: training manifest (`vlstress train-split`)"
@@ -41,12 +42,12 @@ def add_finetune_arguments(parser: argparse.ArgumentParser) -> None:
         "--classes",
         type=Path,
         default=None,
-        help="flyp: labelled training images, a class-set folder of `vlstress testset`",
+        help="flyp, standard: labelled training images, a class-set folder of `vlstress testset`",
     )
     parser.add_argument(
         "--templates",
         default="simple",
-        help="flyp: prompt templates of the classes (openai, simple, single or a file)",
+        help="flyp, standard: prompt templates of the classes (openai, simple, single or a file)",
     )
     parser.add_argument(
         "--test",

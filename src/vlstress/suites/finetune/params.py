@@ -18,7 +18,7 @@ finetune:
                 (docs/finetune.md)"
   required: [base, train, text_kind, words, method, lam, form, margin, steps, batch_size, lr,
              weight_decay, warmup, accumulate, freeze, checkpoint_every, seed, nproc, variants,
-             flyp, lora, wise]
+             labelled, lora, wise]
   additionalProperties: false
   properties:
     base:
@@ -68,24 +68,29 @@ finetune:
           lora: {type: integer, minimum: 0,
                  description: "LoRA rank: train adapters (peft) on finetune.lora's layers instead
                                of the weights; 0 = full fine-tuning"}
-    flyp:
+    labelled:
       type: object
       required: [train, templates, variants]
       additionalProperties: false
-      description: "FLYP (Goyal et al. 2023): the CLIP loss on labelled images and prompts of
-                    their classes, each variant a model"
+      description: "fine-tuning on labelled images: FLYP (the CLIP loss on class prompts) or
+                    standard (the image tower and a zero-shot-initialised head, cross-entropy),
+                    each variant a model"
       properties:
         train: {$ref: "#/$defs/testset"}
         templates: {type: string, minLength: 1,
-                    description: "prompt templates (openai, simple, single or a file)"}
+                    description: "prompt templates of the classes (openai, simple, single or a
+                                  file): FLYP's prompts, the standard head's initialisation"}
         variants:
           type: object
           propertyNames: {pattern: "^[a-z0-9][a-z0-9_]*$"}
           additionalProperties:
             type: object
-            required: [lora]
+            required: [loss, lora]
             additionalProperties: false
             properties:
+              loss: {enum: [flyp, standard],
+                     description: "flyp: CLIP loss on class prompts; standard: cross-entropy
+                                   through a head initialised from the zero-shot classifier"}
               lora: {type: integer, minimum: 0,
                      description: "LoRA rank (0 = full fine-tuning), as for the SC/VC variants"}
     lora:
@@ -134,7 +139,7 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
 
     from vlstress.caption_data.kinds import KINDS as DATASET_KINDS
     from vlstress.embedding.kinds import IMAGE_TEXT_KINDS, model_kind
-    from vlstress.suites.finetune.paths import FINETUNED, FLYP_FINETUNED, WISE
+    from vlstress.suites.finetune.paths import FINETUNED, LABELLED_FINETUNED, WISE
     from vlstress.suites.rococo_image.variants import PERTURBATIONS
     from vlstress.suites.rococo_text.variants import KINDS as SET_KINDS
     from vlstress.suites.zeroshot.templates import TEMPLATE_SETS
@@ -204,8 +209,8 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
             f"finetune.base: {base['arch']} is a supervised classifier; SC/VC fine-tuning trains "
             "an image-text model (an open_clip architecture)"
         )
-    flyp = ft["flyp"]
-    lora_blocks = [("variants", ft["variants"]), ("flyp.variants", flyp["variants"])]
+    labelled = ft["labelled"]
+    lora_blocks = [("variants", ft["variants"]), ("labelled.variants", labelled["variants"])]
     for block, variants in lora_blocks:
         for variant, spec in variants.items():
             if spec["lora"] and ft["freeze"]:
@@ -213,15 +218,15 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
                     f"finetune.{block}.{variant}.lora: LoRA trains only its adapters; "
                     f"finetune.freeze ({ft['freeze']}) must be null"
                 )
-    if flyp["train"]["kind"] not in TESTSET_KINDS:
+    if labelled["train"]["kind"] not in TESTSET_KINDS:
         found.append(
-            "finetune.flyp.train.kind: "
-            + unknown("test-set kind", flyp["train"]["kind"], TESTSET_KINDS)
+            "finetune.labelled.train.kind: "
+            + unknown("test-set kind", labelled["train"]["kind"], TESTSET_KINDS)
         )
-    templates = flyp["templates"]
+    templates = labelled["templates"]
     if templates not in TEMPLATE_SETS and not Path(templates.partition("#")[0]).suffix:
         found.append(
-            "finetune.flyp.templates: "
+            "finetune.labelled.templates: "
             + unknown("template set", templates, TEMPLATE_SETS)
             + " (or a .txt/.json file)"
         )
@@ -247,9 +252,9 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
         },
         **{
             os.path.normpath(
-                FLYP_FINETUNED.replace("{flyp}", name)
-            ): f"finetune.flyp.variants.{name}"
-            for name in flyp["variants"]
+                LABELLED_FINETUNED.replace("{labelled}", name)
+            ): f"finetune.labelled.variants.{name}"
+            for name in labelled["variants"]
         },
         **{
             os.path.normpath(WISE.replace("{alpha}", str(alpha))): f"finetune.wise alpha {alpha}"
@@ -272,6 +277,6 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
         if Path(path).parts[:2] == ("results", "finetune") and path not in made:
             found.append(
                 f"models.{slug}: {path} is the checkpoint of no variant in finetune.variants "
-                "or finetune.flyp.variants and of no alpha in finetune.wise.alphas"
+                "or finetune.labelled.variants and of no alpha in finetune.wise.alphas"
             )
     return found

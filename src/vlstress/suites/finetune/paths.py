@@ -6,5 +6,6 @@ TRAIN_CAPTIONS = "data/finetune/train_captions.json"
 BASE_CARD = "results/finetune/base.json"
 FINETUNED = "results/finetune/{variant}/model.safetensors"
 WISE = "results/finetune/wise/{alpha}/model.safetensors"
-FLYP_TRAIN = "data/finetune/flyp_train"  # the labelled images FLYP trains on (`vlstress testset`)
-FLYP_FINETUNED = "results/finetune/flyp/{flyp}/model.safetensors"
+# fine-tuning on labelled images (FLYP, standard): the class set (`vlstress testset`), the weights
+LABELLED_TRAIN = "data/finetune/labelled"
+LABELLED_FINETUNED = "results/finetune/labelled/{labelled}/model.safetensors"

@@ -63,6 +63,7 @@ class Finetuned:
     state: dict[str, Any]  # the fine-tuned weights (CPU tensors)
     history: list[dict[str, float]]  # one row per step
     resume: Path  # the resume checkpoint, no longer needed once the weights are written
+    metadata: dict[str, str] | None = None  # of the safetensors file: a head's class names
 
     def log_csv(self) -> str:
         """The training log: one row per step (learning rate, loss terms, margins)."""
@@ -74,9 +75,10 @@ class Finetuned:
         )
 
     def data_settings(self) -> dict[str, Any]:
-        """How the training pairs are made: the mixed images (SC/VC) or the prompts (FLYP)."""
+        """How the training pairs are made: the mixed images (SC/VC), or the prompts of the
+        classes (FLYP; the standard head's initialisation)."""
         args = self.args
-        if args.loss == "flyp":
+        if args.loss != "sc_vc":
             return {"templates": args.templates, "nproc": args.processes}
         return {"method": args.method, "lam": args.lam, "nproc": args.processes}
 
@@ -86,7 +88,7 @@ class Finetuned:
         from vlstress.testsets.manifest import manifest_path
 
         args = self.args
-        if args.loss == "flyp":
+        if args.loss != "sc_vc":
             files = [manifest_path(args.classes), args.test]
         else:
             files = [args.train, args.train_captions, args.test]
@@ -130,7 +132,13 @@ def finetune(args: argparse.Namespace) -> Finetuned | None:
     from vlstress.embedding import models
     from vlstress.embedding.flags import model_spec
     from vlstress.errors import VlstressError
-    from vlstress.suites.finetune.data import ClassPrompts, TrainingPairs, load_classes, load_pairs
+    from vlstress.suites.finetune.data import (
+        ClassPrompts,
+        LabelledImages,
+        TrainingPairs,
+        load_classes,
+        load_pairs,
+    )
     from vlstress.suites.finetune.split import check_disjoint
     from vlstress.suites.finetune.trainer import (
         TrainConfig,
@@ -162,7 +170,7 @@ def finetune(args: argparse.Namespace) -> Finetuned | None:
         lora_modules=tuple(m.strip() for m in args.lora_modules.split(",") if m.strip()),
     )
     config.check()
-    needed = {"sc_vc": ("train", "train_captions"), "flyp": ("classes",)}[args.loss]
+    needed = {"sc_vc": ("train", "train_captions")}.get(args.loss, ("classes",))
     missing = [f"--{name.replace('_', '-')}" for name in needed if getattr(args, name) is None]
     if missing:
         raise VlstressError(f"--loss {args.loss} needs {' and '.join(missing)}")
@@ -180,11 +188,9 @@ def finetune(args: argparse.Namespace) -> Finetuned | None:
 
         paths, labels, classes = load_classes(args.classes, args.test)
         templates, _ = resolve(args.templates)
-        counts = {
-            "images": len(paths),
-            "classes": len(classes),
-            "templates_per_image": len(templates),
-        }
+        counts = {"images": len(paths), "classes": len(classes)}
+        # FLYP's samples: each image with each template; the standard head: their mean per class
+        counts["templates_per_image" if args.loss == "flyp" else "head_templates"] = len(templates)
     dist = distributed_from_env()
     spec = model_spec(args)
     device = models.resolve_device(args.device)
@@ -192,12 +198,14 @@ def finetune(args: argparse.Namespace) -> Finetuned | None:
         device = f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
     model, preprocess, tokenizer = models.load(spec, device, threads=args.threads)
     base = models.describe(spec, model)
-    pairs: TrainingPairs | ClassPrompts
+    pairs: TrainingPairs | ClassPrompts | LabelledImages
     if args.loss == "sc_vc":
         plan = make_plan(len(paths), args.method, parse_lam(args.lam), args.train_seed)
         pairs = TrainingPairs(paths, samples, plan, preprocess, tokenizer)
-    else:
+    elif args.loss == "flyp":
         pairs = ClassPrompts(paths, labels, classes, templates, preprocess, tokenizer)
+    else:
+        pairs = LabelledImages(paths, labels, preprocess)
     resume = args.resume or args.out.with_name(args.out.name + ".resume")
     adapted = None
     if config.lora_rank:
@@ -220,6 +228,8 @@ def finetune(args: argparse.Namespace) -> Finetuned | None:
             ", ".join(config.lora_modules),
             lora.trainable(model),
         )
+    if args.loss == "standard":  # after the adapters: peft would freeze the head
+        zero_shot_head(model, tokenizer, classes, templates, device, args.precision)
     history = train(model, pairs, config, device=device, resume_path=resume, dist=dist)
     if not dist.main:
         return None
@@ -229,7 +239,21 @@ def finetune(args: argparse.Namespace) -> Finetuned | None:
         name: tensor.detach().cpu().contiguous().clone()
         for name, tensor in model.state_dict().items()
     }
-    return Finetuned(args, spec, base, device, config, counts, state, history, resume)
+    from vlstress.embedding import heads
+
+    metadata = heads.metadata(model)
+    return Finetuned(args, spec, base, device, config, counts, state, history, resume, metadata)
+
+
+def zero_shot_head(model, tokenizer, classes, templates, device: str, precision: str) -> None:
+    """Attach standard fine-tuning's head: the zero-shot classifier of the training classes times
+    the model's logit scale (WiSE-FT's initialisation; no bias), so before training its logits are
+    the zero-shot logits."""
+    from vlstress.embedding import heads
+    from vlstress.suites.zeroshot.classifier import build, model_logit_scale
+
+    rows = build(model, tokenizer, classes, templates, device=device, precision=precision)
+    heads.attach(model, rows * model_logit_scale(model)["logit_scale"], classes)
 
 
 def log_summary(finetuned: Finetuned, log: logging.Logger) -> None:

@@ -4,8 +4,8 @@ are models of the run (a model entry whose `pretrained` is a checkpoint this sui
 from vlstress.suites.finetune.paths import (
     BASE_CARD,
     FINETUNED,
-    FLYP_FINETUNED,
-    FLYP_TRAIN,
+    LABELLED_FINETUNED,
+    LABELLED_TRAIN,
     TRAIN_CAPTIONS,
     TRAIN_MANIFEST,
     TRAIN_RAW,
@@ -37,7 +37,7 @@ SUITE = Suite(
     axes=(
         Axis("variant", "finetune.variants", r"[a-z0-9][a-z0-9_]*", keys=True),
         Axis("alpha", "finetune.wise.alphas", r"[0-9][0-9.e-]*"),
-        Axis("flyp", "finetune.flyp.variants", r"[a-z0-9][a-z0-9_]*", keys=True),
+        Axis("labelled", "finetune.labelled.variants", r"[a-z0-9][a-z0-9_]*", keys=True),
     ),
     stages=(
         download_stage(
@@ -139,26 +139,27 @@ SUITE = Suite(
             ),
         ),
         Stage(
-            "flyp_train",
-            "vlstress testset --name flyp-train"
-            + TESTSET_FLAGS.replace("{item.", "{p.finetune.flyp.train.")
+            "labelled_train",
+            "vlstress testset --name labelled-train"
+            + TESTSET_FLAGS.replace("{item.", "{p.finetune.labelled.train.")
             + " --out {out.testset}",
-            outputs={"testset": Output(FLYP_TRAIN, directory=True)},
+            outputs={"testset": Output(LABELLED_TRAIN, directory=True)},
             external=tuple(
-                key.replace("item.", "finetune.flyp.train.") for key in TESTSET_EXTERNAL
+                key.replace("item.", "finetune.labelled.train.") for key in TESTSET_EXTERNAL
             ),
             suite="finetune",
-            doc="the labelled images FLYP fine-tunes on (a classification set of any kind)",
+            doc="the labelled images of FLYP and standard fine-tuning (a classification set)",
             after=(CHECKED,),
         ),
         Stage(
-            "finetune_flyp",
+            "finetune_labelled",
             (
-                "vlstress finetune --loss flyp --classes {in.classes}"
-                " --templates {p.finetune.flyp.templates} --test {in.test} --model-card {in.card} "
+                "vlstress finetune --loss {item.loss} --classes {in.classes}"
+                " --templates {p.finetune.labelled.templates} --test {in.test}"
+                " --model-card {in.card} "
             )
             + RUN_FLAGS
-            + " --variant {flyp} --steps {p.finetune.steps}"
+            + " --variant {labelled} --steps {p.finetune.steps}"
             " --train-batch-size {p.finetune.batch_size} --lr {p.finetune.lr}"
             " --weight-decay {p.finetune.weight_decay} --warmup {p.finetune.warmup}"
             " --accumulate {p.finetune.accumulate} --freeze {p.finetune.freeze}"
@@ -168,30 +169,31 @@ SUITE = Suite(
             " --lora-dropout {p.finetune.lora.dropout} --lora-tower {p.finetune.lora.tower}"
             " --lora-modules {p.finetune.lora.modules}"
             " --out {out.model} --out-log {out.log}",
-            inputs={"classes": FLYP_TRAIN, "test": MANIFEST, "card": BASE_CARD},
+            inputs={"classes": LABELLED_TRAIN, "test": MANIFEST, "card": BASE_CARD},
             outputs={
-                "model": Output(FLYP_FINETUNED),
-                "meta": small(f"{FLYP_FINETUNED}.json"),
+                "model": Output(LABELLED_FINETUNED),
+                "meta": small(f"{LABELLED_FINETUNED}.json"),
                 "log": small(
-                    "results/finetune/flyp/{flyp}/log.csv",
+                    "results/finetune/labelled/{labelled}/log.csv",
                     plot={
                         "x": "step",
                         "y": "total",
                         "template": "linear",
-                        "title": "FLYP fine-tuning loss per step",
+                        "title": "fine-tuning loss per step (labelled images)",
                     },
                     caption="finetune_log",
                     category="Robust fine-tuning",
                 ),
             },
-            axes=("flyp",),
-            external=("finetune.flyp.templates",),
+            axes=("labelled",),
+            external=("finetune.labelled.templates",),
             suite="finetune",
             gpu=True,
             gpus="finetune.nproc",
             doc=(
-                "FLYP: fine-tune the base model with the CLIP loss on labelled images and prompts "
-                "of their classes, every weight or LoRA adapters (resumes a killed run)"
+                "fine-tune the base model on labelled images: FLYP (the CLIP loss on prompts of "
+                "their classes) or standard (cross-entropy through a zero-shot-initialised head), "
+                "every weight or LoRA adapters (resumes a killed run)"
             ),
         ),
         Stage(

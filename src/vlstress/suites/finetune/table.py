@@ -24,7 +24,17 @@ from vlstress.suites.finetune.block import FinetuneParams
 MISSING = "–"
 
 
-METHODS = ("SC/VC", "SC/VC + LoRA", "FLYP", "FLYP + LoRA", "WiSE-FT")  # the groups, in order
+# the table's groups, in this order
+METHODS = (
+    "SC/VC",
+    "SC/VC + LoRA",
+    "FLYP",
+    "FLYP + LoRA",
+    "standard",
+    "standard + LoRA",
+    "WiSE-FT",
+)
+LOSS_METHODS = {"flyp": "FLYP", "standard": "standard"}  # a labelled variant's loss -> method
 
 
 @dataclass(frozen=True)
@@ -120,12 +130,12 @@ def cells(frame: pd.DataFrame, signed: bool = False) -> pd.DataFrame:
 
 def finetuned_models(params: Params) -> list[Finetuned]:
     """The fine-tuned models of the params: a model whose `pretrained` is a variant's checkpoint
-    (`results/finetune/<variant>/model.safetensors`), a FLYP variant's
-    (`results/finetune/flyp/<variant>/model.safetensors`) or a WiSE-FT alpha's
+    (`results/finetune/<variant>/model.safetensors`), a labelled-image variant's (FLYP or
+    standard: `results/finetune/labelled/<variant>/model.safetensors`) or a WiSE-FT alpha's
     (`results/finetune/wise/<alpha>/model.safetensors`)."""
     import os
 
-    from vlstress.suites.finetune.paths import FINETUNED, FLYP_FINETUNED, WISE
+    from vlstress.suites.finetune.paths import FINETUNED, LABELLED_FINETUNED, WISE
 
     block = params.block(FinetuneParams)
     made = {}
@@ -135,11 +145,11 @@ def finetuned_models(params: Params) -> list[Finetuned]:
         if spec.lora:
             method, settings = "SC/VC + LoRA", f"{settings}, rank {spec.lora}"
         made[FINETUNED.replace("{variant}", variant)] = (variant, method, settings)
-    for variant, flyp in sorted(block.flyp.variants.items()):
-        method, settings = "FLYP", f"templates {block.flyp.templates}"
-        if flyp.lora:
-            method, settings = "FLYP + LoRA", f"{settings}, rank {flyp.lora}"
-        made[FLYP_FINETUNED.replace("{flyp}", variant)] = (variant, method, settings)
+    for variant, labelled in sorted(block.labelled.variants.items()):
+        method, settings = LOSS_METHODS[labelled.loss], f"templates {block.labelled.templates}"
+        if labelled.lora:
+            method, settings = f"{method} + LoRA", f"{settings}, rank {labelled.lora}"
+        made[LABELLED_FINETUNED.replace("{labelled}", variant)] = (variant, method, settings)
     # the path as the workflow writes it: the alpha as written in the params (1 or 1.0)
     for written, alpha in zip(params.values["finetune"]["wise"]["alphas"], block.wise.alphas):
         made[WISE.replace("{alpha}", str(written))] = (
@@ -184,8 +194,9 @@ def finetune_tables(params: Params, params_files: list[Path], summary: Path) -> 
     )
     caption = (
         f"Fine-tuning of {base}: base against its fine-tuned variants by method (CLIP loss + "
-        "w_sc SC + w_vc VC on captioned images; FLYP: the CLIP loss on class prompts; every "
-        "weight or LoRA adapters; WiSE-FT weight interpolation); R@1, false R@1 and top-1 in %"
+        "w_sc SC + w_vc VC on captioned images; FLYP: the CLIP loss on class prompts; standard: "
+        "cross-entropy through a zero-shot-initialised head; every weight or LoRA adapters; "
+        "WiSE-FT weight interpolation); R@1, false R@1 and top-1 in %"
     )
     text = (
         f"{caption}\n\n"

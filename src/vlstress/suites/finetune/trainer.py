@@ -28,14 +28,15 @@ import torch
 
 from vlstress.errors import VlstressError
 from vlstress.suites.finetune import losses
-from vlstress.suites.finetune.data import ClassPrompts, TrainingPairs
+from vlstress.suites.finetune.data import ClassPrompts, LabelledImages, TrainingPairs
 
 log = logging.getLogger(__name__)
 
 FREEZE = ("image", "text")
 # "sc_vc": CLIP loss + w_sc * SC + w_vc * VC on captioned images (TrainingPairs);
-# "flyp": FLYP, the CLIP loss on labelled images and prompts of their classes (ClassPrompts)
-LOSSES = ("sc_vc", "flyp")
+# "flyp": FLYP, the CLIP loss on labelled images and prompts of their classes (ClassPrompts);
+# "standard": cross-entropy through the model's head (vlstress.embedding.heads; LabelledImages)
+LOSSES = ("sc_vc", "flyp", "standard")
 
 
 @dataclass(frozen=True)
@@ -98,9 +99,10 @@ class TrainConfig:
     def settings(self) -> dict[str, Any]:
         """What the run depends on: without LoRA, none of its settings (editing them changes
         nothing of a full fine-tuning); with it, peft's version too (the resume state holds peft's
-        module names). FLYP has no SC/VC terms: their settings are left out."""
+        module names). FLYP and standard fine-tuning have no SC/VC terms: their settings are left
+        out."""
         found = asdict(self)
-        if self.loss == "flyp":
+        if self.loss != "sc_vc":
             found = {k: v for k, v in found.items() if k not in ("w_sc", "w_vc", "form", "margin")}
         if not self.lora_rank:
             return {k: v for k, v in found.items() if not k.startswith("lora_") or k == "lora_rank"}
@@ -252,12 +254,24 @@ def flyp_loss(net, model, batch, clip_loss, config: TrainConfig):
     return loss, {"clip": float(loss.detach()), "total": float(loss.detach())}
 
 
-STEP_LOSS = {"sc_vc": robust_loss, "flyp": flyp_loss}
+def standard_loss(net, model, batch, clip_loss, config: TrainConfig):
+    """(loss, terms) of a batch of LabelledImages: cross-entropy of the head's logits of the
+    normalised image embeddings (the text tower takes no part), with the batch's accuracy."""
+    pixels, labels = batch
+    out = net(pixels, None)
+    image = out["image_features"] if isinstance(out, dict) else out[0]
+    logits = model.vlstress_head(torch.nn.functional.normalize(image.float(), dim=-1))
+    loss = torch.nn.functional.cross_entropy(logits, labels)
+    accuracy = float((logits.argmax(dim=1) == labels).float().mean())
+    return loss, {"ce": float(loss.detach()), "accuracy": accuracy, "total": float(loss.detach())}
+
+
+STEP_LOSS = {"sc_vc": robust_loss, "flyp": flyp_loss, "standard": standard_loss}
 
 
 def train(
     model,
-    pairs: TrainingPairs | ClassPrompts,
+    pairs: TrainingPairs | ClassPrompts | LabelledImages,
     config: TrainConfig,
     *,
     device: str,
@@ -281,6 +295,12 @@ def train(
     dist = dist or Distributed()
     autocast(config.precision, device)  # amp is refused off CUDA before anything trains
     freeze(model, config.freeze)
+    if config.loss == "standard":  # the head replaces the text tower, which does not train
+        if getattr(model, "vlstress_head", None) is None:
+            raise VlstressError("standard fine-tuning needs a head (vlstress.embedding.heads)")
+        for name, parameter in model.named_parameters():
+            if not name.startswith("visual.") and not name.startswith("vlstress_head."):
+                parameter.requires_grad_(False)
     net = model
     if dist.world_size > 1:
         net = torch.nn.parallel.DistributedDataParallel(
@@ -347,7 +367,7 @@ def train(
             model.logit_scale.clamp_(0, math.log(100))
         row = {"step": step + 1, "lr": lr, **{k: round(v, 6) for k, v in terms_sum.items()}}
         history.append(row)
-        bar.set_postfix({k: f"{row[k]:.4f}" for k in ("total", "sc", "vc") if k in row})
+        bar.set_postfix({k: f"{row[k]:.4f}" for k in ("total", "sc", "vc", "accuracy") if k in row})
         done = step + 1
         if (
             resume_path is not None

@@ -27,7 +27,8 @@ def classifier(
     ImageNet classes a set's decisions are mapped from): one weight row per class from the prompt
     templates (a named set or a file, `vlstress.suites.zeroshot.templates`). For a supervised
     ImageNet classifier (timm), the class map of the set's classes instead (`imagenet_map`: the
-    map file given for the set, `classifier.class_map`)."""
+    map file given for the set, `classifier.class_map`); for a model with a fine-tuned head whose
+    classes hold every class of the set, the head's rows of them (vlstress.embedding.heads)."""
     from vlstress.suites.zeroshot import templates as template_sets
     from vlstress.testsets import manifest as testsets
 
@@ -37,10 +38,14 @@ def classifier(
     prompts, description = template_sets.resolve(templates)
 
     def embed(run: Loaded) -> np.ndarray:
+        from vlstress.embedding import heads
         from vlstress.suites.zeroshot.classifier import build, class_map
 
         if run.spec.kind == "timm":
             return class_map(testset, imagenet_map, classes)
+        head = heads.rows_for(run.model, names)
+        if head is not None:  # a fine-tuned head of these classes scores them (logit scale 1)
+            return head
         return build(
             run.model,
             run.tokenizer,
@@ -51,11 +56,19 @@ def classifier(
         )
 
     def logit_scale(run: Loaded) -> dict[str, Any]:
+        from vlstress.embedding import heads
         from vlstress.suites.zeroshot.classifier import CLASS_MAP, model_logit_scale
 
         if run.spec.kind == "timm":  # scores are log-probabilities: no scale
             return {"logit_scale": 1.0, "scores": CLASS_MAP, "imagenet_map": map_source}
-        return model_logit_scale(run.model)
+        if heads.of(run.model) is None:
+            return model_logit_scale(run.model)
+        if heads.rows_for(run.model, names) is not None:  # the rows hold the scale
+            return {"logit_scale": 1.0, "weights": "fine-tuned head"}
+        return {
+            **model_logit_scale(run.model),
+            "weights": "zero-shot prompts (the set's classes are not all the head's)",
+        }
 
     fields = {
         "dataset": testset.dataset,

@@ -48,8 +48,8 @@ def run(args: argparse.Namespace) -> None:
     finetuned = step.finetune(args)
     if finetuned is None:  # a data-parallel process other than rank 0
         return
-    with atomic_path(args.out) as tmp:
-        save_file(finetuned.state, str(tmp))
+    with atomic_path(args.out) as tmp:  # a head's class names go in the file's metadata
+        save_file(finetuned.state, str(tmp), metadata=finetuned.metadata)
     write_text(args.out_log, finetuned.log_csv())
     write_json(sidecar(args.out), finetuned.sidecar())
     # the finished weights are the result: the resume state is no longer needed

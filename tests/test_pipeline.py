@@ -697,9 +697,9 @@ def test_both_front_ends_run_the_same_commands(project):
     # step of one model (classifiers, image sets, record, corruptions, typographic, 2 attacks,
     # calibration, OOD, shape bias, stability, stylized, overlap: 14), no retrieval, caption or
     # prompt step; the FLYP LoRA and standard variants and WiSE-FT's alpha: two trainings and one
-    # interpolation step, and every step of an image-text model each (28: card, 2 embeddings, 11 retrieval
-    # evaluations, 2 attacks and one step of every other per-model stage); and one code stamp step
-    # per stage kind but the gate
+    # interpolation step, and every step of an image-text model each (28: card, 2 embeddings, 11
+    # retrieval evaluations, 2 attacks and one step of every other per-model stage); and one code
+    # stamp step per stage kind but the gate
     kinds = len([s for s in active_stages(demo_params()) if not s.name.startswith("code_")])
     timm = 1 + 3 + 1 + 1 + 2 + 1 + 1 + 1 + 1 + 1 + 1
     retrieval, zeroshot = 46 + 1, 2 * 3 + 4 + 2 + 3 + 1 + 2 * 2 + 2 + 1 + 2

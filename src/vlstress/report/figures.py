@@ -79,6 +79,33 @@ def _add_notes(fig: plt.Figure, notes: list[str], y: float = 0.0) -> None:
         fig.text(0.01, y, text, ha="left", va="top", fontsize="small", style="italic", color="0.3")
 
 
+MODEL_PANELS_PER_ROW = 3  # one panel per model: more models wrap to further rows (paper width)
+
+
+def model_panels(
+    n: int, width: float, height: float, extra_width: float = 1.6, sharey: bool = True
+) -> tuple[plt.Figure, list[Any], list[Any], list[Any]]:
+    """A figure of n panels of width x height inches, at most MODEL_PANELS_PER_ROW a row (extra
+    width: a legend beside the top row): (figure, the panels row by row, the first panel of each
+    row, the last panel of each row); unused cells are hidden."""
+    columns = max(1, min(n, MODEL_PANELS_PER_ROW))
+    rows = -(-n // columns)
+    fig, grid = plt.subplots(
+        rows,
+        columns,
+        figsize=(width * columns + extra_width, height * rows),
+        squeeze=False,
+        sharey=sharey,
+    )
+    flat = list(grid.flat)
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    panels = flat[:n]
+    firsts = [panels[i] for i in range(0, n, columns)]
+    lasts = [panels[min(i + columns, n) - 1] for i in range(0, n, columns)]
+    return fig, panels, firsts, lasts
+
+
 def placeholder(title: str, reason: str) -> plt.Figure:
     """A figure that states why there is nothing to draw (never invented data)."""
     fig, ax = plt.subplots(figsize=(6.4, 2.4))

@@ -4,13 +4,12 @@ attack spent per image (the black-box attacks' cost beside the white-box ones)."
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
-from vlstress.report.figures import FigureResult, _add_notes, _tick
+from vlstress.report.figures import FigureResult, _add_notes, _tick, model_panels
 from vlstress.report.figures import metric_rows as _rows
 from vlstress.report.figures import no_records as _none
 
@@ -29,10 +28,8 @@ def adversarial_eps(table: pd.DataFrame) -> FigureResult:
     markers = dict(zip(attacks, "osD^vP*X" * (1 + len(attacks) // 8)))
     dashes = dict(zip(attacks, ["-", "--", ":", "-."] * (1 + len(attacks) // 4)))
     sizes = {attack: 9.0 - 5.0 * i / max(1, len(attacks) - 1) for i, attack in enumerate(attacks)}
-    fig, axes = plt.subplots(
-        1, len(labels), figsize=(4.2 * len(labels) + 1.8, 3.8), squeeze=False, sharey=True
-    )
-    for ax, label in zip(axes[0], labels):
+    fig, axes, firsts, lasts = model_panels(len(labels), 4.2, 3.6)
+    for ax, label in zip(axes, labels):
         mine = rows[rows["label"] == label]
         for attack in attacks:
             robust = mine[
@@ -58,10 +55,11 @@ def adversarial_eps(table: pd.DataFrame) -> FigureResult:
             )
         ax.set_title(_tick(label), fontsize="medium")
         ax.set_xlabel("eps (1/255 of the attack's norm)")
-    axes[0][0].set_ylabel("robust top-1 (%)")
+    for ax in firsts:
+        ax.set_ylabel("robust top-1 (%)")
     top = max(1.0, float(rows["value"].max()))
-    axes[0][0].set_ylim(-0.05 * top, 1.08 * top)  # markers at 0 stay whole
-    axes[0][-1].legend(
+    axes[0].set_ylim(-0.05 * top, 1.08 * top)  # markers at 0 stay whole
+    lasts[0].legend(
         loc="upper left",
         bbox_to_anchor=(1.01, 1.0),
         frameon=False,
@@ -96,10 +94,8 @@ def adversarial_queries(table: pd.DataFrame) -> FigureResult:
     attacks = list(dict.fromkeys(rows["attack"]))
     palette = dict(zip(attacks, sns.color_palette("colorblind", len(attacks))))
     markers = dict(zip(attacks, "osD^vP*X" * (1 + len(attacks) // 8)))
-    fig, axes = plt.subplots(
-        1, len(labels), figsize=(4.2 * len(labels) + 1.8, 3.8), squeeze=False, sharey=True
-    )
-    for ax, label in zip(axes[0], labels):
+    fig, axes, firsts, lasts = model_panels(len(labels), 4.2, 3.6)
+    for ax, label in zip(axes, labels):
         mine = wide[wide["label"] == label]
         if "attack_success" not in mine or mine["attack_success"].isna().all():
             ax.text(
@@ -128,15 +124,16 @@ def adversarial_queries(table: pd.DataFrame) -> FigureResult:
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_title(_tick(label), fontsize="medium")
         ax.set_xlabel("queries per image (model evaluations)")
-    axes[0][0].set_ylabel("attack success (%)")
-    axes[0][0].set_ylim(-5.0, 105.0)
+    for ax in firsts:
+        ax.set_ylabel("attack success (%)")
+    axes[0].set_ylim(-5.0, 105.0)
     # every attack in the legend, drawn or not in the last panel (a model that classifies no image
     # right has no success to draw)
     handles = [
         Line2D([], [], marker=markers[a], markerfacecolor="none", color=palette[a], label=a)
         for a in attacks
     ]
-    axes[0][-1].legend(
+    lasts[0].legend(
         handles=handles,
         loc="upper left",
         bbox_to_anchor=(1.01, 1.0),

@@ -4,11 +4,10 @@ and after temperature scaling, one panel per model (the reliability diagrams are
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from vlstress.report.figures import FigureResult, _tick
+from vlstress.report.figures import FigureResult, _tick, model_panels
 from vlstress.report.figures import metric_rows as _rows
 from vlstress.report.figures import no_records as _none
 
@@ -34,14 +33,10 @@ def calibration_ece(table: pd.DataFrame) -> FigureResult:
     )
     labels = list(dict.fromkeys(rows["label"]))
     sets = list(dict.fromkeys(rows["set"]))
-    fig, axes = plt.subplots(
-        1,
-        len(labels),
-        figsize=(max(4.5, 0.55 * len(sets) + 2.0) * len(labels) + 1.0, 4.4),
-        squeeze=False,
-        sharey=True,
+    fig, axes, firsts, lasts = model_panels(
+        len(labels), max(4.5, 0.55 * len(sets) + 2.0), 4.4, extra_width=2.6
     )
-    for ax, label in zip(axes[0], labels):
+    for ax, label in zip(axes, labels):
         sns.barplot(
             data=rows[rows["label"] == label],
             x="set",
@@ -56,9 +51,10 @@ def calibration_ece(table: pd.DataFrame) -> FigureResult:
         ax.set_xlabel("")
         ax.tick_params(axis="x", labelrotation=60, labelsize="x-small")
         ax.legend_.remove()
-    axes[0][0].set_ylabel("ECE (%, 15 bins)")
-    handles, names = axes[0][0].get_legend_handles_labels()
-    axes[0][-1].legend(
+    for ax in firsts:
+        ax.set_ylabel("ECE (%, 15 bins)")
+    handles, names = axes[0].get_legend_handles_labels()
+    lasts[0].legend(
         handles,
         names,
         loc="upper left",

@@ -6,11 +6,10 @@
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from vlstress.report.figures import FigureResult, _tick
+from vlstress.report.figures import FigureResult, _tick, model_panels
 from vlstress.report.figures import clean_name as _clean_name
 from vlstress.report.figures import no_records as _none
 from vlstress.report.figures import task_rows as _task
@@ -23,17 +22,15 @@ def corruption_heatmap(table: pd.DataFrame) -> FigureResult:
     labels = list(dict.fromkeys(data["label"]))
     corruptions = list(dict.fromkeys(data["corruption"]))
     severities = sorted(data["severity"].unique())
-    fig, axes = plt.subplots(
-        1,
+    fig, axes, firsts, lasts = model_panels(
         len(labels),
-        figsize=(
-            1.2 + 0.9 * len(severities) * len(labels) + 1.5 * len(labels),
-            0.5 * len(corruptions) + 1.8,
-        ),
-        squeeze=False,
+        0.9 * len(severities) + 1.5,
+        0.5 * len(corruptions) + 1.8,
+        extra_width=1.2,
+        sharey=False,
     )
     vmax = max(1.0, float(data["value"].max()))
-    for ax, label in zip(axes[0], labels):
+    for ax, label in zip(axes, labels):
         grid = data[data["label"] == label].pivot_table(
             index="corruption", columns="severity", values="value", aggfunc="mean"
         )
@@ -46,15 +43,17 @@ def corruption_heatmap(table: pd.DataFrame) -> FigureResult:
             cmap="viridis",
             vmin=0,
             vmax=vmax,
-            cbar=ax is axes[0][-1],
+            cbar=any(ax is last for last in lasts),
             cbar_kws={"label": "top-1 (%)"},
             # the corruption names once, on the left, read horizontally
-            yticklabels=[c.replace("_", " ") for c in corruptions] if ax is axes[0][0] else False,
+            yticklabels=[c.replace("_", " ") for c in corruptions]
+            if any(ax is first for first in firsts)
+            else False,
         )
         ax.tick_params(axis="y", labelrotation=0)
         ax.set_title(_tick(label), fontsize="medium")
         ax.set_xlabel("severity")
-        ax.set_ylabel("corruption" if ax is axes[0][0] else "")
+        ax.set_ylabel("corruption" if any(ax is first for first in firsts) else "")
     fig.suptitle(f"Top-1 accuracy under corruptions ({_clean_name(data)})")
     fig.tight_layout()
     return fig, []
@@ -66,16 +65,14 @@ def corruption_severity(table: pd.DataFrame) -> FigureResult:
         return _none("Accuracy against severity", "corruption")
     clean = _task(table, "corruption", "top1_clean")
     labels = list(dict.fromkeys(data["label"]))
-    fig, axes = plt.subplots(
-        1, len(labels), figsize=(4.2 * len(labels) + 1.6, 3.6), squeeze=False, sharey=True
-    )
+    fig, axes, firsts, lasts = model_panels(len(labels), 4.2, 3.6)
     palette = dict(
         zip(
             dict.fromkeys(data["corruption"]),
             sns.color_palette("colorblind", data["corruption"].nunique()),
         )
     )
-    for ax, label in zip(axes[0], labels):
+    for ax, label in zip(axes, labels):
         rows = data[data["label"] == label]
         clean_value = clean.loc[clean["label"] == label, "value"]
         for name, group in rows.groupby("corruption", sort=False):
@@ -90,10 +87,9 @@ def corruption_severity(table: pd.DataFrame) -> FigureResult:
         ax.set_title(_tick(label), fontsize="medium")
         ax.set_xlabel("severity (0 = clean)")
         ax.set_xticks(range(0, 6))
-    axes[0][0].set_ylabel("top-1 accuracy (%)")
-    axes[0][-1].legend(
-        loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small"
-    )
+    for ax in firsts:
+        ax.set_ylabel("top-1 accuracy (%)")
+    lasts[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small")
     fig.suptitle(f"Top-1 accuracy against corruption severity ({_clean_name(data)})")
     fig.tight_layout()
     return fig, []

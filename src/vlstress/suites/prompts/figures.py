@@ -14,7 +14,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.lines import Line2D
 
-from vlstress.report.figures import FigureResult, _tick
+from vlstress.report.figures import FigureResult, _tick, model_panels
 from vlstress.report.figures import metric_rows as _rows
 from vlstress.report.figures import no_records as _none
 
@@ -131,14 +131,10 @@ def autoclip_gain(table: pd.DataFrame) -> FigureResult:
     labels = list(dict.fromkeys(rows["label"]))
     # clean sets first, then the corrupted copies, then the attacked ones
     sets = list(dict.fromkeys(rows.sort_values("kind", kind="stable")["set"]))
-    fig, axes = plt.subplots(
-        1,
-        len(labels),
-        figsize=(max(4.5, 0.6 * len(sets) + 2.0) * len(labels) + 1.5, 4.4),
-        squeeze=False,
-        sharey=True,
+    fig, axes, firsts, lasts = model_panels(
+        len(labels), max(4.5, 0.6 * len(sets) + 2.0), 4.4, extra_width=3.2
     )
-    for ax, label in zip(axes[0], labels):
+    for ax, label in zip(axes, labels):
         sns.barplot(
             data=rows[rows["label"] == label],
             x="set",
@@ -154,9 +150,10 @@ def autoclip_gain(table: pd.DataFrame) -> FigureResult:
         ax.set_xlabel("")
         ax.tick_params(axis="x", labelrotation=60, labelsize="x-small")
         ax.legend_.remove()
-    axes[0][0].set_ylabel("top-1 (%)")
-    handles, names = axes[0][0].get_legend_handles_labels()
-    axes[0][-1].legend(
+    for ax in firsts:
+        ax.set_ylabel("top-1 (%)")
+    handles, names = axes[0].get_legend_handles_labels()
+    lasts[0].legend(
         handles,
         names,
         loc="upper left",

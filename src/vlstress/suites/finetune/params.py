@@ -142,8 +142,8 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     from vlstress.suites.finetune.paths import FINETUNED, LABELLED_FINETUNED, WISE
     from vlstress.suites.rococo_image.variants import PERTURBATIONS
     from vlstress.suites.rococo_text.variants import KINDS as SET_KINDS
-    from vlstress.suites.zeroshot.templates import TEMPLATE_SETS
-    from vlstress.testsets.kinds import KINDS as TESTSET_KINDS
+    from vlstress.suites.zeroshot.templates import templates_problems
+    from vlstress.testsets.entry_check import entry_problems
 
     if "finetune" not in on or "finetune" not in params:
         return [
@@ -218,18 +218,8 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
                     f"finetune.{block}.{variant}.lora: LoRA trains only its adapters; "
                     f"finetune.freeze ({ft['freeze']}) must be null"
                 )
-    if labelled["train"]["kind"] not in TESTSET_KINDS:
-        found.append(
-            "finetune.labelled.train.kind: "
-            + unknown("test-set kind", labelled["train"]["kind"], TESTSET_KINDS)
-        )
-    templates = labelled["templates"]
-    if templates not in TEMPLATE_SETS and not Path(templates.partition("#")[0]).suffix:
-        found.append(
-            "finetune.labelled.templates: "
-            + unknown("template set", templates, TEMPLATE_SETS)
-            + " (or a .txt/.json file)"
-        )
+    found += entry_problems(labelled["train"], "finetune.labelled.train")
+    found += templates_problems(labelled["templates"], "finetune.labelled.templates")
     wise = ft["wise"]
     for alpha in wise["alphas"]:
         if not math.isfinite(alpha) or str(alpha).startswith("-"):

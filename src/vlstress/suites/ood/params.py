@@ -35,8 +35,7 @@ ood:
 def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     """The in-distribution set, the OOD sets' kinds and names, and the scores."""
     from vlstress.suites.ood.scores import SCORES
-    from vlstress.testsets.kinds import KINDS as TESTSET_KINDS
-    from vlstress.testsets.lists import class_name_problems
+    from vlstress.testsets.entry_check import entry_problems
 
     if "ood" not in on or "zeroshot" not in on or "ood" not in params:
         return []
@@ -47,11 +46,7 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
             "ood.in_distribution: " + unknown("test set", block["in_distribution"], testsets)
         )
     for name, entry in block["sets"].items():
-        if entry["kind"] not in TESTSET_KINDS:
-            found.append(
-                f"ood.sets.{name}.kind: " + unknown("test-set kind", entry["kind"], TESTSET_KINDS)
-            )
-        found += class_name_problems(entry["classnames"], f"ood.sets.{name}.classnames")
+        found += entry_problems(entry, f"ood.sets.{name}")
         if name in testsets:
             found.append(
                 f"ood.sets.{name}: also a zero-shot test set name; give the OOD set its own name"

@@ -49,12 +49,8 @@ zeroshot:
 
 def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     """Test-set kinds, the template set, the in-distribution set and the mCE baseline model."""
-    from pathlib import Path
-
-    from vlstress.errors import VlstressError
-    from vlstress.suites.zeroshot.templates import TEMPLATE_SETS, resolve
-    from vlstress.testsets.kinds import KINDS as TESTSET_KINDS
-    from vlstress.testsets.lists import class_name_problems
+    from vlstress.suites.zeroshot.templates import templates_problems
+    from vlstress.testsets.entry_check import entry_problems
 
     if "zeroshot" not in on:
         return []
@@ -62,24 +58,8 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     zeroshot = params["zeroshot"]
     testsets = zeroshot["testsets"]
     for name, entry in testsets.items():
-        if entry["kind"] not in TESTSET_KINDS:
-            found.append(
-                f"zeroshot.testsets.{name}.kind: "
-                + unknown("test-set kind", entry["kind"], TESTSET_KINDS)
-            )
-        found += class_name_problems(entry["classnames"], f"zeroshot.testsets.{name}.classnames")
-    templates = zeroshot["templates"]
-    if templates not in TEMPLATE_SETS and not Path(templates.partition("#")[0]).suffix:
-        found.append(
-            "zeroshot.templates: "
-            + unknown("template set", templates, TEMPLATE_SETS)
-            + " (or a .txt/.json file)"
-        )
-    elif templates not in TEMPLATE_SETS:  # a small file: read it now, before any model work
-        try:
-            resolve(templates)
-        except VlstressError as exc:
-            found.append(f"zeroshot.templates: {exc}")
+        found += entry_problems(entry, f"zeroshot.testsets.{name}")
+    found += templates_problems(zeroshot["templates"], "zeroshot.templates")
     if zeroshot["in_distribution"] not in testsets:
         found.append(
             "zeroshot.in_distribution: "

@@ -142,7 +142,7 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     from vlstress.suites.finetune.paths import FINETUNED, LABELLED_FINETUNED, WISE
     from vlstress.suites.rococo_image.variants import PERTURBATIONS
     from vlstress.suites.rococo_text.variants import KINDS as SET_KINDS
-    from vlstress.suites.zeroshot.templates import templates_problems
+    from vlstress.suites.zeroshot.params import templates_problems
     from vlstress.testsets.entry_check import entry_problems
 
     if "finetune" not in on or "finetune" not in params:

@@ -49,7 +49,6 @@ zeroshot:
 
 def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     """Test-set kinds, the template set, the in-distribution set and the mCE baseline model."""
-    from vlstress.suites.zeroshot.templates import templates_problems
     from vlstress.testsets.entry_check import entry_problems
 
     if "zeroshot" not in on:
@@ -120,3 +119,24 @@ def unmapped_problems(params: dict[str, Any], testsets: dict[str, Any]) -> list[
         for name, entry in sorted(testsets.items())
         if entry["kind"] not in SELF_MAPPED_KINDS and name not in given
     ]
+
+
+def templates_problems(value: str, where: str) -> list[str]:
+    """The params check of a template setting at `where` (zero-shot's, fine-tuning's): a registry
+    name, or a file read now (small) so that a bad one stops the run before any model work."""
+    from pathlib import Path
+
+    from vlstress.errors import VlstressError
+    from vlstress.suites.zeroshot.templates import TEMPLATE_SETS, resolve
+
+    if value in TEMPLATE_SETS:
+        return []
+    if not Path(value.partition("#")[0]).suffix:
+        return [
+            f"{where}: " + unknown("template set", value, TEMPLATE_SETS) + " (or a .txt/.json file)"
+        ]
+    try:
+        resolve(value)
+    except VlstressError as exc:
+        return [f"{where}: {exc}"]
+    return []

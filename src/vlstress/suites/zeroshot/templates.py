@@ -75,21 +75,3 @@ def resolve(name: str) -> tuple[list[str], str]:
 def prompts(templates: list[str], classname: str) -> list[str]:
     # str.replace, not str.format: a template may hold other braces
     return [template.replace("{c}", classname) for template in templates]
-
-
-def templates_problems(value: str, where: str) -> list[str]:
-    """The params check of a template setting at `where`: a registry name, or a file read now
-    (small) so that a bad one stops the run before any model work."""
-    from vlstress.params_check import unknown
-
-    if value in TEMPLATE_SETS:
-        return []
-    if not Path(value.partition("#")[0]).suffix:
-        return [
-            f"{where}: " + unknown("template set", value, TEMPLATE_SETS) + " (or a .txt/.json file)"
-        ]
-    try:
-        resolve(value)
-    except VlstressError as exc:
-        return [f"{where}: {exc}"]
-    return []

@@ -24,6 +24,20 @@ from vlstress.workflow.paths import (
 from vlstress.workflow.spec import Axis, Output, Stage, Suite
 from vlstress.workflow.stages import download_stage, small
 
+# the flags of both training stages: the schedule of the finetune block, a variant's LoRA adapters
+SCHEDULE_FLAGS = (
+    " --steps {p.finetune.steps}"
+    " --train-batch-size {p.finetune.batch_size} --lr {p.finetune.lr}"
+    " --weight-decay {p.finetune.weight_decay} --warmup {p.finetune.warmup}"
+    " --accumulate {p.finetune.accumulate} --freeze {p.finetune.freeze}"
+    " --checkpoint-every {p.finetune.checkpoint_every} --train-seed {p.finetune.seed}"
+)
+LORA_FLAGS = (
+    " --lora-rank {item.lora} --lora-alpha {p.finetune.lora.alpha}"
+    " --lora-dropout {p.finetune.lora.dropout} --lora-tower {p.finetune.lora.tower}"
+    " --lora-modules {p.finetune.lora.modules}"
+)
+
 SUITE = Suite(
     "finetune",
     (
@@ -98,16 +112,11 @@ SUITE = Suite(
             )
             + RUN_FLAGS
             + " --variant {variant} --w-sc {item.w_sc} --w-vc {item.w_vc} --form {p.finetune.form}"
-            " --margin {p.finetune.margin} --steps {p.finetune.steps}"
-            " --train-batch-size {p.finetune.batch_size} --lr {p.finetune.lr}"
-            " --weight-decay {p.finetune.weight_decay} --warmup {p.finetune.warmup}"
-            " --accumulate {p.finetune.accumulate} --freeze {p.finetune.freeze}"
-            " --checkpoint-every {p.finetune.checkpoint_every} --train-seed {p.finetune.seed}"
-            " --method {p.finetune.method} --lam {p.finetune.lam} --processes {p.finetune.nproc}"
-            " --lora-rank {item.lora} --lora-alpha {p.finetune.lora.alpha}"
-            " --lora-dropout {p.finetune.lora.dropout} --lora-tower {p.finetune.lora.tower}"
-            " --lora-modules {p.finetune.lora.modules}"
-            " --out {out.model} --out-log {out.log}",
+            " --margin {p.finetune.margin}"
+            + SCHEDULE_FLAGS
+            + " --method {p.finetune.method} --lam {p.finetune.lam} --processes {p.finetune.nproc}"
+            + LORA_FLAGS
+            + " --out {out.model} --out-log {out.log}",
             inputs={
                 "train": TRAIN_MANIFEST,
                 "captions": TRAIN_CAPTIONS,
@@ -159,16 +168,11 @@ SUITE = Suite(
                 " --model-card {in.card} "
             )
             + RUN_FLAGS
-            + " --variant {labelled} --steps {p.finetune.steps}"
-            " --train-batch-size {p.finetune.batch_size} --lr {p.finetune.lr}"
-            " --weight-decay {p.finetune.weight_decay} --warmup {p.finetune.warmup}"
-            " --accumulate {p.finetune.accumulate} --freeze {p.finetune.freeze}"
-            " --checkpoint-every {p.finetune.checkpoint_every} --train-seed {p.finetune.seed}"
-            " --processes {p.finetune.nproc}"
-            " --lora-rank {item.lora} --lora-alpha {p.finetune.lora.alpha}"
-            " --lora-dropout {p.finetune.lora.dropout} --lora-tower {p.finetune.lora.tower}"
-            " --lora-modules {p.finetune.lora.modules}"
-            " --out {out.model} --out-log {out.log}",
+            + " --variant {labelled}"
+            + SCHEDULE_FLAGS
+            + " --processes {p.finetune.nproc}"
+            + LORA_FLAGS
+            + " --out {out.model} --out-log {out.log}",
             inputs={"classes": LABELLED_TRAIN, "test": MANIFEST, "card": BASE_CARD},
             outputs={
                 "model": Output(LABELLED_FINETUNED),

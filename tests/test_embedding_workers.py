@@ -245,6 +245,7 @@ def test_the_demo_params_decode_on_the_jobs_cores_in_fp32():
         "embed_zeroshot",
         "attack",
         "finetune",
+        "finetune_labelled",  # FLYP and standard fine-tuning
         "wise_ft",  # loads the base model from its card to interpolate towards the variant
         "overlap_detect",  # the detector model embeds the training collection
     }

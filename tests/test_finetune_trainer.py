@@ -374,6 +374,7 @@ def test_a_checkpoint_with_a_head_loads_with_it(flyp_setup, tmp_path):
     assert classes == list(COLOURS)
     np.testing.assert_array_equal(weights, model.vlstress_head.weight.detach().numpy())
     assert models.describe(spec, loaded)["head_classes"] == 4
+    assert models.card(spec)["model"]["head_classes"] == 4  # the card reads the header only
     # the head's rows of a set's classes, in the set's order; a class it lacks: none
     np.testing.assert_array_equal(heads.rows_for(loaded, ["blue", "red"]), weights[[2, 0]])
     assert heads.rows_for(loaded, ["red", "purple"]) is None

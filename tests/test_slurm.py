@@ -430,6 +430,7 @@ def test_jobs_are_routed_by_resources(slurm_run):
         "embed_zeroshot",  # the zero-shot suites (off in this run)
         "attack",  # adversarial suite (off in this run)
         "finetune",  # robust fine-tuning (off in this run)
+        "finetune_labelled",  # FLYP and standard fine-tuning (off in this run)
         "stylize",  # AdaIN stylization (off in this run)
         "overlap_detect",  # overlap suite: embeds the collection (off in this run)
     }

@@ -174,11 +174,11 @@ def describe(spec: ModelSpec, model=None) -> dict[str, Any]:
     }
     if spec.weights_kind == "checkpoint" and spec.pretrained is not None:
         info["checkpoint_sha256"] = sha256_file(spec.pretrained)
+        head = heads.classes_in(spec.pretrained)  # the file's header: no weights read
+        if head is not None:
+            info["head_classes"] = len(head)
     if model is not None:
         info["n_params"] = int(sum(p.numel() for p in model.parameters()))
-        head = heads.of(model)
-        if head is not None:
-            info["head_classes"] = len(head[1])
     return info
 
 

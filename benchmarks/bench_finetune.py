@@ -4,8 +4,10 @@ way (the baseline the ratios are against); and the seconds of one WiSE-FT interp
 
 One step = the CLIP loss on a batch of image-caption pairs through both towers, backward, AdamW
 (vlstress.suites.finetune.trainer.optimizer_for), as `vlstress finetune` runs it with
-w_sc = w_vc = 0. LoRA adapters go on the image tower's MLPs (`mlp.c_fc,mlp.c_proj`, the demo's
-layers) through vlstress.suites.finetune.lora. Input: seeded random pixels and tokens; the model is
+w_sc = w_vc = 0 and as FLYP's step is. LoRA adapters go on the image tower's MLPs
+(`mlp.c_fc,mlp.c_proj`, the demo's layers) through vlstress.suites.finetune.lora. `standard` is
+standard fine-tuning's step: the image tower and a 1000-class head (vlstress.embedding.heads),
+cross-entropy, the text tower frozen. Input: seeded random pixels and tokens; the model is
 a seeded random init (speed does not depend on the weights). The time is the best of `--repeats`
 steps after one warm-up step. Each method runs in a process of its own: its peak memory is that
 process's maximum resident set size (CPU) or torch's peak allocation (CUDA).
@@ -25,11 +27,13 @@ import time
 from pathlib import Path
 
 BASELINE = "full"
-METHODS = {  # name -> LoRA rank (0 = every weight trains)
-    BASELINE: 0,
-    "lora-r4": 4,
-    "lora-r16": 16,
+METHODS = {  # name -> (LoRA rank (0 = every weight trains), loss)
+    BASELINE: (0, "clip"),
+    "lora-r4": (4, "clip"),
+    "lora-r16": (16, "clip"),
+    "standard": (0, "standard"),
 }
+HEAD_CLASSES = 1000  # standard fine-tuning's head: ImageNet's classes
 MODULES = ("mlp.c_fc", "mlp.c_proj")
 
 
@@ -47,7 +51,16 @@ def measure(arch: str, method: str, batch: int, repeats: int, device: str, threa
 
     spec = models.ModelSpec(arch.lower(), arch, None, seed=0)
     model, _, tokenizer = models.load(spec, device, threads=threads)
-    rank = METHODS[method]
+    rank, loss = METHODS[method]
+    if loss == "standard":
+        from vlstress.embedding import heads
+
+        dim = model.text_projection.shape[1]
+        rows = torch.nn.functional.normalize(torch.randn(HEAD_CLASSES, dim), dim=-1)
+        heads.attach(model, rows.numpy(), [str(i) for i in range(HEAD_CLASSES)])
+        for name, parameter in model.named_parameters():
+            if not name.startswith(("visual.", "vlstress_head.")):
+                parameter.requires_grad_(False)
     total = sum(p.numel() for p in model.parameters())
     if rank:
         torch.manual_seed(0)
@@ -61,7 +74,16 @@ def measure(arch: str, method: str, batch: int, repeats: int, device: str, threa
     generator = torch.Generator().manual_seed(0)
     images = torch.rand(batch, 3, height, width, generator=generator).to(device)
     texts = tokenizer([f"a photo of thing number {i}" for i in range(batch)]).to(device)
+    labels = torch.randint(0, HEAD_CLASSES, (batch,), generator=generator).to(device)
     loss_fn = ClipLoss()
+
+    def loss_value():
+        if loss == "standard":
+            image = torch.nn.functional.normalize(model.encode_image(images), dim=-1)
+            return torch.nn.functional.cross_entropy(model.vlstress_head(image), labels)
+        image, text, scale = model(images, texts)[:3]
+        return loss_fn(image, text, scale)
+
     if device.startswith("cuda"):
         torch.cuda.reset_peak_memory_stats()
 
@@ -70,8 +92,7 @@ def measure(arch: str, method: str, batch: int, repeats: int, device: str, threa
             torch.cuda.synchronize()
         start = time.perf_counter()
         optimizer.zero_grad(set_to_none=True)
-        image, text, scale = model(images, texts)[:3]
-        loss_fn(image, text, scale).backward()
+        loss_value().backward()
         optimizer.step()
         if device.startswith("cuda"):
             torch.cuda.synchronize()
@@ -83,6 +104,7 @@ def measure(arch: str, method: str, batch: int, repeats: int, device: str, threa
     return {
         "method": method,
         "lora_rank": rank,
+        "loss": loss,
         "n_params": total,
         "trainable_params": lora.trainable(model),
         "seconds_per_step": round(seconds, 3),

@@ -265,6 +265,40 @@ def test_objectnet_113_classes_and_mapping(tmp_path, run, fails, nested):
     )
 
 
+def test_imagenet_d_split_classes_names_and_imagenet_map(tmp_path, run, fails):
+    """One ImageNet-D split: its 113 classes in ImageNet-D's order and names, each with the
+    ImageNet classes of its repository's map; a timm model's class map follows them."""
+    from vlstress.testsets.imagenet_map import imagenet_classes
+
+    split = tmp_path / "ImageNet-D" / "background"
+    image(split / "alarm_clock" / "1.png", seed=1)
+    image(split / "coffee_or_french_press" / "2.png", seed=2)  # ObjectNet's coffee_french_press
+    image(split / "t_shirt" / "3.png", seed=3)
+    data = run(tmp_path / "out", "imagenet-d", "--root", str(split))
+    assert len(data.classes) == 113 and data.class_ids[:2] == ["alarm_clock", "backpack"]
+    assert data.class_ids[-1] == "wok" and data.source["split"] == "background"
+    coffee = data.class_ids.index("coffee_or_french_press")
+    assert data.classes[coffee] == "coffee/french press" and data.classes[89] == "t-shirt"
+    assert [e["label"] for e in data.images] == [0, coffee, 89]
+    mapped = imagenet_classes(data)
+    assert mapped[0] == [409, 530] and mapped[coffee] == [550] and mapped[89] == [610]
+    fails(
+        tmp_path / "bad",
+        "imagenet-d",
+        "--root",
+        str(split.parent),
+        names="holds the split folders background: give one split as the root",
+    )
+    image(split / "teddy" / "4.png")
+    fails(
+        tmp_path / "bad2",
+        "imagenet-d",
+        "--root",
+        str(split),
+        names="'teddy' is not an ImageNet-D class folder",
+    )
+
+
 def ninco_root(tmp_path: Path) -> Path:
     """A stand-in NINCO_all folder: one image in each of NINCO's 64 class folders (46 of the
     benchmark, 18 more), 2 unit tests and 2 subsampled sets, named as in the archive."""

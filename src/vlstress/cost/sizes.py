@@ -156,6 +156,8 @@ def _count_folder(kind: str, root: Path, entry: Mapping[str, Any]) -> tuple[int,
         base = root / "images" if (root / "images").is_dir() else root
         mapped = labelmaps.objectnet_to_imagenet()
         return _per_class([base / f for f in mapped], cap)[0], len(mapped)
+    if kind == "imagenet-d":  # one split: every class folder under the root
+        return _per_class(_subfolders(root), cap)[0], 113
     if kind in ("ninco", "ninco-unit-tests"):
         from vlstress.testsets.ood_kinds import PARTS, ninco_classes
 

@@ -30,6 +30,14 @@ ObjectNet images carry a thin red border; evaluations that follow ImageNet-testb
 2 pixels from each side before preprocessing (recorded as `source.border_crop_px`; the files
 are listed unchanged).
 
+`imagenet-d`: one split of ImageNet-D (Zhang et al., CVPR 2024; diffusion-made images of
+ObjectNet's 113 ImageNet classes on new backgrounds, textures or materials): `<root>/<class
+folder>/*` with root the split folder (`ImageNet-D/background`, `texture` or `material`; a root
+holding the split folders is refused, naming them). The classes are ImageNet-D's 113 in its id
+order, named by its own names (underscores -> spaces); a folder that is not one of them is an
+error naming it. `source.imagenet_indices` gives each class's ImageNet-1k classes (its
+repository's map), for a supervised ImageNet classifier.
+
 `typographic-folder`: real typographic-attack photos named `label=<class>_text=<written>.<ext>`
 (the PAINT / RTA-100 naming), flat or nested; classes are the sorted union of true and
 written class names (underscores -> spaces); each entry carries `written`.
@@ -286,6 +294,45 @@ def build_objectnet(name: str, options: Options) -> ClassificationSet:
     return _finish(
         name,
         "objectnet",
+        root,
+        class_names(options.classnames, own),
+        class_ids,
+        entries,
+        options,
+        source,
+    )
+
+
+IMAGENET_D_SPLITS = ("background", "texture", "material")
+
+
+def build_imagenet_d(name: str, options: Options) -> ClassificationSet:
+    root = require_root(options, "imagenet-d")
+    classes = labelmaps.imagenet_d_classes()
+    folders = subfolders(root)
+    splits = [f for f in folders if f in IMAGENET_D_SPLITS]
+    if splits:
+        raise VlstressError(
+            f"imagenet-d {root} holds the split folders {', '.join(splits)}: give one split as "
+            f"the root (e.g. {root / splits[0]}), one test set each"
+        )
+    unknown = [f for f in folders if f not in classes]
+    if unknown:
+        raise unknown_error("imagenet-d", root, unknown, "an ImageNet-D class folder")
+    class_ids = list(classes)
+    entries = scan(root, root, {f: class_ids.index(f) for f in folders}, "imagenet-d")
+    own = [classes[folder][0].replace("_", " ") for folder in class_ids]
+    source = {
+        "layout": "<split>/<class folder>/* (root: the split)",
+        "split": root.name,
+        "imagenet_indices": {
+            str(label): classes[folder][1] for label, folder in enumerate(class_ids)
+        },
+        "label_maps": labelmaps.checksums("imagenet_d_classes.json"),
+    }
+    return _finish(
+        name,
+        "imagenet-d",
         root,
         class_names(options.classnames, own),
         class_ids,

@@ -5,7 +5,7 @@ A class is mapped, in this order, by
 - a map the user gives (a json file `{class name or class id: [wnid or index, ...]}`, optionally
   under a `classes` key; `zeroshot.imagenet_maps` in params), which decides every class it names;
 - the set's own map `source.imagenet_indices` as a mapping {class index: [ImageNet indices]} (the
-  video sets: imagenet-testbed's `rev_class_idx_map.json`);
+  video sets: imagenet-testbed's `rev_class_idx_map.json`; ImageNet-D: its repository's map);
 - its class id, when that is an ImageNet wnid (ImageNet, -V2, -Sketch, -R, -A, -C, and every
   corrupted, typographic or stylized copy of them: they keep their source's ids);
 - ObjectNet's official mapping (`labelmaps.objectnet_to_imagenet`) for an ObjectNet folder.
@@ -36,6 +36,7 @@ SELF_MAPPED_KINDS = (
     "imagenet-a",
     "imagenet-c",
     "objectnet",
+    "imagenet-d",
     "imagenet-vid-robust",
     "ytbb-robust",
 )

@@ -83,6 +83,12 @@ KINDS: dict[str, Kind] = {
         "root",
         "classnames",
     ),
+    "imagenet-d": _kind(
+        folders.build_imagenet_d,
+        "ImageNet-D: one split (background, texture, material), <class folder>/*, 113 classes",
+        "root",
+        "classnames",
+    ),
     "typographic-folder": _kind(
         folders.build_typographic_folder,
         "photos named label=<class>_text=<written>.<ext>",

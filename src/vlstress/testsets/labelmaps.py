@@ -1,7 +1,8 @@
 """The label maps of the ImageNet family, shipped in `vlstress/data/labelmaps/`.
 
 They are data, not code: the 1000 ILSVRC-2012 wnids in class-index order, the official
-200-class subsets of ImageNet-R and ImageNet-A, and ObjectNet's two mapping files.
+200-class subsets of ImageNet-R and ImageNet-A, ObjectNet's two mapping files, and ImageNet-D's
+class folders with their names and ImageNet classes.
 `SOURCES.json` beside them names the public repository, path, commit and sha256 each one
 was taken from. Every read checks the file's sha256 against SOURCES.json and its counts,
 so a damaged install fails loudly instead of silently shifting labels.
@@ -25,6 +26,7 @@ N_IMAGENET = 1000
 SUBSETS = {"imagenet-r": "imagenet_r_wnids.txt", "imagenet-a": "imagenet_a_wnids.txt"}
 N_OBJECTNET_FOLDERS = 313  # every ObjectNet 1.0 class
 N_OBJECTNET_MAPPED = 113  # the classes that overlap ImageNet-1k
+N_IMAGENET_D = 113  # ImageNet-D's classes (ObjectNet's that overlap ImageNet-1k, renamed in part)
 
 
 @cache
@@ -134,3 +136,14 @@ def objectnet_to_imagenet() -> dict[str, list[int]]:
             indices.append(by_text[text][0])
         result[folder_of[label]] = sorted(indices)
     return dict(sorted(result.items()))
+
+
+@cache
+def imagenet_d_classes() -> dict[str, tuple[str, list[int]]]:
+    """ImageNet-D class folder -> (its name, its ImageNet-1k class indices), in ImageNet-D's id
+    order (`imagenet_d_classes.json`, from the ImageNet-D repository)."""
+    found = json.loads(read("imagenet_d_classes.json"))
+    _expect(len(found), N_IMAGENET_D, "imagenet_d_classes.json")
+    if [entry["id"] for entry in found.values()] != list(range(N_IMAGENET_D)):
+        raise VlstressError("label map imagenet_d_classes.json is not in ImageNet-D's id order")
+    return {folder: (entry["name"], list(entry["imagenet"])) for folder, entry in found.items()}

@@ -354,23 +354,16 @@ def test_flyp_and_standard_train_on_a_class_set_and_refuse_one_with_a_test_image
     """`--loss flyp`: a labelled folder (`vlstress testset`) and prompts of its classes; the
     sidecar says FLYP, without SC/VC settings; a class set holding a test photo is refused, and
     so is FLYP without a class set. `--loss standard` writes a head of the set's classes."""
-    folder = inputs / "classes"
-    for i, (name, colour) in enumerate(COLOURS.items()):
-        shutil.copy(
-            photo(inputs / "c" / f"{i}.png", colour, 50 + i), _made(folder / name / "a.png")
-        )
+    folder = class_set(inputs, cli_env)
     leaky = inputs / "leaky_classes"
     shutil.copytree(folder, leaky)
     shutil.copy(inputs / "test/t.png", leaky / next(iter(COLOURS)) / "t.png")
-    for name, root in (("classes", folder), ("leaky", leaky)):
-        vlstress(
-            "testset", "--name", name, "--kind", "imagefolder", "--root", str(root),
-            "--out", f"sets/{name}", cwd=inputs, env=cli_env,
-        )  # fmt: skip
+    vlstress(
+        "testset", "--name", "leaky", "--kind", "imagefolder", "--root", str(leaky),
+        "--out", "sets/leaky", cwd=inputs, env=cli_env,
+    )  # fmt: skip
     flyp = ["--loss", "flyp", "--variant", "flyp", "--templates", "single"]
-    args = finetune_args("flyp", 2)
-    del args[args.index("--train") : args.index("--test")]  # no captioned training data
-    args = [a if a != "sc_vc" else "flyp" for a in args]
+    args = labelled_args("flyp", 2)
     vlstress(*args, "--classes", "sets/classes", *flyp, cwd=inputs, env=cli_env)
     meta = json.loads((inputs / "flyp/model.safetensors.json").read_text())
     training = meta["training"]
@@ -397,6 +390,28 @@ def test_flyp_and_standard_train_on_a_class_set_and_refuse_one_with_a_test_image
 def _made(path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def class_set(inputs: Path, env: dict) -> Path:
+    """A labelled folder of one photo per colour, and its class set `sets/classes` (made once)."""
+    folder = inputs / "classes"
+    if not (inputs / "sets/classes/manifest.json").is_file():
+        for i, (name, colour) in enumerate(COLOURS.items()):
+            shutil.copy(
+                photo(inputs / "c" / f"{i}.png", colour, 50 + i), _made(folder / name / "a.png")
+            )
+        vlstress(
+            "testset", "--name", "classes", "--kind", "imagefolder", "--root", str(folder),
+            "--out", "sets/classes", cwd=inputs, env=env,
+        )  # fmt: skip
+    return folder
+
+
+def labelled_args(out: str, steps: int, *extra: str) -> list[str]:
+    """`finetune_args` without captioned training data, the variant named as `out`."""
+    args = finetune_args(out, steps, *extra)
+    del args[args.index("--train") : args.index("--test")]
+    return [a if a != "sc_vc" else out for a in args]
 
 
 @pytest.mark.slow
@@ -451,6 +466,21 @@ def test_data_parallel_processes_under_torchrun(inputs, cli_env):
     assert all(
         np.isfinite(t.numpy()).all() for t in load_file(inputs / "ddp/model.safetensors").values()
     )
+
+
+@pytest.mark.slow
+def test_standard_fine_tuning_under_torchrun(inputs, cli_env):
+    """The head is used beside the DDP forward (the text tower not at all): two gloo processes
+    train it without DDP's unused-parameter errors, and the head's weights are written."""
+    class_set(inputs, cli_env)
+    args = labelled_args("ddp_standard", 4, "--processes", "2", "--accumulate", "2")
+    vlstress(*args, "--classes", "sets/classes", "--loss", "standard", cwd=inputs, env=cli_env)
+    log = pd.read_csv(inputs / "ddp_standard/log.csv")
+    assert list(log["step"]) == [1, 2, 3, 4] and np.isfinite(log["total"]).all()
+    from safetensors.torch import load_file
+
+    head = load_file(inputs / "ddp_standard/model.safetensors")["vlstress_head.weight"]
+    assert head.shape[0] == len(COLOURS) and np.isfinite(head.numpy()).all()
 
 
 # ------------------------------------------------------------------ Karpathy train split, fetched

@@ -27,6 +27,7 @@ from vlstress.errors import VlstressError
 ATTRIBUTE = "vlstress_head"
 HEAD_KEY = f"{ATTRIBUTE}.weight"
 CLASSES_KEY = "vlstress_head_classes"
+HEADER_LIMIT = 100_000_000  # safetensors' own bound on a header's size (bytes)
 
 
 def attach(model, weights, classes: list[str]) -> None:
@@ -74,16 +75,28 @@ def metadata(model) -> dict[str, str] | None:
 
 
 def classes_in(path: str | Path) -> list[str] | None:
-    """The head's class names in a safetensors checkpoint, None when it carries no head."""
+    """The head's class names in a safetensors checkpoint, None when it carries no head (or is not
+    a safetensors file: loading it says so). Reads the file's JSON header only, without torch, so
+    a model card stays light."""
+    import struct
+
     path = Path(path)
     if path.suffix != ".safetensors" or not path.is_file():
         return None
-    from safetensors import safe_open
-
-    with safe_open(str(path), framework="pt") as handle:
-        if HEAD_KEY not in handle.keys():
+    with path.open("rb") as handle:
+        size = handle.read(8)
+        if len(size) < 8:
             return None
-        text = (handle.metadata() or {}).get(CLASSES_KEY)
+        (length,) = struct.unpack("<Q", size)  # the header's length: 8 bytes, little-endian
+        if length > HEADER_LIMIT:
+            return None
+        try:
+            header = json.loads(handle.read(length))
+        except ValueError:
+            return None
+    if not isinstance(header, dict) or HEAD_KEY not in header:
+        return None
+    text = (header.get("__metadata__") or {}).get(CLASSES_KEY)
     if text is None:
         raise VlstressError(f"checkpoint {path}: a head ({HEAD_KEY}) without its class names")
     return list(json.loads(text))

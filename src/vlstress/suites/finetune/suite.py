@@ -38,6 +38,21 @@ LORA_FLAGS = (
     " --lora-modules {p.finetune.lora.modules}"
 )
 
+
+def training_outputs(model: str, log: str, title: str) -> dict[str, Output]:
+    """A training stage's outputs: the weights, their sidecar, the log (a DVC plot)."""
+    return {
+        "model": Output(model),
+        "meta": small(f"{model}.json"),
+        "log": small(
+            log,
+            plot={"x": "step", "y": "total", "template": "linear", "title": title},
+            caption="finetune_log",
+            category="Robust fine-tuning",
+        ),
+    }
+
+
 SUITE = Suite(
     "finetune",
     (
@@ -123,21 +138,9 @@ SUITE = Suite(
                 "test": MANIFEST,
                 "card": BASE_CARD,
             },
-            outputs={
-                "model": Output(FINETUNED),
-                "meta": small(f"{FINETUNED}.json"),
-                "log": small(
-                    "results/finetune/{variant}/log.csv",
-                    plot={
-                        "x": "step",
-                        "y": "total",
-                        "template": "linear",
-                        "title": "fine-tuning loss per step",
-                    },
-                    caption="finetune_log",
-                    category="Robust fine-tuning",
-                ),
-            },
+            outputs=training_outputs(
+                FINETUNED, "results/finetune/{variant}/log.csv", "fine-tuning loss per step"
+            ),
             axes=("variant",),
             suite="finetune",
             gpu=True,
@@ -174,21 +177,11 @@ SUITE = Suite(
             + LORA_FLAGS
             + " --out {out.model} --out-log {out.log}",
             inputs={"classes": LABELLED_TRAIN, "test": MANIFEST, "card": BASE_CARD},
-            outputs={
-                "model": Output(LABELLED_FINETUNED),
-                "meta": small(f"{LABELLED_FINETUNED}.json"),
-                "log": small(
-                    "results/finetune/labelled/{labelled}/log.csv",
-                    plot={
-                        "x": "step",
-                        "y": "total",
-                        "template": "linear",
-                        "title": "fine-tuning loss per step (labelled images)",
-                    },
-                    caption="finetune_log",
-                    category="Robust fine-tuning",
-                ),
-            },
+            outputs=training_outputs(
+                LABELLED_FINETUNED,
+                "results/finetune/labelled/{labelled}/log.csv",
+                "fine-tuning loss per step (labelled images)",
+            ),
             axes=("labelled",),
             external=("finetune.labelled.templates",),
             suite="finetune",

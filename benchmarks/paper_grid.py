@@ -10,7 +10,8 @@ it); run as a script it writes the pool's params file, `params.paper-grid.yaml`:
   plus seeded random-init ones cycling through `ARCHS`), every suite on and all 19 corruptions x
   5 severities: the planning benchmark's worst case.
 - `pool_params(demo)`: the papers' pool, 255 models (84 zero-shot CLIP + 127 ImageNet baselines +
-  44 fine-tuned, the model count of arXiv 2410.01534): the baselines timm classifiers cycling
+  44 fine-tuned, the model count of arXiv 2410.01534) and its 6 LLaVA assistants (the demo's tiny
+  one and LLaVA-1.5 hub ids as stand-ins): the baselines timm classifiers cycling
   through `TIMM_ARCHS`, the others through `ARCHS` (a stand-in mix, not the papers' own list), with
   params.imagenet.yaml's 15 ImageNet-C corruptions x 5 severities and the retrieval suites on
   the real benchmark, COCO's Karpathy 5k test split. Random-init weights cost what real ones
@@ -43,6 +44,10 @@ TIMM_ARCHS = (
 )
 SEVERITIES = [1, 2, 3, 4, 5]
 POOL = {"zero-shot CLIP": 84, "ImageNet-trained baselines": 127, "fine-tuned CLIP": 44}
+# the paper's 6 LLaVA models on CLIP's vision encoder: assistants, answering the assistant suite's
+# questions (not in the embedding count); stand-ins cycling through LLaVA-1.5's hub ids
+ASSISTANTS = 6
+LLAVA_IDS = ("llava-hf/llava-1.5-7b-hf", "llava-hf/llava-1.5-13b-hf")
 POOL_FILE = ROOT / "params.paper-grid.yaml"
 KARPATHY = {
     "name": "coco-karpathy-test",
@@ -69,6 +74,19 @@ def paper_base(demo: dict) -> dict:
     params["zeroshot"] = {**params["zeroshot"], "robustness": robustness}
     params["stability"] = {**params["stability"], "baseline": baseline}
     params["overlap"] = {**params["overlap"], "detector": baseline}
+    # ImageNet-D's splits have no published size `vlstress cost` could use without the folder:
+    # the grid asks the assistant on ImageNet-A instead (the same number of questions per image)
+    testsets = {
+        name: entry
+        for name, entry in params["zeroshot"]["testsets"].items()
+        if entry["kind"] != "imagenet-d"
+    }
+    params["zeroshot"] = {**params["zeroshot"], "testsets": testsets}
+    params["assistant"] = {
+        **params["assistant"],
+        "options_from": baseline,
+        "testsets": ["imagenet_a"],
+    }
     return params
 
 
@@ -78,7 +96,8 @@ def with_models(params: dict, demo: dict, n_models: int, n_timm: int = 0) -> dic
     every suite of the demo's `suites:` on."""
     models = dict(params["models"])
     timm_left = n_timm - sum(entry["arch"].startswith("timm:") for entry in models.values())
-    for i in range(n_models - len(models)):
+    embedding = sum(not entry["arch"].startswith("llava") for entry in models.values())
+    for i in range(n_models - embedding):
         arch = TIMM_ARCHS[i % len(TIMM_ARCHS)] if i < timm_left else ARCHS[i % len(ARCHS)]
         slug = arch.removeprefix("timm:").replace("_", "-").lower()
         models[f"m{i:03d}-{slug}"] = {"arch": arch, "pretrained": None}
@@ -103,6 +122,11 @@ def pool_params(base: dict, n_models: int = sum(POOL.values())) -> dict:
     n_timm = round(POOL["ImageNet-trained baselines"] * n_models / sum(POOL.values()))
     params = with_models(paper_base(base), base, n_models, n_timm)
     params["dataset"] = dict(KARPATHY)
+    have = sum(entry["arch"].startswith("llava") for entry in params["models"].values())
+    for i in range(ASSISTANTS - have):
+        hub = LLAVA_IDS[i % len(LLAVA_IDS)]
+        slug = f"a{i:03d}-" + hub.split("/")[1].replace(".", "-").lower()
+        params["models"][slug] = {"arch": "llava", "pretrained": hub}
     return params
 
 
@@ -112,8 +136,11 @@ HEADER = """\
 # params.imagenet.yaml's blocks, every suite on, the retrieval suites on the Karpathy 5k test
 # split, and {models} models
 #   ({pool})
-# the demo's five (three fine-tuned: SC/VC, SC/VC through LoRA, WiSE-FT; one timm classifier) and
-# seeded random-init ones: the ImageNet baselines as timm classifiers cycling through
+# and {assistants} LLaVA assistants (the demo's tiny one and LLaVA-1.5 hub ids as stand-ins:
+# `vlstress cost` counts their questions, it does not price generation);
+# the demo's six (four fine-tuned: SC/VC, FLYP through LoRA, standard, WiSE-FT; one timm
+# classifier) and seeded random-init ones: the ImageNet baselines as timm classifiers cycling
+# through
 #   {timm_archs}
 # the others cycling through
 #   {archs}
@@ -126,7 +153,8 @@ HEADER = """\
 def render(params: dict) -> str:
     pool = " + ".join(f"{n} {what}" for what, n in POOL.items())
     header = HEADER.format(
-        models=len(params["models"]),
+        models=sum(not e["arch"].startswith("llava") for e in params["models"].values()),
+        assistants=sum(e["arch"].startswith("llava") for e in params["models"].values()),
         pool=pool,
         archs=", ".join(ARCHS),
         timm_archs=", ".join(a.removeprefix("timm:") for a in TIMM_ARCHS),

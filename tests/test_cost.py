@@ -504,6 +504,9 @@ def test_it_runs_on_the_imagenet_layout_and_the_paper_grid(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "# Cost of " in done.stdout and ": 255 models, 8 GPUs" in done.stdout
+    # the 6 assistants are not priced by GFLOPs, and the output says so with their questions
+    assert "not priced: the assistant(s) a000-llava-1-5-7b-hf" in done.stdout
+    assert "7,500 questions each" in done.stdout  # ImageNet-A's published size
     assert "(32 rounds of 8)" in done.stdout
 
 
@@ -529,10 +532,11 @@ def test_the_paper_grid_file_is_current_and_valid():
     """params.paper-grid.yaml is what benchmarks/paper_grid.py writes (on what the cost model
     reads), and what it writes passes the params check."""
     pool = paper_grid.pool_params(demo())
-    assert len(pool["models"]) == 255
+    assert len(pool["models"]) == 255 + 6  # and the 6 LLaVA assistants, priced apart
     params_check.validate(pool)
     shipped = yaml.safe_load((REPO / "params.paper-grid.yaml").read_text())
     stale = [key for key in COST_KEYS if shipped.get(key) != pool.get(key)]
     assert not stale, f"{stale}: run `python benchmarks/paper_grid.py`"
     grid = paper_grid.grid_params(demo(), 10)  # the planning benchmark's: all 19 corruptions
-    assert len(grid["models"]) == 10 and len(grid["corruptions"]["names"]) == 19
+    embedding = [e for e in grid["models"].values() if not e["arch"].startswith("llava")]
+    assert len(embedding) == 10 and len(grid["corruptions"]["names"]) == 19

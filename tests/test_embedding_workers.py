@@ -248,9 +248,14 @@ def test_the_demo_params_decode_on_the_jobs_cores_in_fp32():
         "finetune_labelled",  # FLYP and standard fine-tuning
         "wise_ft",  # loads the base model from its card to interpolate towards the variant
         "overlap_detect",  # the detector model embeds the training collection
+        "ask",  # an assistant answers the multiple-choice questions
     }
-    # WiSE-FT decodes nothing: it mixes two state dicts
-    assert all(RUN_FLAGS in s.command for s in model_steps if s.name != "wise_ft")
+    # WiSE-FT decodes nothing: it mixes two state dicts; an assistant's processor reads its images
+    # (no decoding workers), on the device, threads and precision of every model step
+    assert all(RUN_FLAGS in s.command for s in model_steps if s.name not in ("wise_ft", "ask"))
+    (ask,) = [s for s in model_steps if s.name == "ask"]
+    for flag in ("--device {p.embed.device}", "--threads {p.embed.threads}", "--precision"):
+        assert flag in ask.command
 
 
 @pytest.mark.parametrize(

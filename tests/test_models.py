@@ -180,6 +180,7 @@ def test_fetch_weights_names_every_model_it_cannot_cache(tmp_path, monkeypatch):
         "models:\n"
         "  hub-model: {arch: ViT-B-32, pretrained: openai}\n"
         "  typo: {arch: ViT-B-32, pretrained: opneai}\n"
+        "  llava-hub: {arch: llava, pretrained: llava-hf/llava-1.5-7b-hf}\n"
         "embed: {cache_dir: empty-cache}\n"
     )
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # what the nodes without network run with
@@ -194,7 +195,8 @@ def test_fetch_weights_names_every_model_it_cannot_cache(tmp_path, monkeypatch):
     )
     assert done.returncode == 2, done.stderr
     assert "vit-s-32-alt-random: random-init (seed 0), nothing to fetch" in done.stderr
-    assert "2 model(s) not fetched" in done.stderr
+    assert "3 model(s) not fetched" in done.stderr
+    assert "model 'llava-hub': could not fetch llava-hf/llava-1.5-7b-hf from the hub" in done.stderr
     assert "model 'hub-model': could not load ViT-B-32 from pretrained tag 'openai'" in done.stderr
     assert "not cached in empty-cache" in done.stderr
     assert "model 'typo': 'opneai' is not a known pretrained tag" in done.stderr

@@ -209,6 +209,7 @@ def test_the_engine_imports_no_suite_and_suites_only_the_code_they_use():
         "video": {"zeroshot"},  # its evaluations and classifier
         "stylized": {"zeroshot", "corruptions"},  # the copy's evaluation; the resize and crop
         "overlap": {"zeroshot", "corruptions"},  # its evaluations and classifier; image loading
+        "assistant": {"zeroshot"},  # a classifier's scores among the options
     }
 
 
@@ -303,14 +304,25 @@ def test_record_paths_are_exactly_what_the_params_produce():
     n_zeroshot = len(params["zeroshot"]["testsets"])
     n_corrupted = len(params["corruptions"]["names"]) * len(params["corruptions"]["severities"])
     n_attacks, n_ood = len(params["adversarial"]["attacks"]), len(params["ood"]["sets"])
+    n_asked = len(params["assistant"]["testsets"])
     # calibration, shape bias, prompt ablation, AutoCLIP, stability, stylized, overlap: one file
-    # per model
+    # per model; one choice among the options per test set asked
     n_files = 1 + n_sets + n_image + n_zeroshot + n_corrupted + 1 + n_attacks + 1 + n_ood + 6
+    n_files += n_asked
     # a timm classifier: no retrieval, caption sets, image variants, prompt ablation or AutoCLIP
     n_timm = sum(entry["arch"].startswith("timm:") for entry in params["models"].values())
-    assert n_timm == 1
+    # an assistant: only its answers, one file per test set asked
+    n_llava = sum(entry["arch"].startswith("llava") for entry in params["models"].values())
+    assert n_timm == 1 and n_llava == 1
     n_classifier_files = n_files - (1 + n_sets + n_image + 2)
-    assert len(paths) == len(set(paths)) == (n_models - n_timm) * n_files + n_classifier_files
+    assert (
+        len(paths)
+        == len(set(paths))
+        == (n_models - n_timm - n_llava) * n_files + n_classifier_files + n_llava * n_asked
+    )
+    assert [p for p in paths if "llava-tiny-random" in p] == [
+        "results/metrics/llava-tiny-random/assistant-objects.json"
+    ]
     assert [p for p in paths if p.startswith("results/metrics/resnet18-random/")] == [
         p for p in paths if "resnet18-random" in p
     ]
@@ -363,16 +375,18 @@ def test_an_output_written_once_per_value_of_its_each_axes_is_one_job():
     assert rule.output["record"] == [
         f"results/metrics/{{model}}/corruption-{c}-s{s}.json" for c in names for s in severities
     ]
+    embedding = [m for m, e in params["models"].items() if not e["arch"].startswith("llava")]
     wanted = {
         f"results/metrics/{m}/corruption-{c}-s{s}.json"
-        for m in params["models"]
+        for m in embedding
         for c in names
         for s in severities
     }
     assert wanted <= set(targets(params)) and wanted <= {str(p) for p in record_paths(params)}
-    # DVC addresses (what the lock pruning keeps): one per model
+    # DVC addresses (what the lock pruning keeps): one per model that embeds images (the
+    # assistant is left out, so each is a stage of its own rather than a `foreach` item)
     addresses = [a for a, _ in dvc.addresses(params) if a.startswith("evaluate_corruption")]
-    assert addresses == [f"evaluate_corruption@{m}" for m in sorted(params["models"])]
+    assert addresses == [f"evaluate_corruption-{m.replace('+', '_')}" for m in sorted(embedding)]
     # the summary reruns when the conditions change
     assert {"corruptions.names", "corruptions.severities"} <= set(record_params(params))
     with pytest.raises(ValueError, match="one file per corruption, severity"):
@@ -595,8 +609,12 @@ def test_the_imagenet_example_passes_the_params_check(tmp_path):
         "imagenet-a",
         "objectnet",
         "imagenet-vid-robust",
+        "imagenet-d",
     }
     assert all(entry["root"].startswith(str(tmp_path)) for entry in testsets.values())
+    # LLaVA-1.5 asked on ImageNet-D among CLIP ViT-L/14's confusions, as the holistic paper does
+    assert params["models"]["llava-1-5-7b"]["arch"] == "llava"
+    assert params["assistant"]["testsets"] == ["imagenet_d_background"]
     assert all(model["pretrained"] for model in params["models"].values())  # real weights
     assert {
         "visual_factors",
@@ -606,6 +624,7 @@ def test_the_imagenet_example_passes_the_params_check(tmp_path):
         "video",
         "stylized",
         "overlap",
+        "assistant",
     } <= (params_module.suites_on(params))
     assert params["ood"]["sets"]["ninco"]["kind"] == "ninco"
     # the README shows the same file
@@ -699,16 +718,18 @@ def test_both_front_ends_run_the_same_commands(project):
     # prompt step; the FLYP LoRA and standard variants and WiSE-FT's alpha: two trainings and one
     # interpolation step, and every step of an image-text model each (28: card, 2 embeddings, 11
     # retrieval evaluations, 2 attacks and one step of every other per-model stage); and one code
-    # stamp step per stage kind but the gate
+    # stamp step per stage kind but the gate; the assistant suite: the questions, the assistant's
+    # card and answers, the choice of each of the 6 other models, its figures and table (11)
     kinds = len([s for s in active_stages(demo_params()) if not s.name.startswith("code_")])
+    assistant = 1 + 2 + 6 + 2
     timm = 1 + 3 + 1 + 1 + 2 + 1 + 1 + 1 + 1 + 1 + 1
     retrieval, zeroshot = 46 + 1, 2 * 3 + 4 + 2 + 3 + 1 + 2 * 2 + 2 + 1 + 2
     finetune, report, rest = 4 + 1 + 1 + 1 + 1, 6 + 3, 1 + 5 + 6 + 6 + 5 + 6
     methods = 2 + 1 + 3 * 28
-    assert kinds == 70
+    assert kinds == 75
     assert (
         sum(map(len, smk.values()))
-        == retrieval + zeroshot + finetune + report + rest + timm + methods + kinds - 1
+        == retrieval + zeroshot + finetune + report + rest + timm + methods + assistant + kinds - 1
     )
 
 

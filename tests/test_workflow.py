@@ -91,6 +91,9 @@ def shrink(params: dict, zeroshot: bool = True) -> dict:
     )
     params["stylized"]["size"] = 64
     params["overlap"].update(detector=CLIP, planted=2, recall=0.5)
+    # multiple choice among the one model's confusions: the classifiers answer (the assistant
+    # itself: tests/test_assistant_workflow.py)
+    params["assistant"]["options_from"] = CLIP
     if not zeroshot:  # the cluster and remote tests: the retrieval suites are enough, and faster
         zeroshot_off(params)
     return params
@@ -205,8 +208,8 @@ def test_every_record_is_strict_json_of_the_typed_format(project):
     )
     # original, two text sets, two image variants, zero-shot, corruption, typographic; FGSM,
     # calibration, OOD, shape bias, prompt-count ablation, AutoCLIP, stability, stylized, overlap
-    # (record lists)
-    assert len(files) == 1 + 2 + 2 + 3 + 9
+    # (record lists), multiple choice
+    assert len(files) == 1 + 2 + 2 + 3 + 9 + 1
     tasks = set()
     for path in files:
         data = json.loads(path.read_text(), parse_constant=strict)
@@ -230,6 +233,7 @@ def test_every_record_is_strict_json_of_the_typed_format(project):
         "stability",
         "stylized",
         "overlap",
+        "multiple_choice",
     }
 
 

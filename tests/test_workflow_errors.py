@@ -76,10 +76,13 @@ def test_valid_params_dry_run_plans_every_model(project):
     models = yaml.safe_load((project / "params.yaml").read_text())["models"]
     planned = result.stdout + result.stderr
     for slug, entry in models.items():
-        assert f"results/metrics/{slug}/zeroshot-objects.json" in planned
+        # an assistant answers questions and embeds nothing: only its answers are planned
+        assistant = entry["arch"].startswith("llava")
+        assert (f"results/metrics/{slug}/zeroshot-objects.json" in planned) != assistant
+        assert (f"results/metrics/{slug}/assistant-objects.json" in planned) == assistant
         # retrieval needs a text tower: a timm classifier has none
         retrieval = f"results/metrics/{slug}/original.json" in planned
-        assert retrieval == (not entry["arch"].startswith("timm:")), slug
+        assert retrieval == (not entry["arch"].startswith(("timm:", "llava"))), slug
 
 
 @pytest.mark.slow

@@ -32,6 +32,22 @@ def unknown(what: str, name: str, known) -> str:
     )
 
 
+def classifier_problems(models: dict[str, Any], slug: str, where: str) -> list[str]:
+    """A params value that must name a model with class scores (an open_clip or timm model, not
+    an assistant)."""
+    from vlstress.embedding.kinds import EMBEDDING_KINDS, model_kind
+
+    if slug not in models:
+        return [f"{where}: " + unknown("model", slug, models)]
+    kind = model_kind(models[slug]["arch"])
+    if kind not in EMBEDDING_KINDS:
+        return [
+            f"{where}: {slug!r} is an assistant ({kind}) and scores no classes: name a model of "
+            f"kind {' or '.join(EMBEDDING_KINDS)}"
+        ]
+    return []
+
+
 def schema() -> dict[str, Any]:
     """The whole params schema: the engine's keys and every suite's blocks."""
     from vlstress.suites import registry

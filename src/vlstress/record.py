@@ -210,6 +210,8 @@ def weights_short(model: dict[str, Any], fallback: str = "") -> str:
     kind = model.get("weights") or ("random-init" if model.get("pretrained") is None else "hub")
     if kind == "random-init":
         return "random-init"
+    if kind == "folder":  # a LLaVA saved with save_pretrained
+        return Path(str(model.get("pretrained"))).name
     if kind == "checkpoint":
         path = Path(str(model.get("pretrained")))
         return f"{path.parent.name}/{path.name}" if path.parent.name else path.name

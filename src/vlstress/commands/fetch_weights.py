@@ -1,7 +1,8 @@
 """`vlstress fetch-weights`: put every hub model of the params in the weight cache ahead of a run.
 
-Every model the params name: the `models:` registry (open_clip and timm models) and any other block
-naming an `arch` and `pretrained` (the EI scorer, the fine-tuning base). For cluster nodes without
+Every model the params name: the `models:` registry (open_clip, timm and LLaVA models: an
+assistant's hub snapshot, weights and processor files) and any other block naming an `arch` and
+`pretrained` (the EI scorer, the fine-tuning base). For cluster nodes without
 network: run it where the network is (a login node), with `embed.cache_dir` on a file system the
 nodes share, then run the workflow with `HF_HUB_OFFLINE=1` so that no job tries the network.
 Random-init models and local checkpoints need nothing; an unknown tag or an unreachable hub is an
@@ -41,7 +42,12 @@ def run(args: argparse.Namespace) -> None:
             log.info("%s: %s, nothing to fetch", slug, spec.weights_label())
             continue
         try:
-            models.load(spec, "cpu")
+            if spec.kind == "llava":  # an assistant: its hub snapshot, not a model in memory
+                from vlstress.embedding import llava_models
+
+                llava_models.fetch(slug, str(pretrained), cache)
+            else:
+                models.load(spec, "cpu")
         except VlstressError as exc:
             failed.append(str(exc))
             continue

@@ -39,6 +39,7 @@ from typing import Any
 from vlstress.cost import sizes
 from vlstress.cost.profile import ArchCost, arch_cost
 from vlstress.cost.rates import Rates
+from vlstress.embedding.kinds import LLAVA, model_kind
 from vlstress.errors import VlstressError
 
 BYTES_FLOAT32 = 4
@@ -636,6 +637,13 @@ def estimate(
     models = _block(values, "models")
     if not models:
         raise VlstressError("the params name no model")
+    # an assistant generates answers (no embedding pass): not priced by the GFLOPs table
+    assistants = sorted(
+        slug
+        for slug, entry in models.items()
+        if model_kind(str((entry or {}).get("arch"))) == LLAVA
+    )
+    models = {slug: entry for slug, entry in models.items() if slug not in assistants}
     reference = arch_cost(rates.reference_arch, extra_archs)
     archs = {
         slug: arch_cost(str((entry or {}).get("arch")), extra_archs)
@@ -671,6 +679,17 @@ def estimate(
             )
         shared.append(item)
     notes = list(found.notes)
+    if assistants and "assistant" in on:
+        asked = [
+            found.sets[name]
+            for name in _block(values, "assistant").get("testsets") or []
+            if name in found.sets
+        ]
+        notes.append(
+            f"not priced: the assistant(s) {', '.join(assistants)}, "
+            f"{sum(s.images for s in asked):,} questions each (generation; docs/models.md gives "
+            "measured questions per second)"
+        )
     if any(w.upper_bound for w in found.work):
         notes.append(
             "an attack marked as an upper bound stops early on the images it fooled; the "

@@ -41,12 +41,17 @@ class ModelSpec:
 
     @property
     def kind(self) -> str:
-        """The model's family: `open_clip` (image-text), or `timm` (a supervised ImageNet
-        classifier, `arch: timm:<name>`; vlstress.embedding.timm_models)."""
+        """The model's family: `open_clip` (image-text), `timm` (a supervised ImageNet
+        classifier, `arch: timm:<name>`; vlstress.embedding.timm_models) or `llava` (an assistant,
+        vlstress.embedding.llava_models)."""
         return model_kind(self.arch)
 
     @property
     def weights_kind(self) -> str:
+        if self.kind == "llava":  # a hub id holds a slash: told from a folder by llava_models
+            from vlstress.embedding import llava_models
+
+            return llava_models.weights_kind(self.pretrained)
         if self.pretrained is None:
             return "random-init"
         if _looks_like_path(self.pretrained):
@@ -128,6 +133,11 @@ def known_architectures() -> list[str]:
 def check_spec(spec: ModelSpec) -> None:
     """Validate arch and weights before any expensive work (open_clip is imported only to look up
     a hub tag)."""
+    if spec.kind == "llava":
+        from vlstress.embedding import llava_models
+
+        llava_models.check(spec.slug, spec.arch, spec.pretrained)
+        return
     if spec.kind == "timm":
         from vlstress.embedding import timm_models
 
@@ -172,6 +182,10 @@ def describe(spec: ModelSpec, model=None) -> dict[str, Any]:
         "weights_label": spec.weights_label(),
         "seed": spec.seed,
     }
+    if spec.weights_kind == "folder":
+        from vlstress.embedding import llava_models
+
+        info["folder_sha256"] = llava_models.folder_sha256(str(spec.pretrained))
     if spec.weights_kind == "checkpoint" and spec.pretrained is not None:
         info["checkpoint_sha256"] = sha256_file(spec.pretrained)
         head = heads.classes_in(spec.pretrained)  # the file's header: no weights read
@@ -195,6 +209,11 @@ def load(spec: ModelSpec, device: str, threads: int | None = None):
     if threads is not None:
         torch.set_num_threads(threads)
     check_spec(spec)
+    if spec.kind == "llava":
+        raise VlstressError(
+            f"model {spec.slug!r} is an assistant (LLaVA): it answers questions about images and "
+            "embeds none; only the assistant suite's steps take it"
+        )
     add_model_configs()
     torch.manual_seed(spec.seed)  # decides the random init; harmless for loaded weights
     if spec.kind == "timm":
@@ -376,6 +395,15 @@ def spec_from_card(path: Path) -> ModelSpec:
         raise VlstressError(
             f"model card {path} lacks {exc}; re-run `vlstress model-card`"
         ) from None
+    folder = model.get("folder_sha256")
+    if folder and spec.pretrained is not None and Path(spec.pretrained).expanduser().is_dir():
+        from vlstress.embedding import llava_models
+
+        if llava_models.folder_sha256(spec.pretrained) != folder:
+            raise VlstressError(
+                f"model {spec.slug!r}: folder {spec.pretrained} changed since its card {path} was "
+                "written; re-run `vlstress model-card`"
+            )
     pinned = model.get("checkpoint_sha256")
     if (
         pinned

@@ -160,14 +160,15 @@ def axis_values(params: dict[str, Any], axis: str) -> list[str]:
 
 def stage_axis_values(stage: Stage | None, params: dict[str, Any], axis: str) -> list[str]:
     """The values of an axis a stage runs over: on the model axis, only the models of the kinds it
-    takes (`Stage.model_kinds`)."""
+    takes (`Stage.model_kinds`; none declared: the embedding kinds)."""
     values = axis_values(params, axis)
-    if stage is None or axis != MODEL_AXIS.name or not stage.model_kinds:
+    if stage is None or axis != MODEL_AXIS.name:
         return values
-    from vlstress.embedding.kinds import model_kind
+    from vlstress.embedding.kinds import model_kind, stage_kinds
 
     models = lookup(params, MODEL_AXIS.param)
-    return [key for key in values if model_kind(models[key]["arch"]) in stage.model_kinds]
+    kinds = stage_kinds(stage.model_kinds)
+    return [key for key in values if model_kind(models[key]["arch"]) in kinds]
 
 
 def left_out_models(stage: Stage, params: dict[str, Any]) -> bool:

@@ -30,6 +30,7 @@ MODULES = (
     "vlstress.suites.video.suite",
     "vlstress.suites.stylized.suite",
     "vlstress.suites.overlap.suite",
+    "vlstress.suites.assistant.suite",
 )
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -136,6 +137,27 @@ def objectnet_to_imagenet() -> dict[str, list[int]]:
             indices.append(by_text[text][0])
         result[folder_of[label]] = sorted(indices)
     return dict(sorted(result.items()))
+
+
+@cache
+def imagenet_d_synonyms() -> dict[str, tuple[str, ...]]:
+    """ImageNet-D class name -> the other words its LLaVA evaluation accepts for the class in an
+    answer (`imagenet_d_synonyms.json`, from the ImageNet-D repository), e.g. still camera ->
+    camera."""
+    found = json.loads(read("imagenet_d_synonyms.json"))
+    # the evaluation spells a few names otherwise (`t shirt`, `coffee or french press`): keyed by
+    # the class names as the imagenet-d kind writes them (`t-shirt`, `coffee/french press`)
+    names = {_words(name.replace("_", " ")): name.replace("_", " ")
+             for name, _ in imagenet_d_classes().values()}  # fmt: skip
+    unknown = [name for name in found if _words(name) not in names]
+    if unknown:
+        raise VlstressError(f"label map imagenet_d_synonyms.json: no ImageNet-D class {unknown}")
+    return {names[_words(name)]: tuple(words) for name, words in found.items()}
+
+
+def _words(name: str) -> tuple[str, ...]:
+    """A class name's words, whatever joins them (space, `-`, `/`, ` or `)."""
+    return tuple(w for w in re.split(r"[\s/-]+", name.casefold()) if w and w != "or")
 
 
 @cache

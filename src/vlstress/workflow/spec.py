@@ -85,8 +85,9 @@ class Stage:
         str, ...
     ] = ()  # DVC gates: stages that must run first (Snakemake checks params at parse time)
     doc: str = ""
-    # the kinds of model (vlstress.embedding.models.model_kind) a stage over the model axis runs
-    # for; empty: every kind (retrieval and the caption sets need a text tower: ("open_clip",))
+    # the kinds of model (vlstress.embedding.kinds) a stage over the model axis runs for; empty:
+    # the kinds that embed images (retrieval and the caption sets need a text tower: ("open_clip",);
+    # the model card takes every kind, the assistant's questions only ("llava",))
     model_kinds: tuple[str, ...] = ()
     # modules the command runs beyond its own imports (named on its command line, e.g. a suite's
     # figure module or the set providers of `{providers.GROUP}`): their code is the stage's too

@@ -6,6 +6,7 @@ Placeholders are explained in `vlstress.workflow.spec`.
 
 from __future__ import annotations
 
+from vlstress.embedding.kinds import ALL_KINDS
 from vlstress.workflow.paths import (
     CARD,
     CARD_FLAGS,
@@ -145,6 +146,7 @@ DATA = (
         axes=("model",),
         external=("item.pretrained",),  # a local checkpoint
         doc="check a model of the registry once; every step that uses it reads this card",
+        model_kinds=ALL_KINDS,
         after=(CHECKED,),
     ),
 )

@@ -6,7 +6,7 @@ from typing import Any
 
 import yaml
 
-from vlstress.params_check import unknown
+from vlstress.params_check import classifier_problems, unknown
 
 SCHEMA = yaml.safe_load(
     r"""
@@ -58,6 +58,6 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
         if name not in PERTURBATIONS:
             found.append("stability.perturbations: " + unknown("perturbation", name, PERTURBATIONS))
     models = params.get("models") or {}
-    if block["baseline"] is not None and block["baseline"] not in models:
-        found.append("stability.baseline: " + unknown("model", block["baseline"], models))
+    if block["baseline"] is not None:
+        found += classifier_problems(models, block["baseline"], "stability.baseline")
     return found

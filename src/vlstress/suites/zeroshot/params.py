@@ -6,7 +6,7 @@ from typing import Any
 
 import yaml
 
-from vlstress.params_check import unknown
+from vlstress.params_check import classifier_problems, unknown
 
 SCHEMA = yaml.safe_load(
     r"""
@@ -67,10 +67,8 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     found += imagenet_map_problems(zeroshot["imagenet_maps"], testsets)
     found += unmapped_problems(params, testsets)
     baseline = zeroshot["robustness"]["mce_baseline"]
-    if baseline is not None and baseline not in params["models"]:
-        found.append(
-            "zeroshot.robustness.mce_baseline: " + unknown("model", baseline, params["models"])
-        )
+    if baseline is not None:
+        found += classifier_problems(params["models"], baseline, "zeroshot.robustness.mce_baseline")
     return found
 
 

@@ -1,0 +1,1 @@
+"""The assistant suite's commands: assistant-options, ask, choose-option."""

@@ -28,64 +28,23 @@ from pathlib import Path
 MODELS = ("llava:tiny", "clip-l14-336+llama-small")
 
 
+# LLaVA-1.5's vision tower, CLIP ViT-L/14 at 336 px, and a small Llama
+L14_336 = {"hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 24,
+           "num_attention_heads": 16, "projection_dim": 768}  # fmt: skip
+SMALL_LLAMA = {"hidden_size": 512, "intermediate_size": 1376, "num_hidden_layers": 4,
+               "num_attention_heads": 8, "num_key_value_heads": 8,
+               "max_position_embeddings": 2048}  # fmt: skip
+
+
 def build(name: str):
     """(model, processor) of a benchmark model, seeded random init."""
-    import torch
-    from transformers import (
-        CLIPImageProcessor,
-        CLIPVisionConfig,
-        LlamaConfig,
-        LlavaConfig,
-        LlavaForConditionalGeneration,
-        LlavaProcessor,
-    )
-
     from vlstress.embedding import llava_models
 
     if name == "llava:tiny":
         return llava_models.tiny(seed=0)
-    tokenizer = llava_models.tiny_tokenizer()
-    vision = CLIPVisionConfig(  # CLIP ViT-L/14 at 336 px, as LLaVA-1.5's
-        hidden_size=1024,
-        intermediate_size=4096,
-        num_hidden_layers=24,
-        num_attention_heads=16,
-        image_size=336,
-        patch_size=14,
-        projection_dim=768,
+    return llava_models.random_llava(
+        0, image_size=336, patch_size=14, vision=L14_336, text=SMALL_LLAMA
     )
-    text = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=512,
-        intermediate_size=1376,
-        num_hidden_layers=4,
-        num_attention_heads=8,
-        num_key_value_heads=8,
-        max_position_embeddings=2048,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    config = LlavaConfig(
-        vision_config=vision,
-        text_config=text,
-        image_token_index=tokenizer.convert_tokens_to_ids("<image>"),
-        vision_feature_select_strategy="default",
-        vision_feature_layer=-2,
-    )
-    torch.manual_seed(0)
-    model = LlavaForConditionalGeneration(config)
-    processor = LlavaProcessor(
-        image_processor=CLIPImageProcessor(
-            size={"shortest_edge": 336}, crop_size={"height": 336, "width": 336}
-        ),
-        tokenizer=tokenizer,
-        patch_size=14,
-        vision_feature_select_strategy="default",
-        num_additional_image_tokens=1,
-        chat_template=llava_models.LLAVA15_CHAT_TEMPLATE,
-    )
-    return model, processor
 
 
 def measure(name: str, questions: int, batch: int, new_tokens: int, threads: int, folder: Path):

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vlstress.embedding import llava_models
+from vlstress.embedding import llava_entries, llava_models
 from vlstress.embedding.kinds import model_kind
 from vlstress.errors import VlstressError
 from vlstress.suites.assistant import answers, questions
@@ -164,9 +164,9 @@ def test_the_prompt_letters_the_options_and_asks_for_the_letter():
 def test_llava_is_a_kind_of_its_own():
     assert model_kind("llava") == "llava" and model_kind("llava:tiny") == "llava"
     assert model_kind("timm:resnet18") == "timm" and model_kind("ViT-B-32") == "open_clip"
-    assert llava_models.weights_kind("llava-hf/llava-1.5-7b-hf") == "hub"
-    assert llava_models.weights_kind("./models/llava") == "folder"
-    assert llava_models.weights_kind(None) == "random-init"
+    assert llava_entries.weights_kind("llava-hf/llava-1.5-7b-hf") == "hub"
+    assert llava_entries.weights_kind("./models/llava") == "folder"
+    assert llava_entries.weights_kind(None) == "random-init"
 
 
 @pytest.mark.parametrize(
@@ -181,7 +181,7 @@ def test_llava_is_a_kind_of_its_own():
 )
 def test_bad_llava_entries_are_named(arch, pretrained, message):
     with pytest.raises(VlstressError, match=f"model 'm': .*{message}"):
-        llava_models.check("m", arch, pretrained)
+        llava_entries.check("m", arch, pretrained)
 
 
 @pytest.fixture(scope="module")
@@ -224,10 +224,10 @@ def test_a_folder_without_its_processor_files_is_refused(saved, tmp_path):
 
     broken = tmp_path / "no-processor"
     shutil.copytree(saved, broken)
-    for name in llava_models.PROCESSOR_FILES + llava_models.TOKENIZER_FILES:
+    for name in llava_entries.PROCESSOR_FILES + llava_entries.TOKENIZER_FILES:
         (broken / name).unlink(missing_ok=True)
     with pytest.raises(VlstressError, match="lacks processor files .* tokenizer files"):
-        llava_models.check("m", "llava", str(broken))
+        llava_entries.check("m", "llava", str(broken))
 
 
 def test_the_card_pins_a_folder_and_refuses_it_edited(saved, tmp_path):
@@ -241,7 +241,7 @@ def test_the_card_pins_a_folder_and_refuses_it_edited(saved, tmp_path):
     spec = models.ModelSpec("f", "llava", str(folder))
     card = models.card(spec)
     assert card["model"]["weights"] == "folder" and card["model"]["kind"] == "llava"
-    assert card["model"]["folder_sha256"] == llava_models.folder_sha256(saved)
+    assert card["model"]["folder_sha256"] == llava_entries.folder_sha256(saved)
     write_json(tmp_path / "card.json", card)
     assert models.spec_from_card(tmp_path / "card.json") == spec
     (folder / "generation_config.json").write_text("{}")

@@ -90,7 +90,7 @@ def test_every_model_answers_the_same_questions(built):
     records = _records(root)
     for slug, record in records.items():
         assert record["task"] == "multiple_choice"
-        assert record["condition"] == {"options": 3, "options_from": "tiny"}
+        assert record["condition"] == {"options": 3, "options_from": "tiny", "format": "letters"}
         m = record["metrics"]
         assert m["n_questions"] == len(asked["questions"])
         assert m["accuracy"] == pytest.approx(100 * m["n_correct"] / m["n_questions"])

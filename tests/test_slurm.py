@@ -433,6 +433,7 @@ def test_jobs_are_routed_by_resources(slurm_run):
         "finetune_labelled",  # FLYP and standard fine-tuning (off in this run)
         "stylize",  # AdaIN stylization (off in this run)
         "overlap_detect",  # overlap suite: embeds the collection (off in this run)
+        "ask",  # an assistant's answers (off in this run)
     }
     ran = {call["rule"] for call in slurm_run.calls}
     assert ran & gpu and ran - gpu

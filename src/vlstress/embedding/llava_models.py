@@ -1,37 +1,19 @@
-"""LLaVA-style assistants (a language model on CLIP's vision encoder) as models of the registry,
-through `transformers` (`LlavaForConditionalGeneration` + its processor).
+"""LLaVA-style assistants (a language model on CLIP's vision encoder) at work, through
+`transformers` (`LlavaForConditionalGeneration` + its processor): building the tiny random-init
+one, loading a hub or folder model, fetching a hub snapshot, and batched greedy generation.
 
-An assistant answers questions about an image; it embeds nothing, so only the steps made for it
-take it (`vlstress.embedding.kinds`). Registry entries:
-- `arch: llava`, `pretrained: <hub id>`   -> e.g. `llava-hf/llava-1.5-7b-hf`, fetched into
-                                              `<cache_dir>/hf` (its revision in provenance);
-- `arch: llava`, `pretrained: <folder>`   -> a local folder as `save_pretrained` writes it:
-                                              config, weights, processor and tokenizer files
-                                              (a folder without them is refused by name);
-- `arch: llava:tiny`, `pretrained: null`  -> a seeded random-init tiny LLaVA built from a config
-                                              (CLIP vision tower 32 px, two-layer Llama, byte-level
-                                              tokenizer), labelled "random-init": the demo's and the
-                                              tests', whose answers mean nothing.
-Generation is greedy; prompts are padded on the left, as batched generation needs.
+What a registry entry may say (and the checks of it that need no model library) is
+`vlstress.embedding.llava_entries`. Generation is greedy; prompts are padded on the left, as
+batched generation needs.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
-from typing import Any
 
+from vlstress.embedding.llava_entries import ARCH, HUB_SUBDIR, check, weights_kind
 from vlstress.errors import VlstressError
-
-ARCH = "llava"
-PREFIX = "llava:"
-TINY = "tiny"  # the one built-in config (`arch: llava:tiny`)
-HUB_SUBDIR = "hf"  # inside the weight cache
-CONFIG_FILES = ("config.json",)
-PROCESSOR_FILES = ("preprocessor_config.json", "processor_config.json")
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tokenizer_config.json")
-WEIGHT_SUFFIXES = (".safetensors", ".bin")
 
 # LLaVA-1.5's conversation format ("USER: <image>\n... ASSISTANT:"), as llava-hf's processors carry
 # it; the tiny model gets it too, so every assistant is asked through its processor's template
@@ -45,89 +27,6 @@ LLAVA15_CHAT_TEMPLATE = (
     "{% endfor %}"
     "{% if add_generation_prompt %}{{ 'ASSISTANT:' }}{% endif %}"
 )
-
-
-def is_llava(arch: str) -> bool:
-    return arch == ARCH or arch.startswith(PREFIX)
-
-
-def weights_kind(pretrained: str | None) -> str:
-    """`random-init`, `folder` (an existing folder, or a path: /, ., ~) or `hub` (an id)."""
-    if pretrained is None:
-        return "random-init"
-    if Path(pretrained).expanduser().is_dir() or pretrained.startswith(("/", ".", "~")):
-        return "folder"
-    return "hub"
-
-
-def missing_files(folder: Path) -> list[str]:
-    """What a LLaVA folder lacks of the files `from_pretrained` needs (empty: complete)."""
-    names = {path.name for path in folder.iterdir()} if folder.is_dir() else set()
-    missing = []
-    if not names & set(CONFIG_FILES):
-        missing.append("config.json")
-    if not names & set(PROCESSOR_FILES):
-        missing.append(f"processor files ({' or '.join(PROCESSOR_FILES)})")
-    if not names & set(TOKENIZER_FILES):
-        missing.append(f"tokenizer files ({' or '.join(TOKENIZER_FILES)})")
-    if not any(name.endswith(WEIGHT_SUFFIXES) for name in names):
-        missing.append("weights (*.safetensors or *.bin)")
-    return missing
-
-
-def check(slug: str, arch: str, pretrained: str | None) -> None:
-    """An entry that cannot name a LLaVA is an error naming the model (no import of
-    transformers)."""
-    kind = weights_kind(pretrained)
-    if arch.startswith(PREFIX):
-        config = arch.removeprefix(PREFIX)
-        if config != TINY:
-            raise VlstressError(
-                f"model {slug!r}: unknown LLaVA config {config!r} (built in: {TINY}); a real LLaVA "
-                f"is `arch: {ARCH}` with a hub id or a local folder as `pretrained`"
-            )
-        if kind != "random-init":
-            raise VlstressError(
-                f"model {slug!r}: `arch: {arch}` is a seeded random init (pretrained: null); "
-                f"weights from a hub id or a folder are `arch: {ARCH}`"
-            )
-        return
-    if arch != ARCH:
-        raise VlstressError(
-            f"model {slug!r}: unknown LLaVA arch {arch!r}: use {ARCH} or {PREFIX}{TINY}"
-        )
-    if kind == "random-init":
-        raise VlstressError(
-            f"model {slug!r}: a LLaVA needs a hub id (e.g. llava-hf/llava-1.5-7b-hf) or a local "
-            f"folder as `pretrained` (its tokenizer and processor come with it); a seeded random "
-            f"init is `arch: {PREFIX}{TINY}`"
-        )
-    if kind == "folder":
-        folder = Path(str(pretrained)).expanduser()
-        if not folder.is_dir():
-            raise VlstressError(f"model {slug!r}: LLaVA folder not found: {pretrained}")
-        missing = missing_files(folder)
-        if missing:
-            raise VlstressError(
-                f"model {slug!r}: LLaVA folder {pretrained} lacks {', '.join(missing)}: save the "
-                "model and its processor there (`model.save_pretrained(folder)`, "
-                "`processor.save_pretrained(folder)`)"
-            )
-    elif str(pretrained).count("/") != 1:
-        raise VlstressError(
-            f"model {slug!r}: {pretrained!r} is neither a local folder nor a hub id (owner/name)"
-        )
-
-
-def folder_sha256(folder: str | Path) -> str:
-    """One digest of every file of a folder (names and bytes), for the model card."""
-    from vlstress.io import sha256_file
-
-    root = Path(folder).expanduser()
-    digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        digest.update(f"{path.relative_to(root).as_posix()}\0{sha256_file(path)}\n".encode())
-    return digest.hexdigest()
 
 
 def tiny_tokenizer():
@@ -152,8 +51,23 @@ def tiny_tokenizer():
     )
 
 
+# the tiny LLaVA of `arch: llava:tiny`: a 32 px CLIP tower of 8 px patches, a two-layer Llama
+TINY_VISION = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+               "num_attention_heads": 2, "projection_dim": 32}  # fmt: skip
+TINY_TEXT = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+             "num_attention_heads": 2, "num_key_value_heads": 2,
+             "max_position_embeddings": 512}  # fmt: skip
+
+
 def tiny(seed: int):
     """(model, processor): the seeded random-init tiny LLaVA (the caller may move the model)."""
+    return random_llava(seed, image_size=32, patch_size=8, vision=TINY_VISION, text=TINY_TEXT)
+
+
+def random_llava(seed: int, *, image_size: int, patch_size: int, vision: dict, text: dict) -> tuple:
+    """(model, processor): a seeded random-init LLaVA of a CLIP vision tower and a Llama of the
+    given sizes (`CLIPVisionConfig` / `LlamaConfig` fields), the byte-level tokenizer, LLaVA-1.5's
+    conversation format and feature choice (the second-last layer, CLS dropped)."""
     import torch
     from transformers import (
         CLIPImageProcessor,
@@ -165,30 +79,15 @@ def tiny(seed: int):
     )
 
     tokenizer = tiny_tokenizer()
-    vision = CLIPVisionConfig(
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        image_size=32,
-        patch_size=8,
-        projection_dim=32,
-    )
-    text = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=512,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-    )
     config = LlavaConfig(
-        vision_config=vision,
-        text_config=text,
+        vision_config=CLIPVisionConfig(image_size=image_size, patch_size=patch_size, **vision),
+        text_config=LlamaConfig(
+            vocab_size=len(tokenizer),
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            pad_token_id=tokenizer.pad_token_id,
+            **text,
+        ),
         image_token_index=tokenizer.convert_tokens_to_ids("<image>"),
         vision_feature_select_strategy="default",
         vision_feature_layer=-2,
@@ -199,10 +98,11 @@ def tiny(seed: int):
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     processor = LlavaProcessor(
         image_processor=CLIPImageProcessor(
-            size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}
+            size={"shortest_edge": image_size},
+            crop_size={"height": image_size, "width": image_size},
         ),
         tokenizer=tokenizer,
-        patch_size=8,
+        patch_size=patch_size,
         vision_feature_select_strategy="default",
         num_additional_image_tokens=1,
         chat_template=LLAVA15_CHAT_TEMPLATE,
@@ -288,13 +188,6 @@ def n_params(model) -> dict[str, int]:
         "n_params": int(sum(p.numel() for p in model.parameters())),
         "n_params_vision": int(sum(p.numel() for p in vision.parameters())),
     }
-
-
-def describe_weights(pretrained: str | None) -> dict[str, Any]:
-    """What the card pins of a folder (its digest); nothing for a hub id or a random init."""
-    if weights_kind(pretrained) == "folder":
-        return {"folder_sha256": folder_sha256(str(pretrained))}
-    return {}
 
 
 def chat_prompt(processor, text: str) -> str:

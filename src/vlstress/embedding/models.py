@@ -43,15 +43,15 @@ class ModelSpec:
     def kind(self) -> str:
         """The model's family: `open_clip` (image-text), `timm` (a supervised ImageNet
         classifier, `arch: timm:<name>`; vlstress.embedding.timm_models) or `llava` (an assistant,
-        vlstress.embedding.llava_models)."""
+        vlstress.embedding.llava_entries)."""
         return model_kind(self.arch)
 
     @property
     def weights_kind(self) -> str:
-        if self.kind == "llava":  # a hub id holds a slash: told from a folder by llava_models
-            from vlstress.embedding import llava_models
+        if self.kind == "llava":  # a hub id holds a slash: told from a folder by llava_entries
+            from vlstress.embedding import llava_entries
 
-            return llava_models.weights_kind(self.pretrained)
+            return llava_entries.weights_kind(self.pretrained)
         if self.pretrained is None:
             return "random-init"
         if _looks_like_path(self.pretrained):
@@ -134,9 +134,9 @@ def check_spec(spec: ModelSpec) -> None:
     """Validate arch and weights before any expensive work (open_clip is imported only to look up
     a hub tag)."""
     if spec.kind == "llava":
-        from vlstress.embedding import llava_models
+        from vlstress.embedding import llava_entries
 
-        llava_models.check(spec.slug, spec.arch, spec.pretrained)
+        llava_entries.check(spec.slug, spec.arch, spec.pretrained)
         return
     if spec.kind == "timm":
         from vlstress.embedding import timm_models
@@ -183,9 +183,9 @@ def describe(spec: ModelSpec, model=None) -> dict[str, Any]:
         "seed": spec.seed,
     }
     if spec.weights_kind == "folder":
-        from vlstress.embedding import llava_models
+        from vlstress.embedding import llava_entries
 
-        info["folder_sha256"] = llava_models.folder_sha256(str(spec.pretrained))
+        info["folder_sha256"] = llava_entries.folder_sha256(str(spec.pretrained))
     if spec.weights_kind == "checkpoint" and spec.pretrained is not None:
         info["checkpoint_sha256"] = sha256_file(spec.pretrained)
         head = heads.classes_in(spec.pretrained)  # the file's header: no weights read
@@ -397,9 +397,9 @@ def spec_from_card(path: Path) -> ModelSpec:
         ) from None
     folder = model.get("folder_sha256")
     if folder and spec.pretrained is not None and Path(spec.pretrained).expanduser().is_dir():
-        from vlstress.embedding import llava_models
+        from vlstress.embedding import llava_entries
 
-        if llava_models.folder_sha256(spec.pretrained) != folder:
+        if llava_entries.folder_sha256(spec.pretrained) != folder:
             raise VlstressError(
                 f"model {spec.slug!r}: folder {spec.pretrained} changed since its card {path} was "
                 "written; re-run `vlstress model-card`"

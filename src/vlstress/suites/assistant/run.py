@@ -1,10 +1,11 @@
 """The work of the assistant suite's steps: the questions of a test set (from a classifier's
 confusions), an assistant's answers to them, and a classifier's choice among the same options.
 
-Every model's record is task `multiple_choice`, condition {options, options_from}: accuracy (% of
-questions answered with the true class), unparseable (% of answers naming no single option, scored
-wrong; 0 for a classifier, which always picks one), and the counts. The sidecar lists every
-question with the model's answer, so a count can be checked by hand.
+Every model's record is task `multiple_choice`, condition {options, options_from, format}:
+accuracy (% of questions answered with the true class), accuracy_answered (% of the answers that
+name one option), unparseable (% of answers naming no single option, scored wrong; 0 for a
+classifier, which always picks one), and the counts. The sidecar lists every question with the
+model's answer, so a count can be checked by hand.
 """
 
 from __future__ import annotations

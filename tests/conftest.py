@@ -122,6 +122,26 @@ def tiny_arch(tmp_path_factory) -> str:
     return "vlstress-tiny"
 
 
+def tool_env(configs: Path, extra: dict[str, dict] | None = None) -> dict[str, str]:
+    """The environment of a workflow run in subprocesses: this interpreter's tools first on PATH,
+    and the tiny CLIP (plus `extra`, name -> open_clip config) registered from the folder
+    `configs` through VLSTRESS_MODEL_CONFIGS."""
+    for name, config in {"vlstress-tiny": TINY_CLIP, **(extra or {})}.items():
+        (configs / f"{name}.json").write_text(json.dumps(config))
+    path = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
+    return {**os.environ, "PATH": path, "VLSTRESS_MODEL_CONFIGS": str(configs)}
+
+
+def run_ok(*cmd: str, cwd: Path, env: dict[str, str]) -> str:
+    """stdout + stderr of a command (snakemake, dvc, ...) that must succeed; its output's tails
+    in the failure."""
+    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, (
+        f"{' '.join(cmd)}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    )
+    return result.stdout + result.stderr
+
+
 def run_cli(*args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess:
     """Run `vlstress ...` as a user would (a subprocess of this interpreter)."""
     result = subprocess.run(

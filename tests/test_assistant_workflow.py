@@ -8,14 +8,11 @@ zero-shot top-1, the same records in both front ends, the table and figure, noth
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import TINY_CLIP, committed_copy, finetune_off
+from conftest import committed_copy, finetune_off, run_ok, tool_env
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("snakemake")
@@ -23,14 +20,6 @@ pytest.importorskip("dvc")
 pytest.importorskip("transformers")
 
 ASSISTANTS = ("llava-random", "llava-folder")
-
-
-def sh(*cmd: str, cwd: Path, env: dict[str, str]) -> str:
-    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
-    assert result.returncode == 0, (
-        f"{' '.join(cmd)}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    )
-    return result.stdout + result.stderr
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +30,7 @@ def built(module_tmp) -> dict:
     model, processor = llava_models.tiny(seed=1)
     model.save_pretrained(folder)
     processor.save_pretrained(folder)
-    configs = module_tmp.mktemp("model-configs")
-    (configs / "vlstress-tiny.json").write_text(json.dumps(TINY_CLIP))
-    path = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
-    env = {**os.environ, "PATH": path, "VLSTRESS_MODEL_CONFIGS": str(configs)}
+    env = tool_env(module_tmp.mktemp("model-configs"))
 
     def small(params: dict) -> dict:
         finetune_off(params)
@@ -68,7 +54,7 @@ def built(module_tmp) -> dict:
     roots = {}
     for tool, cmd in (("snakemake", ("snakemake", "--cores", "2")), ("dvc", ("dvc", "repro"))):
         roots[tool] = committed_copy(module_tmp.mktemp(tool) / "repo", small)
-        sh(*cmd, cwd=roots[tool], env=env)
+        run_ok(*cmd, cwd=roots[tool], env=env)
     return {"roots": roots, "env": env}
 
 
@@ -134,7 +120,7 @@ def test_both_front_ends_agree_and_have_nothing_to_do(built):
         assert "objects accuracy" in table and "objects unparseable" in table
         assert "| assistant" in table and "| CLIP" in table
         assert (root / "results/figures/multiple_choice.png").stat().st_size > 10_000
-        assert "Nothing to be done" in sh("snakemake", "-n", cwd=root, env=env)
-        assert "up to date" in sh("dvc", "status", cwd=root, env=env)
+        assert "Nothing to be done" in run_ok("snakemake", "-n", cwd=root, env=env)
+        assert "up to date" in run_ok("dvc", "status", cwd=root, env=env)
     # no embedding step ran for an assistant
     assert not (roots["snakemake"] / "results/embeddings/llava-random").exists()

@@ -8,9 +8,6 @@ set's size is refused before any model work."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,12 +15,13 @@ import pytest
 import yaml
 
 from conftest import (
-    TINY_CLIP,
     committed_copy,
     dvc_reruns_to_the_same_bytes,
     finetune_off,
     locked_stages,
     run_cli,
+    run_ok,
+    tool_env,
 )
 
 pytestmark = pytest.mark.slow
@@ -50,26 +48,15 @@ def small(params: dict) -> dict:
     return params
 
 
-def sh(*cmd: str, cwd: Path, env: dict[str, str]) -> str:
-    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
-    assert result.returncode == 0, (
-        f"{' '.join(cmd)}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    )
-    return result.stdout + result.stderr
-
-
 @pytest.fixture(scope="module")
 def env(module_tmp) -> dict[str, str]:
-    configs = module_tmp.mktemp("model-configs")
-    (configs / "vlstress-tiny.json").write_text(json.dumps(TINY_CLIP))
-    path = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
-    return {**os.environ, "PATH": path, "VLSTRESS_MODEL_CONFIGS": str(configs)}
+    return tool_env(module_tmp.mktemp("model-configs"))
 
 
 @pytest.fixture(scope="module")
 def built(module_tmp, env) -> Path:
     root = committed_copy(module_tmp.mktemp("smk") / "repo", small)
-    sh("snakemake", "--cores", "2", cwd=root, env=env)
+    run_ok("snakemake", "--cores", "2", cwd=root, env=env)
     return root
 
 
@@ -137,8 +124,8 @@ def test_the_report_and_dvc_rerunning_the_suite_writes_the_same_bytes(built, env
     assert "AUROC vs scenes" in table and "Top-1 (AutoCLIP)" in table
     summary = (built / "results/summary.csv").read_text()
     assert "prompt_count_ood" in summary and "autoclip" in summary
-    assert "Nothing to be done" in sh("snakemake", "-n", cwd=built, env=env)
-    assert "Data and pipelines are up to date" in sh("dvc", "status", cwd=built, env=env)
+    assert "Nothing to be done" in run_ok("snakemake", "-n", cwd=built, env=env)
+    assert "Data and pipelines are up to date" in run_ok("dvc", "status", cwd=built, env=env)
     # the suite's model steps, and the classifier job that writes the per-template embeddings
     steps = locked_stages(built, "zeroshot_classifiers", "prompt_ablation", "autoclip")
     assert len(steps) == 3, steps

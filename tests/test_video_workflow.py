@@ -8,36 +8,21 @@ both front ends, the table and figure written, and nothing left to do afterwards
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from test_video import stand_in
 
-from conftest import TINY_CLIP, committed_copy, finetune_off
+from conftest import committed_copy, finetune_off, run_ok, tool_env
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("snakemake")
 pytest.importorskip("dvc")
 
 
-def sh(*cmd: str, cwd: Path, env: dict[str, str]) -> str:
-    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
-    assert result.returncode == 0, (
-        f"{' '.join(cmd)}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    )
-    return result.stdout + result.stderr
-
-
 @pytest.fixture(scope="module")
 def built(module_tmp) -> dict:
     frames, meta, chosen = stand_in(module_tmp.mktemp("vid"), n_anchors=2)
-    configs = module_tmp.mktemp("model-configs")
-    (configs / "vlstress-tiny.json").write_text(json.dumps(TINY_CLIP))
-    path = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
-    env = {**os.environ, "PATH": path, "VLSTRESS_MODEL_CONFIGS": str(configs)}
+    env = tool_env(module_tmp.mktemp("model-configs"))
 
     def small(params: dict) -> dict:
         finetune_off(params)
@@ -61,7 +46,7 @@ def built(module_tmp) -> dict:
     roots = {}
     for tool, cmd in (("snakemake", ("snakemake", "--cores", "2")), ("dvc", ("dvc", "repro"))):
         roots[tool] = committed_copy(module_tmp.mktemp(tool) / "repo", small)
-        sh(*cmd, cwd=roots[tool], env=env)
+        run_ok(*cmd, cwd=roots[tool], env=env)
     return {"roots": roots, "env": env, "anchors": sorted(chosen)}
 
 
@@ -79,6 +64,6 @@ def test_records_and_both_front_ends(built):
         table = (root / "results/tables/video.md").read_text()
         assert "vid pm-0" in table and "vid pm-10" in table
         assert (root / "results/figures/video_pmk.png").stat().st_size > 10_000
-        assert "Nothing to be done" in sh("snakemake", "-n", cwd=root, env=built["env"])
-        assert "up to date" in sh("dvc", "status", cwd=root, env=built["env"])
+        assert "Nothing to be done" in run_ok("snakemake", "-n", cwd=root, env=built["env"])
+        assert "up to date" in run_ok("dvc", "status", cwd=root, env=built["env"])
     assert found["snakemake"] == found["dvc"]

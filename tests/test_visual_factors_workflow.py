@@ -10,9 +10,6 @@ anything left to do, and DVC rerunning the suite's steps writes the same bytes."
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,6 +21,8 @@ from conftest import (
     dvc_reruns_to_the_same_bytes,
     finetune_off,
     locked_stages,
+    run_ok,
+    tool_env,
 )
 
 pytestmark = pytest.mark.slow
@@ -32,14 +31,6 @@ pytest.importorskip("dvc")
 
 N_IMAGES = 20
 MODELS = ("tiny", "tiny-wide")
-
-
-def sh(*cmd: str, cwd: Path, env: dict[str, str]) -> str:
-    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
-    assert result.returncode == 0, (
-        f"{' '.join(cmd)}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    )
-    return result.stdout + result.stderr
 
 
 @pytest.fixture(scope="module")
@@ -73,12 +64,8 @@ def ninco(module_tmp) -> Path:
 
 @pytest.fixture(scope="module")
 def env(module_tmp) -> dict[str, str]:
-    configs = module_tmp.mktemp("model-configs")
-    (configs / "vlstress-tiny.json").write_text(json.dumps(TINY_CLIP))
     wide = {**TINY_CLIP, "vision_cfg": {**TINY_CLIP["vision_cfg"], "width": 96}}
-    (configs / "vlstress-tiny-wide.json").write_text(json.dumps(wide))
-    path = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
-    return {**os.environ, "PATH": path, "VLSTRESS_MODEL_CONFIGS": str(configs)}
+    return tool_env(module_tmp.mktemp("model-configs"), {"vlstress-tiny-wide": wide})
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +105,7 @@ def built(module_tmp, env, val, ninco) -> Path:
         return params
 
     root = committed_copy(module_tmp.mktemp("smk") / "repo", small)
-    sh("snakemake", "--cores", "2", cwd=root, env=env)
+    run_ok("snakemake", "--cores", "2", cwd=root, env=env)
     return root
 
 
@@ -155,8 +142,8 @@ def test_the_report_and_dvc_rerunning_the_suite_writes_the_same_bytes(built, env
     ood = json.loads((built / "results/metrics/tiny/ood-ninco.json").read_text())
     assert {r["dataset"]["n_ood_images"] for r in ood} == {46}  # the benchmark's classes
     assert all(0 <= r["metrics"]["auroc"] <= 100 for r in ood)
-    assert "Nothing to be done" in sh("snakemake", "-n", cwd=built, env=env)
-    assert "up to date" in sh("dvc", "status", cwd=built, env=env)
+    assert "Nothing to be done" in run_ok("snakemake", "-n", cwd=built, env=env)
+    assert "up to date" in run_ok("dvc", "status", cwd=built, env=env)
     steps = locked_stages(built, "visual_factors", "ood_detect")
     assert len(steps) == 2 * len(MODELS), steps
     dvc_reruns_to_the_same_bytes(built, steps, env)

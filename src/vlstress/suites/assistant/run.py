@@ -33,7 +33,9 @@ def _scores(testset, image_emb: Path, classifier_path: Path) -> tuple[np.ndarray
     embeddings, emb_meta = load_embeddings(image_emb, len(testset.images), "test-set image")
     weights, clf_meta = classifier.load(classifier_path, testset.classes)
     model = same_model(image_emb, emb_meta, (classifier_path, clf_meta))
-    scores = classifier.scores(embeddings.astype(np.float64), weights.astype(np.float64), clf_meta)
+    # as the zero-shot evaluation scores them (same dtype): a classifier's choice among its own
+    # confusions is then exactly its zero-shot top-1
+    scores = classifier.scores(embeddings, weights, clf_meta)
     return scores, {
         "model": model,
         "device": emb_meta["provenance"].get("device"),
@@ -162,11 +164,13 @@ def _sidecar(asked: dict[str, Any], replies: Sequence[str | None], chosen: list[
 def choose(
     testset_path: Path, image_emb: Path, classifier_path: Path, questions_path: Path
 ) -> tuple[Record, dict[str, Any]]:
-    """A classifier's answers: the option of highest score (ties: the earlier option)."""
+    """A classifier's answers: the option of highest score (ties: the lower class, as the
+    zero-shot top-1's argmax)."""
     testset, asked = _matching(testset_path, questions_path)
     scores, source = _scores(testset, image_emb, classifier_path)
     chosen: list[int | None] = [
-        int(np.argmax(scores[i, q["options"]])) for i, q in enumerate(asked["questions"])
+        q["options"].index(min(q["options"], key=lambda c, i=i: (-scores[i, c], c)))
+        for i, q in enumerate(asked["questions"])
     ]
     block = provenance.build(
         "choose-option",

@@ -168,10 +168,10 @@ def choose(
     zero-shot top-1's argmax)."""
     testset, asked = _matching(testset_path, questions_path)
     scores, source = _scores(testset, image_emb, classifier_path)
-    chosen: list[int | None] = [
-        q["options"].index(min(q["options"], key=lambda c, i=i: (-scores[i, c], c)))
-        for i, q in enumerate(asked["questions"])
-    ]
+    chosen: list[int | None] = []
+    for i, q in enumerate(asked["questions"]):
+        best = min(q["options"], key=lambda c: (-float(scores[i, c]), int(c)))
+        chosen.append(q["options"].index(best))
     block = provenance.build(
         "choose-option",
         {"rule": "the option of highest zero-shot score"},

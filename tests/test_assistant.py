@@ -120,10 +120,10 @@ def test_an_answer_counts_only_when_it_names_exactly_one_option(reply, chosen):
         ("a bicycle", None),  # none
     ],
 )
-def test_imagenet_d_answers_are_the_one_class_they_mention(reply, chosen):
+def test_strict_imagenet_d_answers_are_the_one_class_they_mention(reply, chosen):
     names = ["dog", "cat", "still camera", "can opener", "pen"]
     synonyms = {"still camera": ("camera",)}
-    assert answers.parse(reply, names, "imagenet-d", synonyms) == chosen
+    assert answers.parse(reply, names, "imagenet-d-strict", synonyms) == chosen
 
 
 def test_the_imagenet_d_question_and_its_shipped_synonyms():
@@ -314,6 +314,7 @@ def test_left_padding_leaves_a_question_unchanged(tiny, tmp_path):
         ("letters", ["A", "cat", "A", "I think a dog"]),
         # ImageNet-D's question: the class the answer mentions (a dog and a cat: two, unparseable)
         ("imagenet-d", ["It is a dog.", "cat", "a dog", "a dog and a cat"]),
+        ("imagenet-d-strict", ["It is a dog.", "cat", "a dog", "a dog and a cat"]),
     ],
 )
 def test_the_record_counts_right_wrong_and_unparseable(monkeypatch, tmp_path, form, replies):

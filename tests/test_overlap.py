@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import tarfile
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ import pytest
 from PIL import Image
 
 from vlstress.errors import VlstressError
-from vlstress.suites.overlap import collection, detect, evaluation, neighbours
+from vlstress.suites.overlap import collection, detect, embedding_file, evaluation, neighbours
 
 pytest.importorskip("faiss")
 
@@ -30,14 +31,14 @@ def test_flat_and_ivf_find_the_brute_force_neighbour():
     queries = unit(train[rng.choice(1000, 40)] + 0.01 * rng.standard_normal((40, 16)))
     truth = (queries @ train.T).argmax(axis=1)
     flat, kind = neighbours.build_index(train, "flat", nlist=8, nprobe=8, seed=0)
-    sims, rows = neighbours.nearest(flat, queries)
+    sims, rows = neighbours.nearest(flat, queries, train)
     assert kind == "flat" and np.array_equal(rows, truth)
     assert np.allclose(sims, (queries * train[truth]).sum(axis=1), atol=1e-5)
     # IVF searching every list is exact; with one list of 8 most queries still find theirs
     ivf, kind = neighbours.build_index(train, "ivf", nlist=8, nprobe=8, seed=0)
-    assert kind == "ivf" and np.array_equal(neighbours.nearest(ivf, queries)[1], truth)
+    assert kind == "ivf" and np.array_equal(neighbours.nearest(ivf, queries, train)[1], truth)
     ivf.nprobe = 1
-    assert np.mean(neighbours.nearest(ivf, queries)[1] == truth) >= 0.9
+    assert np.mean(neighbours.nearest(ivf, queries, train)[1] == truth) >= 0.9
     assert neighbours.build_index(train, "auto", nlist=8, nprobe=1, seed=0)[1] == "flat"
     with pytest.raises(VlstressError, match="unknown faiss index 'hnsw'"):
         neighbours.build_index(train, "hnsw", nlist=8, nprobe=1, seed=0)
@@ -201,3 +202,143 @@ def test_params_problems_name_the_entry():
     assert any("overlap.detector: unknown model 'vit-l-14'" in p for p in found)
     assert any("give the threshold" in p for p in found)
     assert json.dumps(found)  # plain strings
+
+
+# --------------------------------------------------------------------------- the same on any CPU
+
+
+def exact_cosine(a: np.ndarray, b: np.ndarray) -> Fraction:
+    """The inner product of two float32 vectors in exact rational arithmetic."""
+    return sum((Fraction(float(x)) * Fraction(float(y)) for x, y in zip(a, b)), Fraction(0))
+
+
+def test_a_similarity_is_the_exact_cosine_rounded_to_5_decimals():
+    rng = np.random.default_rng(3)
+    train = unit(rng.standard_normal((30, 64)))
+    queries = unit(train[:12] + 0.2 * rng.standard_normal((12, 64)))
+    index, _ = neighbours.build_index(train, "flat", nlist=1, nprobe=1, seed=0)
+    sims, rows = neighbours.nearest(index, queries, train)
+    for q, sim, row in zip(queries, sims, rows):
+        exact = [exact_cosine(q, t) for t in train]
+        assert row == int(np.argmax([float(e) for e in exact]))
+        assert sim == round(float(exact[row]), 5)  # correctly rounded, then 5 places
+    assert neighbours.cosine(queries[0], train[0]) == float(exact_cosine(queries[0], train[0]))
+
+
+class Nudged:
+    """A faiss index whose similarities come out a few float32 ulps off, as another CPU's kernels
+    (another summation order) give them: the rows it proposes are the same."""
+
+    def __init__(self, index, steps: int):
+        self.index, self.steps, self.ntotal = index, steps, index.ntotal
+
+    def search(self, queries, k):
+        sims, rows = self.index.search(queries, k)
+        for _ in range(abs(self.steps)):
+            sims = np.nextafter(sims, np.float32(np.inf if self.steps > 0 else -np.inf))
+        return sims, rows
+
+
+@pytest.mark.parametrize("steps", [1, -2])
+def test_detection_does_not_depend_on_the_last_bits_of_faiss(tmp_path, monkeypatch, steps):
+    """The similarities, flags and the calibrated threshold written are the same when faiss's
+    sums come out a few ulps off (they did on another CPU: 0.969258 against 0.969257)."""
+    train_dir = tmp_path / "train"
+    _photos(train_dir, 30, seed=1)
+    tests = _photos(tmp_path / "test", 10, seed=2)
+    body = collection.build("folder", train_dir, None, planted=8, seed=0, out=tmp_path / "c")
+
+    def run():
+        return detect.detect(
+            body, tiny_embed, {"toy": tiny_embed(tests)}, index_kind="flat", nlist=1, nprobe=1,
+            threshold=None, recall=0.9, seed=0,
+        )  # fmt: skip
+
+    here = run()
+    build = neighbours.build_index
+    monkeypatch.setattr(
+        neighbours,
+        "build_index",
+        lambda *a, **k: (Nudged(build(*a, **k)[0], steps), build(*a, **k)[1]),
+    )
+    assert run() == here
+    # what is written: 5 decimals, the flag the written similarity against the written threshold
+    found = here["testsets"]["toy"]
+    assert all(s == round(s, 5) for s in found["similarity"]) and here["threshold"] == round(
+        here["threshold"], 5
+    )
+    assert found["flagged"] == [s >= here["threshold"] for s in found["similarity"]]
+
+
+# --------------------------------------------------------------------------- embedding files
+
+
+def _npy(path: Path, array) -> Path:
+    np.save(path, array)
+    return path
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda p: (p.write_bytes(b""), p)[1], r"empty \(0 bytes\): expected a .npy file"),
+        (lambda p: (p.write_text("a,b\n1,2\n"), p)[1], "not a .npy file"),
+        (lambda p: _npy(p, np.ones((3, 8), np.int64)), "dtype int64: expected floats"),
+        (lambda p: _npy(p, np.ones(8, np.float32)), r"shape \(8,\): expected rows x width"),
+        (lambda p: _npy(p, np.ones((0, 8), np.float32)), r"no rows \(shape \(0, 8\)\)"),
+        (lambda p: _npy(p, unit(np.ones((3, 6)))), "width 6; the detector's embeddings have 8"),
+    ],
+)
+def test_a_bad_embedding_file_is_named_by_the_collection_and_the_detection(tmp_path, make, message):
+    path = make(tmp_path / "emb.npy")
+    with pytest.raises(VlstressError, match=f"training embeddings {path} .*{message}"):
+        embedding_file.header(path, width=8)
+    body = {"kind": "embeddings", "embeddings": str(path), "images": [], "planted": []}
+    with pytest.raises(VlstressError, match=f"training embeddings {path} "):
+        detect.detect(body, None, {"toy": unit(np.ones((2, 8)))}, index_kind="flat", nlist=1,
+                      nprobe=1, threshold=0.9, recall=0.9, seed=0)  # fmt: skip
+    if "width" not in message:  # the collection step does not know the detector's width
+        with pytest.raises(VlstressError, match=f"training embeddings {path} .*{message}"):
+            collection.build("embeddings", path, None, planted=2, seed=0, out=tmp_path / "c")
+        assert not (tmp_path / "c").exists()
+
+
+def test_a_truncated_embedding_file_is_named(tmp_path):
+    path = _npy(tmp_path / "emb.npy", unit(np.ones((4, 8))))
+    path.write_bytes(path.read_bytes()[:-10])
+    assert embedding_file.header(path)[0] == (4, 8)  # the header alone is fine
+    with pytest.raises(VlstressError, match=f"training embeddings {path} are truncated"):
+        embedding_file.load(path)
+
+
+def test_the_params_check_reads_the_embedding_file_header(tmp_path, monkeypatch):
+    """Before any step: the header of `overlap.train.path` against the detector's width (its
+    open_clip config's embed_dim, read without importing open_clip)."""
+    import yaml
+
+    from vlstress.suites.overlap.params import open_clip_width, problems
+
+    from conftest import REPO
+
+    pytest.importorskip("open_clip")  # its model configs
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    on = frozenset({"zeroshot", "overlap"})
+    arch = params["models"][params["overlap"]["detector"]]["arch"]
+    width = open_clip_width(arch)
+    assert isinstance(width, int) and width > 0
+    assert open_clip_width("no-such-arch") is None
+    params["overlap"]["threshold"] = 0.9
+    params["overlap"]["train"] = {"kind": "embeddings", "path": "emb.npy", "max_images": None}
+    monkeypatch.chdir(tmp_path)
+    assert problems(params, on) == []  # not there yet: a step may write it
+    Path("emb.npy").write_bytes(b"")
+    assert problems(params, on) == [
+        "overlap.train.path: training embeddings emb.npy are empty (0 bytes): expected a .npy file"
+    ]
+    _npy(tmp_path / "emb.npy", unit(np.ones((3, width + 1))))
+    (found,) = problems(params, on)
+    assert f"width {width + 1}; the detector's embeddings have {width} dimensions" in found
+    _npy(tmp_path / "emb.npy", np.ones((0, width), np.float32))
+    assert "no rows" in problems(params, on)[0]
+    _npy(tmp_path / "emb.npy", unit(np.ones((3, width))))
+    assert problems(params, on) == []

@@ -9,9 +9,11 @@ each module exposing `add_arguments(parser)` and `run(args)`; heavy imports
 from __future__ import annotations
 
 import argparse
+import atexit
 import gc
 import importlib
 import logging
+import os
 import sys
 
 from vlstress import cpu_kernels
@@ -61,6 +63,11 @@ ENGINE_COMMANDS: dict[str, tuple[str, str]] = {
         "render dvc.yaml from the stage declarations (render), check it is current (check), list "
         "stages",
     ),
+    "compare-results": (
+        "vlstress.commands.compare_results",
+        "compare a rebuilt results tree with another or the committed one, numbers within "
+        "tolerances; exit 1 on a real difference",
+    ),
     "exp": (
         "vlstress.commands.exp",
         "exp run: `dvc exp run` whose -S may switch suites (applies the overrides to params.yaml, "
@@ -91,9 +98,27 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _quiet_teardown() -> None:
+    """Send what the interpreter prints while it shuts down to /dev/null: at exit, triton's
+    nanobind bindings (loaded by torch under transformers) report ~25 lines of `nanobind: leaked
+    ...`, which bury the step's own error in its log. Registered as the step starts, it runs after
+    every exit handler the step's code registers; the step's error or traceback is printed
+    before any of them."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+
+
 def main(argv: list[str] | None = None) -> int:
     cpu_kernels.cap()  # before any command module loads numpy or torch: they read it once, at load
     step = argv is None  # this process is the step (`vlstress ...`), not a caller of main()
+    if step:
+        atexit.register(_quiet_teardown)
     argv = sys.argv[1:] if argv is None else argv
     known = commands()
     selected = next((arg for arg in argv if arg in known), None)

@@ -12,7 +12,7 @@ class AssistantParams:
     testsets: tuple[str, ...]  # keys of zeroshot.testsets the questions are asked on
     options_from: str  # the classifier (a model of an embedding kind) whose confusions are options
     options: int  # options per question: the true class and the options-1 top confusions
-    format: str  # letters | imagenet-d: how a question is put and its answer read
+    format: str  # letters | imagenet-d | imagenet-d-strict: how a question is put and read
     seed: int  # the order of the options (per image)
     question: str  # put before the options
     max_new_tokens: int  # of the greedy answer

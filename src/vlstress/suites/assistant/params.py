@@ -7,6 +7,7 @@ from typing import Any
 import yaml
 
 from vlstress.params_check import classifier_problems, unknown
+from vlstress.suites.assistant.names import IMAGENET_D_FORMS
 
 SCHEMA = yaml.safe_load(
     r"""
@@ -30,10 +31,13 @@ assistant:
     options: {type: integer, minimum: 2, maximum: 26,
               description: "options per question, lettered A, B, ...: the true class and the
                 options-1 top confusions"}
-    format: {enum: [letters, imagenet-d], description: "letters: LLaVA's lettered multiple choice
-      (the options in a seeded order, the answer a letter); imagenet-d: ImageNet-D's own question
-      ('... Choose from the following list: a, b.', 2 options, the truth first), the answer the
-      class name it mentions"}
+    format: {enum: [letters, imagenet-d, imagenet-d-strict], description: "letters: LLaVA's
+      lettered multiple choice (the options in a seeded order, the answer a letter); imagenet-d:
+      ImageNet-D's own question ('... Choose from the following list: a, b.', 2 options, the
+      truth first), the answer scored exactly as ImageNet-D's compute_accuracy.py scores it (a
+      substring test; an answer mentioning both or neither is left out of its accuracy);
+      imagenet-d-strict: the same question, the answer the one class name it mentions, a name
+      inside a longer one not counted twice"}
     seed: {type: integer, minimum: 0, description: "seed of the order of each question's options
       (letters)"}
     question: {type: string, minLength: 1, pattern: '^[^"\n]*$',
@@ -60,9 +64,9 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
                 f"assistant.testsets: {name!r} is a corrupted copy; ask on a clean test set"
             )
     found += classifier_problems(models, block["options_from"], "assistant.options_from")
-    if block["format"] == "imagenet-d" and block["options"] != 2:
+    if block["format"] in IMAGENET_D_FORMS and block["options"] != 2:
         found.append(
-            f"assistant.options: ImageNet-D's question (format imagenet-d) offers 2 options, the "
-            f"truth and the top confusion, not {block['options']}"
+            f"assistant.options: ImageNet-D's question (format {block['format']}) offers 2 "
+            f"options, the truth and the top confusion, not {block['options']}"
         )
     return found

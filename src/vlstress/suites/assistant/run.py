@@ -22,7 +22,7 @@ from vlstress.errors import VlstressError
 from vlstress.io import sha256_file
 from vlstress.record import Record, assemble
 from vlstress.suites.assistant import answers, questions
-from vlstress.suites.assistant.names import FORMATS, TASK
+from vlstress.suites.assistant.names import FORMATS, IMAGENET_D_FORMS, TASK
 from vlstress.suites.zeroshot import classifier
 from vlstress.testsets import labelmaps
 from vlstress.testsets import manifest as testsets
@@ -54,7 +54,7 @@ def build_questions(
     """The questions file of a test set: options from the classifier's top confusions."""
     if form not in FORMATS:
         raise VlstressError(f"unknown question format {form!r}: {', '.join(FORMATS)}")
-    if form == "imagenet-d" and n_options != 2:
+    if form in IMAGENET_D_FORMS and n_options != 2:
         raise VlstressError(
             f"ImageNet-D's question offers 2 options (the truth and the top confusion), not "
             f"{n_options}"
@@ -63,11 +63,11 @@ def build_questions(
     scores, source = _scores(testset, image_emb, classifier_path)
     try:
         options = questions.draw_options(
-            scores, testset.labels, n_options, seed, truth_first=form == "imagenet-d"
+            scores, testset.labels, n_options, seed, truth_first=form in IMAGENET_D_FORMS
         )
     except VlstressError as exc:
         raise VlstressError(f"test set {testset.dataset}: {exc}") from None
-    order = "the truth first, then the confusions" if form == "imagenet-d" else "seeded"
+    order = "the truth first, then the confusions" if form in IMAGENET_D_FORMS else "seeded"
     return {
         "kind": questions.KIND,
         "format": form,
@@ -203,7 +203,8 @@ def ask(
     threads: int,
     precision: str,
 ) -> tuple[Record, dict[str, Any]]:
-    """An assistant's answers to every question, parsed strictly (`answers.parse`)."""
+    """An assistant's answers to every question, read as the questions' format says
+    (`answers.parse`: strictly, or as ImageNet-D scores them)."""
     import torch
 
     from vlstress.embedding import llava_models, models
@@ -241,8 +242,11 @@ def ask(
         device=device,
         desc=f"{spec.slug} {testset.dataset}",
     )
-    synonyms = labelmaps.imagenet_d_synonyms() if form == "imagenet-d" else None
-    chosen = [answers.parse(r, options, form, synonyms) for r, options in zip(replies, names)]
+    synonyms = labelmaps.imagenet_d_synonyms() if form in IMAGENET_D_FORMS else None
+    chosen = [
+        answers.parse(r, options, form, synonyms, truth=q["options"].index(q["label"]))
+        for r, options, q in zip(replies, names, asked["questions"])
+    ]
     model_block = {
         **models.describe(spec, model),
         **llava_models.n_params(model),

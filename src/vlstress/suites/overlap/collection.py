@@ -4,7 +4,8 @@ a list, and the planted duplicates that calibrate the near-duplicate threshold.
 Kinds: `folder` (every image below it, recursively, sorted), `shards` (a text file listing
 webdataset-style `.tar` shards, one path per line: their image members are extracted, in shard and
 member order, to `<out>/shards/`), `embeddings` (an `.npy` of the detector's L2-normalised image
-embeddings a user already has: nothing to list or embed). `max_images` keeps the first N.
+embeddings a user already has: nothing to list or embed; the file is checked here,
+`embedding_file`). `max_images` keeps the first N.
 
 Planted duplicates: a seeded sample of `planted` training images, each copied three ways, the
 alterations near-duplicate detection must survive (the pilot study's YFCC100M question): resized to
@@ -24,6 +25,7 @@ from PIL import Image
 
 from vlstress.errors import VlstressError
 from vlstress.io import atomic_dir, write_json
+from vlstress.suites.overlap import embedding_file
 
 EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 TRANSFORMS = ("resized", "reencoded", "cropped")
@@ -95,6 +97,7 @@ def build(
             images = shard_images(path, tmp / "shards", max_images)
             listed = [str(out / p.relative_to(tmp)) for p in images]
         elif kind == "embeddings":
+            embedding_file.load(path)  # a clear error now, not a traceback at detection
             images, listed = [], []
         else:
             raise VlstressError(f"unknown training collection kind {kind!r}")

@@ -4,7 +4,9 @@ threshold on the planted duplicates (or take the given one) and flag the near-du
 
 The test images' embeddings are the detector's own zero-shot ones (its `embed_zeroshot` job): the
 same bytes the evaluation reads. The result, `detect.json`, holds per test set and image the
-nearest training image, its similarity and the flag, and the calibration.
+nearest training image, its similarity and the flag, and the calibration. Similarities are exact
+cosines of the embeddings rounded to 5 decimals, the same on every CPU, and the threshold is one of
+them (or the given one): `vlstress.suites.overlap.neighbours` says why.
 """
 
 from __future__ import annotations
@@ -15,25 +17,14 @@ from typing import Any
 import numpy as np
 
 from vlstress.errors import VlstressError
-from vlstress.suites.overlap import neighbours
+from vlstress.suites.overlap import embedding_file, neighbours
 
 
-def training_embeddings(collection: dict[str, Any], embed) -> np.ndarray:
-    """The collection's embeddings: computed with `embed(paths)`, or read from the given file."""
+def training_embeddings(collection: dict[str, Any], embed, width: int | None = None) -> np.ndarray:
+    """The collection's embeddings: computed with `embed(paths)`, or read from the given file
+    (checked: `embedding_file.load`, of `width` columns when given)."""
     if collection["kind"] == "embeddings":
-        path = Path(collection["embeddings"])
-        if not path.is_file():
-            raise VlstressError(f"training embeddings not found: {path}")
-        array = np.load(path)
-        if array.ndim != 2 or len(array) == 0:
-            raise VlstressError(f"training embeddings {path}: expected a non-empty N x D array")
-        norms = np.linalg.norm(array, axis=1)
-        if not np.allclose(norms, 1.0, atol=1e-3):
-            raise VlstressError(
-                f"training embeddings {path} are not L2-normalised (norms "
-                f"{norms.min():.3f}..{norms.max():.3f}): cosine similarity needs unit vectors"
-            )
-        return array.astype(np.float32)
+        return embedding_file.load(Path(collection["embeddings"]), width)
     if not collection["images"]:
         raise VlstressError("the training collection has no images")
     return embed([Path(p) for p in collection["images"]])
@@ -52,8 +43,10 @@ def detect(
     seed: int,
 ) -> dict[str, Any]:
     """Flags per test set (name -> its detector embeddings), and the calibration."""
-    train = training_embeddings(collection, embed)
     dims = {name: array.shape[1] for name, array in testsets.items()}
+    if len(set(dims.values())) > 1:
+        raise VlstressError(f"the test sets' embeddings have different widths: {dims}")
+    train = training_embeddings(collection, embed, next(iter(dims.values()), None))
     wrong = {name: d for name, d in dims.items() if d != train.shape[1]}
     if wrong:
         raise VlstressError(
@@ -64,7 +57,7 @@ def detect(
     calibration = None
     if collection["planted"]:
         planted = embed([Path(p["path"]) for p in collection["planted"]])
-        sims, rows = neighbours.nearest(index, planted)
+        sims, rows = neighbours.nearest(index, planted, train)
         calibration = neighbours.calibrate(
             sims,
             rows,
@@ -79,9 +72,10 @@ def detect(
         threshold = calibration.threshold
     sets = {}
     for name, queries in testsets.items():
-        sims, rows = neighbours.nearest(index, queries)
+        # rounded to neighbours.DECIMALS: the written similarity against the written threshold
+        sims, rows = neighbours.nearest(index, queries, train)
         sets[name] = {
-            "similarity": [round(float(s), 6) for s in sims],
+            "similarity": [float(s) for s in sims],
             "nearest": [int(r) for r in rows],
             "flagged": [bool(s >= threshold) for s in sims],
         }

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import yaml
 
+from vlstress.errors import VlstressError
 from vlstress.params_check import unknown
 
 SCHEMA = yaml.safe_load(
@@ -56,7 +58,7 @@ overlap:
 
 def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     """Test sets and detector (an image-text model) must exist; an embedding file cannot calibrate
-    (no images to copy)."""
+    (no images to copy), and its header must say float rows of the detector's width."""
     from vlstress.embedding.kinds import IMAGE_TEXT_KINDS, model_kind
 
     if "overlap" not in on or "zeroshot" not in on or "overlap" not in params:
@@ -79,4 +81,48 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
             "overlap.threshold: a training collection given as embeddings has no images to plant "
             "duplicates of: give the threshold"
         )
+    if block["train"]["kind"] == "embeddings":
+        found += _embedding_file_problems(block, models)
     return found
+
+
+def _embedding_file_problems(block: dict[str, Any], models: dict[str, Any]) -> list[str]:
+    """What the `.npy` header says (an empty file, another format, not floats, not rows x width,
+    no rows, another width than the detector's). A file not there yet may be a step's output."""
+    from vlstress.suites.overlap import embedding_file
+
+    path = Path(block["train"]["path"])
+    if not path.exists():
+        return []
+    entry = models.get(block["detector"]) or {}
+    width = open_clip_width(str(entry.get("arch", "")))
+    try:
+        embedding_file.header(path, width)
+    except VlstressError as exc:
+        return [f"overlap.train.path: {exc}"]
+    return []
+
+
+def open_clip_width(arch: str) -> int | None:
+    """The embedding width of an open_clip architecture (`embed_dim` of its JSON config, read
+    without importing open_clip), None where it cannot be told (another kind, a hub arch)."""
+    import importlib.util
+    import json
+    import os
+
+    from vlstress.embedding.models import MODEL_CONFIGS_ENV
+
+    found = importlib.util.find_spec("open_clip")
+    if not arch or found is None or found.origin is None:
+        return None
+    folders = [Path(found.origin).parent / "model_configs"]
+    folders += [Path(f) for f in os.environ.get(MODEL_CONFIGS_ENV, "").split(os.pathsep) if f]
+    for folder in reversed(folders):  # an added config of the same name wins, as in open_clip
+        config = folder / f"{arch}.json"
+        if config.is_file():
+            try:
+                width = json.loads(config.read_text()).get("embed_dim")
+            except (OSError, ValueError):
+                return None
+            return width if isinstance(width, int) else None
+    return None

@@ -1,6 +1,7 @@
 """`vlstress ask`: an assistant's (LLaVA's) answers to the multiple-choice questions of a test set,
-generated greedily in batches (on the GPU when there is one) and parsed strictly: an answer that
-names no single option is scored wrong and counted as unparseable (vlstress.suites.assistant).
+generated greedily in batches (on the GPU when there is one) and read as the questions' format
+says (strictly, or as ImageNet-D scores them): an answer that names no single option is scored
+wrong and counted as unparseable (vlstress.suites.assistant.answers).
 The record goes to --out, every question with the reply and the option it names to <out>.json."""
 
 from __future__ import annotations

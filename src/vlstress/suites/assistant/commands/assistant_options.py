@@ -31,7 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--format",
         choices=FORMATS,
         default="letters",
-        help="letters (LLaVA's lettered multiple choice) or imagenet-d (ImageNet-D's question)",
+        help="letters (LLaVA's lettered multiple choice), imagenet-d (ImageNet-D's question and "
+        "scoring) or imagenet-d-strict (its question, read strictly)",
     )
     parser.add_argument("--seed", type=seed_int, default=0, help="seed of the options' order")
     parser.add_argument("--out", required=True, type=Path, help="questions JSON to write")

@@ -185,7 +185,7 @@ def test_bad_attack_entries_are_named():
         adv.check_spec(adv.AttackSpec(name="n", kind="nes", steps=100, extra={"samples": 7}))
     with pytest.raises(VlstressError, match="sigma must be a number > 0"):
         adv.check_spec(adv.AttackSpec(name="n", kind="nes", steps=100, extra={"sigma": 0}))
-    with pytest.raises(VlstressError, match="budget of 10 is less than one NES step.*11 queries"):
+    with pytest.raises(VlstressError, match="budget of 10 is less than one NES step.*12 queries"):
         adv.check_spec(adv.AttackSpec(name="n", kind="nes", steps=10, extra={"samples": 10}))
     with pytest.raises(VlstressError, match="unknown extra option.*n_samples"):
         adv.check_spec(adv.AttackSpec(name="n", kind="nes", steps=100, extra={"n_samples": 10}))

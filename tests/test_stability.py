@@ -441,6 +441,88 @@ def test_table_gives_mfp_and_mfr_against_the_baseline(tmp_path):
     assert any("baseline 'vit-l-14' has no stability records" in n for n in missing)
 
 
+def test_relative_values_are_computed_from_unrounded_means(tmp_path):
+    """A known answer that the summary's 4-decimal means would change: FP 0.00018 against the
+    baseline's 0.00012 is an mFR of 150%, not 0.0002 / 0.0001 = 200%; T5D 0.00026 against 0.00014
+    is 185.7%, not 0.0003 / 0.0001 = 300%. Each caption names n and the baseline model."""
+    from vlstress.record import write_records
+    from vlstress.report import records
+    from vlstress.suites.stability import table
+
+    from report_fixtures import record
+
+    values = {"vit-b-32-random": (0.00012, 0.00014), "rn50-openai": (0.00018, 0.00026)}
+    paths = []
+    for model, (fp, t5d) in values.items():
+        paths.append(tmp_path / "metrics" / model / "stability.json")
+        write_records(
+            paths[-1],
+            [
+                record(
+                    model,
+                    "stability",
+                    {"set": "objects", "perturbation": "rotate", "difficulty": 1},
+                    {"flip_probability": fp, "top5_distance": t5d},
+                )
+            ],
+        )
+    markdown, latex, notes = table.render(records.collect(paths), {}, "vit-b-32-random")
+    fp_row, t5d_row = (
+        [c.strip() for c in line.strip("|").split("|")]
+        for line in markdown.splitlines()
+        if line.startswith("| RN50")
+    )
+    assert fp_row[-1] == "150.0", fp_row  # mFR; 200.0 from the rounded means
+    assert t5d_row[-1] == "185.7", t5d_row  # relative mT5D; 300.0 from the rounded means
+    # the captions name n (the fixture's records have 14 sequences) and the baseline model
+    for name in ("mFR", "mT5D rel."):
+        assert (
+            f"n = 14 sequences per perturbation; {name} against the baseline model "
+            "ViT-B-32 (random-init)" in markdown
+        )
+    assert "ViT-B-32 (random-init)" in latex and "n = 14 sequences" in latex
+
+
+def test_the_figure_shows_a_value_of_zero(tmp_path):
+    """A flip probability of 0 has no bar: the figure marks it on the axis, labelled 0, in the
+    model's colour (and marks nothing where a value is above 0)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from vlstress.record import write_records
+    from vlstress.report import records
+    from vlstress.suites.stability.figures import stability
+
+    from report_fixtures import record
+
+    fp = {"vit-b-32-random": {"rotate": 0.0, "brightness": 2.0}, "rn50-openai": {"rotate": 5.0}}
+    paths = []
+    for model, values in fp.items():
+        paths.append(tmp_path / model / "stability.json")
+        write_records(
+            paths[-1],
+            [
+                record(
+                    model,
+                    "stability",
+                    {"set": "objects", "perturbation": name, "difficulty": 1},
+                    {"flip_probability": value, "top5_distance": 1.0},
+                )
+                for name, value in values.items()
+            ],
+        )
+    fig, _ = stability(records.collect(paths))
+    fp_axes = fig.axes[0]
+    zeros = [t for t in fp_axes.texts if t.get_text() == "0"]
+    assert len(zeros) == 1 and not [t for t in fig.axes[1].texts if t.get_text() == "0"]
+    marks = [line for line in fp_axes.lines if list(line.get_ydata()) == [0, 0]]
+    assert len(marks) == 1 and marks[0].get_linewidth() > 1
+    # under the rotate group (x = 1: brightness first), in the colour of the model's bars
+    assert abs(zeros[0].xy[0] - 1) < 0.5
+    (vit_bar,) = [bar for bar in fp_axes.patches if bar.get_height() == 2.0]
+    assert tuple(marks[0].get_color()) == tuple(vit_bar.get_facecolor())
+
+
 # ------------------------------------------------------------------ the released videos
 
 

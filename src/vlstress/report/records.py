@@ -41,6 +41,7 @@ RECORD_COLUMNS = [
     "dataset",
     "n_images",
     "n_captions",
+    "n_classes",
     "task",
     "condition",
     "condition_label",
@@ -66,7 +67,9 @@ GROUP_COLUMNS = [
 ]
 # Where one condition of one model is identified (for counting replicates).
 CASE_COLUMNS = ["model", "dataset", "task", "condition"]
-INTEGER_COLUMNS = ("n_params", "n_images", "n_captions")
+INTEGER_COLUMNS = ("n_params", "n_images", "n_captions", "n_classes")
+# columns added after summaries were first written: an older summary reads with them empty
+OPTIONAL_COLUMNS = ("n_classes",)
 MISSING_HINT = (
     "it is written by an evaluation step (vlstress evaluate / evaluate-text / evaluate-image); "
     "run the workflow (`dvc repro` or `snakemake`) for the current params first"
@@ -95,6 +98,7 @@ def record_rows(rec: record_format.Record) -> list[dict[str, Any]]:
         "dataset": rec.dataset["name"],
         "n_images": _number(rec.dataset.get("n_images")),
         "n_captions": _number(rec.dataset.get("n_captions")),
+        "n_classes": _number(rec.dataset.get("n_classes")),  # a classification set's (chance)
         "task": rec.task,
         "condition": tasks.condition_key(rec.condition),
         "condition_label": tasks.condition_label(rec.task, rec.condition),
@@ -240,15 +244,17 @@ def _seed_list(seeds: pd.Series) -> str:
         return ",".join(sorted(str(v) for v in values))
 
 
-def aggregate(table: pd.DataFrame) -> pd.DataFrame:
+def aggregate(table: pd.DataFrame, digits: int | None = 4) -> pd.DataFrame:
     """Mean, sample std (ddof=1; empty for one seed) and n_seeds of every (model, task, condition,
-    metric)."""
+    metric), rounded to `digits` decimals (None: unrounded, for what is computed from the means,
+    e.g. ratios to a baseline)."""
     grouped = table.groupby(GROUP_COLUMNS, dropna=False, sort=False)
     agg = grouped["value"].agg(mean="mean", std="std").reset_index()
     agg["n_seeds"] = grouped.size().to_numpy()
     agg["seeds"] = grouped["seed"].agg(_seed_list).to_numpy()
-    agg["mean"] = agg["mean"].round(4)
-    agg["std"] = agg["std"].round(4)
+    if digits is not None:
+        agg["mean"] = agg["mean"].round(digits)
+        agg["std"] = agg["std"].round(digits)
     return order(agg)
 
 
@@ -300,6 +306,9 @@ def read_summary(path: Path) -> pd.DataFrame:
     table = pd.read_csv(
         path, keep_default_na=False, na_values=[""], dtype={"condition_json": str, "condition": str}
     )
+    for column in OPTIONAL_COLUMNS:
+        if column not in table.columns:
+            table.insert(RECORD_COLUMNS.index(column), column, pd.NA)
     missing = [c for c in RECORD_COLUMNS if c not in table.columns]
     if missing:
         raise VlstressError(

@@ -143,9 +143,12 @@ NES_OPTIONS = {"samples": 50, "sigma": 0.001, "max_batch_size": 64}  # Ilyas et 
 
 
 def nes_iterations(spec: AttackSpec) -> int:
-    """Steps of NES within the query budget: each costs `samples` queries + 1 to check the image."""
+    """Steps of NES within the query budget: a first check, then per step `samples` queries + 1 to
+    check the image it made (`nes.steps_within`)."""
+    from vlstress.suites.adversarial.nes import steps_within
+
     samples = int({**NES_OPTIONS, **spec.extra}["samples"])
-    return int(spec.steps or 0) // (samples + 1)
+    return steps_within(int(spec.steps or 0), samples)
 
 
 def _nes(model, spec, eps, n_classes, seed):
@@ -294,7 +297,7 @@ def _check_nes(spec: AttackSpec, where: str) -> None:
     if nes_iterations(spec) < 1:
         raise VlstressError(
             f"{where}: a query budget of {spec.steps} is less than one NES step "
-            f"({samples} samples + 1 check = {samples + 1} queries)"
+            f"(1 check + {samples} samples + 1 check = {samples + 2} queries)"
         )
 
 

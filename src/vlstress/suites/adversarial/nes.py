@@ -5,9 +5,13 @@ estimated from scores alone by natural evolution strategies.
 The estimate (their Algorithm 1) draws `samples / 2` Gaussian directions u and queries the model
 at x + sigma u and x - sigma u (antithetic pairs):
     g = sum (F(x + sigma u) - F(x - sigma u)) u / (samples * sigma).
-Each step costs `samples` queries for the estimate and one more to see whether the current image
-already fools the model; an image stops at the first step that fools it, or when the next step
-would pass its query budget. Queries are counted per image (`NES.queries` after a call).
+Queries are counted per image (`NES.queries` after a call), and the budget is a hard limit. An
+image is checked first (one query: does it already fool the model?); each step then costs `samples`
+queries for the estimate and one more to check the image it made. An image stops at the first check
+that it fools the model, or when the next step and the check after it would pass the budget, so no
+image ever spends more than the budget: an image that is never fooled takes
+`steps_within(budget, samples)` = (budget - 1) // (samples + 1) steps and spends
+1 + steps * (samples + 1) queries, within `samples` of the budget.
 """
 
 from __future__ import annotations
@@ -39,6 +43,12 @@ def nes_gradient(
     return (weights * u).sum(dim=0) / (samples * sigma)
 
 
+def steps_within(budget: int, samples: int) -> int:
+    """The NES steps a query budget allows: the first check (1 query), then per step `samples`
+    queries and the check after it (`samples` + 1), all within `budget`."""
+    return max(0, (int(budget) - 1) // (int(samples) + 1))
+
+
 @cache
 def attack_class():
     """The NES attack as a torchattacks Attack (so `run_attack` treats it like the others); built
@@ -60,6 +70,10 @@ def attack_class():
             max_batch_size: int = 64,
         ):
             super().__init__("NES", model)
+            if queries < 1:
+                raise ValueError(
+                    f"NES needs a query budget of at least 1 (the first check), got {queries}"
+                )
             self.norm, self.eps, self.alpha, self.budget = norm, eps, alpha, queries
             self.samples, self.sigma, self.max_batch_size = samples, sigma, max_batch_size
             self.supported_mode = ["default"]
@@ -81,7 +95,8 @@ def attack_class():
                     logits = self.get_logits(adv[index])  # one query: fooled yet?
                     queries[index] += 1
                     fooled = logits.argmax(dim=1) != labels[index]
-                    out_of_budget = queries[index] + self.samples > self.budget
+                    # the next step's samples and the check after it must fit the budget
+                    out_of_budget = queries[index] + self.samples + 1 > self.budget
                     stop = fooled.cpu() | out_of_budget
                     active[index[stop]] = False
                     index = index[~stop]

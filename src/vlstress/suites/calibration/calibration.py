@@ -4,8 +4,9 @@ scaling.
 The zero-shot logits of a model are `logit_scale * cos(image, class weight)`, the scale being
 the model's own learned `logit_scale.exp()` (100 for trained CLIP models, 1/0.07 at init).
 Temperature scaling (Guo et al., 2017) divides the logits by one scalar T fitted by
-minimising the NLL on a held-out split of the in-distribution set; the holistic CLIP study
-applies that T unchanged to shifted sets to see whether calibration transfers.
+minimising the NLL on one split of the in-distribution set (the fit split) and evaluated on the
+other, held-out split; the holistic CLIP study applies that T unchanged to shifted sets to see
+whether calibration transfers.
 
 ECE uses 15 equal-width confidence bins and is computed as `torchmetrics` computes it
 (`MulticlassCalibrationError`, norm l1), in NumPy (`calibration_error`: the step imports no

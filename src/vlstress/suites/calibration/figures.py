@@ -1,6 +1,7 @@
 """Figures of the calibration suite from the summary: calibration_ece, the ECE of every set before
-and after temperature scaling, one panel per model (the reliability diagrams are drawn by
-`vlstress calibrate`: `reliability`)."""
+and after temperature scaling, one panel per model, horizontal bars (set names stay readable); a
+panel's title gives the model's T and flags a T on the search bound or one that worsens the
+held-out ID NLL (the reliability diagrams are drawn by `vlstress calibrate`: `reliability`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import seaborn as sns
 from vlstress.report.figures import FigureResult, _tick, model_panels
 from vlstress.report.figures import metric_rows as _rows
 from vlstress.report.figures import no_records as _none
+from vlstress.suites.calibration.bounds import fit_flags
 
 
 def _set_label(condition: dict) -> str:
@@ -23,36 +25,62 @@ def _set_label(condition: dict) -> str:
     return name
 
 
+def _title(label: str, temperature: float | None, bound: bool, worse: bool) -> str:
+    """A panel's title: the model, its T and what is wrong with the fit, if anything."""
+    lines = [_tick(label)]
+    if temperature is not None:
+        lines.append(f"T = {temperature:.3g}")
+    if bound:
+        lines.append("T on the search bound [0.01, 100]")
+    if worse:
+        lines.append("T worsens the held-out ID NLL")
+    return "\n".join(lines)
+
+
 def calibration_ece(table: pd.DataFrame) -> FigureResult:
     rows = _rows(table, "calibration", ["ece", "ece_ts"])
     if rows.empty:
         return _none("Calibration before and after temperature scaling", "calibration")
+    calibration = table[table["task"] == "calibration"]
+    flags = fit_flags(calibration)
+    temperatures = calibration[calibration["metric"] == "temperature"].groupby("label")["value"]
+    temperature = temperatures.mean().to_dict()
     rows["set"] = rows["condition_dict"].map(_set_label)
+    sizes = rows.groupby("set", sort=False)["n_images"].agg(
+        lambda n: "/".join(str(int(v)) for v in sorted(set(n.dropna())))
+    )
+    rows["set"] = rows["set"].map(lambda s: f"{s}, n = {sizes[s]}" if sizes[s] else s)
     rows["scaling"] = rows["metric"].map(
         {"ece": "raw logits", "ece_ts": "temperature-scaled (T from ID)"}
     )
     labels = list(dict.fromkeys(rows["label"]))
+    models = dict(zip(rows["label"], rows["model"]))
     sets = list(dict.fromkeys(rows["set"]))
     fig, axes, firsts, lasts = model_panels(
-        len(labels), max(4.5, 0.55 * len(sets) + 2.0), 4.4, extra_width=2.6
+        len(labels), 3.6, max(2.8, 0.42 * len(sets) + 1.6), extra_width=2.6
     )
     for ax, label in zip(axes, labels):
         sns.barplot(
             data=rows[rows["label"] == label],
-            x="set",
-            y="value",
+            y="set",
+            x="value",
             hue="scaling",
             order=sets,
+            orient="h",
             ax=ax,
             errorbar=None,
             palette="colorblind",
         )
-        ax.set_title(_tick(label), fontsize="medium")
-        ax.set_xlabel("")
-        ax.tick_params(axis="x", labelrotation=60, labelsize="x-small")
+        bound, worse = flags.get(str(models[label]), (False, False))
+        ax.set_title(
+            _title(label, temperature.get(label), bound, worse),
+            fontsize="small",
+            color="firebrick" if bound or worse else "black",
+        )
+        ax.set_ylabel("")
+        ax.set_xlabel("ECE (%, 15 bins)")
+        ax.tick_params(axis="y", labelsize="small")
         ax.legend_.remove()
-    for ax in firsts:
-        ax.set_ylabel("ECE (%, 15 bins)")
     handles, names = axes[0].get_legend_handles_labels()
     lasts[0].legend(
         handles,

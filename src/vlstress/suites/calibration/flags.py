@@ -27,7 +27,7 @@ def add_calibrate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--in-distribution",
         required=True,
-        help="test set whose held-out split fits the temperature",
+        help="test set whose fit split fits the temperature (scored on its held-out rest)",
     )
     parser.add_argument(
         "--fit-fraction",

@@ -3,9 +3,11 @@ run.
 
 The sets are the zero-shot evaluations the params produce (`evaluations(params)` of each given
 module), read from their embeddings and classifiers, so nothing is encoded again. A temperature is
-fitted on a seeded split of the in-distribution set and applied unchanged to the held-out rest and
-to every other set. One record per set (task `calibration`): top-1, confidence, ECE, NLL and
-Brier, raw and scaled (`_ts`); the reliability bins of every set (`Calibration.bins`) and the
+fitted on a seeded split of the in-distribution set (the fit split) and applied unchanged to the
+held-out rest and to every other set. One record per set (task `calibration`): top-1, confidence,
+ECE, NLL and Brier, raw and scaled (`_ts`), and two flags of the fit in every record (1 or 0):
+`temperature_at_bound` (T on the search bound) and `temperature_worsens_held_out_nll` (T raises
+the held-out ID NLL above T = 1's); the reliability bins of every set (`Calibration.bins`) and the
 panels of the reliability diagrams (held-out ID set, shifted sets pooled).
 """
 
@@ -25,7 +27,7 @@ from vlstress.io import sha256_file
 from vlstress.params import Params
 from vlstress.record import Record, assemble, record_model, weights_short
 from vlstress.suites.calibration import calibration as cal
-from vlstress.suites.calibration.bounds import at_bound
+from vlstress.suites.calibration.bounds import at_bound, worsens
 
 
 def evaluation_logits(evaluation):
@@ -72,14 +74,26 @@ class Calibration:
     temperature: float
     model: dict[str, Any]
     block: dict[str, Any]
+    at_bound: bool = False  # T on the search bound
+    held_out_nll: tuple[float, float] = (0.0, 0.0)  # held-out ID NLL at T = 1 and at T
+
+    @property
+    def worsens_held_out_nll(self) -> bool:
+        """Whether T raises the held-out ID NLL above T = 1's."""
+        return worsens(*self.held_out_nll)
 
     def figure(self):
         """The reliability diagrams (matplotlib figure)."""
-        from vlstress.suites.calibration.reliability import reliability_figure
+        from vlstress.suites.calibration.reliability import fit_flags, reliability_figure
 
         model = self.model
         label = f"{model['arch']} ({weights_short(model, record_model(model)['weights'])})"
-        return reliability_figure(label, self.temperature, self.panels)
+        flags = fit_flags(
+            self.temperature,
+            self.at_bound,
+            self.held_out_nll if self.worsens_held_out_nll else None,
+        )
+        return reliability_figure(label, self.temperature, self.panels, flags)
 
 
 def calibrate(
@@ -124,6 +138,21 @@ def calibrate(
             model_slug,
             temperature,
         )
+    held_out_nll = (
+        cal.nll(logits[held_out], labels[held_out]),
+        cal.nll(logits[held_out] / temperature, labels[held_out]),
+    )
+    worse = worsens(*held_out_nll)
+    if worse:
+        log.warning(
+            "%s: T = %.4g worsens the held-out %s NLL (%.4f at T = 1 -> %.4f): the fit does not "
+            "carry over even within the set",
+            model_slug,
+            temperature,
+            in_distribution,
+            *held_out_nll,
+        )
+    flags = {"temperature_at_bound": int(bounded), "temperature_worsens_held_out_nll": int(worse)}
 
     inputs = {}
     for e in evaluations:
@@ -141,6 +170,7 @@ def calibrate(
             "n_fit": len(fit),
             "temperature": temperature,
             "temperature_at_bound": bounded,
+            "temperature_worsens_held_out_nll": worse,
         },
         seed=seed,
         model=model,
@@ -175,7 +205,7 @@ def calibrate(
                     "n_classes": len(testset.classes),
                 },
                 condition=condition,
-                metrics={**metrics, "n_fit": len(fit)},
+                metrics={**metrics, "n_fit": len(fit), **flags},
                 provenance=block,
             )
         )
@@ -223,7 +253,7 @@ def calibrate(
         "held_out_rows": held_out.tolist(),
         "sets": bins_out,
     }
-    return Calibration(records, bins, panels, temperature, model, block)
+    return Calibration(records, bins, panels, temperature, model, block, bounded, held_out_nll)
 
 
 def log_records(calibration: Calibration, model_slug: str, log: logging.Logger) -> None:

@@ -36,8 +36,8 @@ SUITE = Suite(
             axes=("model",),
             suite="calibration",
             doc=(
-                "temperature fitted on a held-out split of the in-distribution set, applied "
-                "unchanged to every shifted set"
+                "temperature fitted on a seeded split of the in-distribution set, scored on its "
+                "held-out rest and applied unchanged to every shifted set"
             ),
         ),
         figures_stage(

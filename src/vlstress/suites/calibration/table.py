@@ -1,5 +1,7 @@
 """The calibration suite's table: rows = (model, set); columns = top-1, ECE, NLL, Brier raw and
-temperature-scaled, T. Cells are means over replicates; `–` where a value is undefined.
+temperature-scaled, T. Cells are means over replicates; `–` where a value is undefined. A model's T
+is marked † when it sits on the search bound and ‡ when it worsens the held-out ID NLL (from the
+unrounded values of the summary), and the caption says what the marks mean.
 """
 
 from __future__ import annotations
@@ -11,17 +13,22 @@ import pandas as pd
 from vlstress.report import records
 from vlstress.report.frames import cell as _cell
 from vlstress.report.frames import render_frames
-from vlstress.suites.calibration.bounds import at_bound
+from vlstress.suites.calibration.bounds import fit_flags
 
 AT_BOUND = "†"
 BOUND_NOTE = (
     f"{AT_BOUND} T on the search bound [0.01, 100]: the fit split has no interior NLL optimum "
     "(e.g. every fit image wrong); the (T) columns use the bound"
 )
+WORSE = "‡"
+WORSE_NOTE = (
+    f"{WORSE} T makes the held-out ID NLL worse than T = 1: the fit does not carry over even "
+    "within the ID set"
+)
 
 CAPTION = (
     "Calibration of the zero-shot softmax: ECE (%), NLL, Brier, raw and with the temperature T "
-    "fitted on held-out ID images"
+    "fitted on a seeded split of the ID set and scored on its held-out rest and every other set"
 )
 CALIBRATION_COLUMNS = {
     "top1": "Top-1",
@@ -35,12 +42,19 @@ CALIBRATION_COLUMNS = {
 }
 
 
-def calibration_table(agg: pd.DataFrame) -> pd.DataFrame | None:
+def calibration_table(
+    agg: pd.DataFrame, flags: dict[str, tuple[bool, bool]] | None = None
+) -> pd.DataFrame | None:
+    """The table of the aggregated summary; `flags`: model slug -> (T on the bound, T worsens the
+    held-out ID NLL), by default from `agg`'s means (`bounds.fit_flags`)."""
     rows = records.rows(agg, "calibration")
     if rows.empty:
         return None
+    flags = fit_flags(rows, "mean") if flags is None else flags
     out = []
-    for (label, cond), group in rows.groupby(["label", "condition_json"], sort=False):
+    for (model, label, cond), group in rows.groupby(
+        ["model", "label", "condition_json"], sort=False
+    ):
         c = json.loads(cond)
         name = str(c.get("set"))
         if "corruption" in c:
@@ -50,8 +64,7 @@ def calibration_table(agg: pd.DataFrame) -> pd.DataFrame | None:
         elif c.get("split"):
             name += f" ({c['split']}, ID)"
         values = dict(zip(group["metric"], group["mean"]))
-        temperature = values.get("temperature")
-        flagged = temperature is not None and temperature > 0 and at_bound(temperature)
+        bound, worse = flags.get(model, (False, False))
         out.append(
             {
                 "model": label,
@@ -64,13 +77,17 @@ def calibration_table(agg: pd.DataFrame) -> pd.DataFrame | None:
                 },
             }
         )
-        if flagged:
-            out[-1]["T"] += AT_BOUND
+        out[-1]["T"] += (AT_BOUND if bound else "") + (WORSE if worse else "")
     return pd.DataFrame(out).set_index(["model", "set"])
 
 
 def render(table: pd.DataFrame, block: dict) -> tuple[str, str, list[str]]:
-    frame = calibration_table(records.aggregate(table))
-    bounded = frame is not None and frame["T"].str.endswith(AT_BOUND).any()
-    caption = f"{CAPTION}. {BOUND_NOTE}" if bounded else CAPTION
+    # the flags from unrounded values: an NLL worse in the 5th decimal is still worse
+    flags = fit_flags(records.rows(table, "calibration"))
+    frame = calibration_table(records.aggregate(table), flags)
+    caption = CAPTION
+    if frame is not None and frame["T"].str.contains(AT_BOUND).any():
+        caption += f". {BOUND_NOTE}"
+    if frame is not None and frame["T"].str.contains(WORSE).any():
+        caption += f". {WORSE_NOTE}"
     return render_frames("calibration", caption, frame, block)

@@ -1,5 +1,6 @@
 """The stability suite's figure: flip probability and top-5 distance per perturbation, one bar per
-model (noise perturbations first: frame 0 vs each; then the motion ones: consecutive frames)."""
+model (noise perturbations first: frame 0 vs each; then the motion ones: consecutive frames). A
+value of 0 has no bar: it is drawn as a short line on the axis in the model's colour, labelled 0."""
 
 from __future__ import annotations
 
@@ -14,6 +15,37 @@ from vlstress.report.figures import no_records as _none
 from vlstress.suites.stability.table import order as table_order
 
 PANELS = (("flip_probability", "flip probability (%)"), ("top5_distance", "top-5 distance"))
+
+
+def _mark_zeros(ax) -> list[float]:
+    """A bar of height 0 is invisible: draw a short line on the axis in the bar's colour and
+    label it 0. The x centres of the marked bars."""
+    marked = []
+    for container in ax.containers:
+        for bar in container:
+            if bar.get_height() != 0:  # NaN (no record) stays empty
+                continue
+            left, width = bar.get_x(), bar.get_width()
+            ax.plot(
+                [left, left + width],
+                [0, 0],
+                color=bar.get_facecolor(),
+                linewidth=3,
+                solid_capstyle="butt",
+                clip_on=False,
+                zorder=3,
+            )
+            ax.annotate(
+                "0",
+                (left + width / 2, 0),
+                xytext=(0, 2),
+                textcoords="offset points",
+                ha="center",
+                va="bottom",
+                fontsize="xx-small",
+            )
+            marked.append(left + width / 2)
+    return marked
 
 
 def stability(table: pd.DataFrame) -> FigureResult:
@@ -40,6 +72,7 @@ def stability(table: pd.DataFrame) -> FigureResult:
             errorbar=None,
             ax=ax,
         )
+        _mark_zeros(ax)
         ax.set_xlabel("")
         ax.set_ylabel(title)
         ax.tick_params(axis="x", rotation=35)

@@ -1,6 +1,8 @@
 """The stability suite's tables (ImageNet-P's layout): rows = models; flip probability (%) per
 perturbation, its mean (mFP) and, against a baseline model, the mean flip rate (mFR, %); the same
-for the top-5 distance (mT5D, and relative to the baseline in %)."""
+for the top-5 distance (mT5D, and relative to the baseline in %). Means and ratios are computed from
+the unrounded values of the summary (cells round for display only); each caption names the number
+of sequences per perturbation and the baseline model."""
 
 from __future__ import annotations
 
@@ -66,12 +68,34 @@ def frame(
     return pd.DataFrame.from_dict(out, orient="index").rename_axis("model")
 
 
+def caption(
+    text: str, table: pd.DataFrame, metric: str, relative_name: str, baseline: str | None
+) -> str:
+    """`text` with the number of sequences per perturbation (n) and the baseline model of the
+    relative column (`table`: the summary)."""
+    rows = records.rows(table, "stability", metric)
+    sizes = sorted({int(v) for v in rows["n_images"].dropna()})
+    if sizes:
+        text += f"; n = {'/'.join(map(str, sizes))} sequences per perturbation"
+    labels = rows.loc[rows["model"] == baseline, "label"]
+    if baseline is not None and len(labels):
+        text += f"; {relative_name} against the baseline model {labels.iloc[0]}"
+    return text
+
+
 def render(table: pd.DataFrame, block: dict, baseline: str | None) -> tuple[str, str, list[str]]:
-    agg = records.aggregate(table)
+    # unrounded means: the ratios to the baseline must not be computed from rounded values
+    agg = records.aggregate(table, digits=None)
     notes: list[str] = []
     if baseline is not None and baseline not in values(agg, "flip_probability"):
         notes.append(f"baseline {baseline!r} has no stability records: no relative values")
     fp = frame(agg, "flip_probability", "mFP", "mFR (%)", baseline, notes)
     t5d = frame(agg, "top5_distance", "mT5D", "mT5D rel. (%)", baseline, notes)
-    frames = {"stability-fp": (FP_CAPTION, fp), "stability-t5d": (T5D_CAPTION, t5d)}
+    frames = {
+        "stability-fp": (caption(FP_CAPTION, table, "flip_probability", "mFR", baseline), fp),
+        "stability-t5d": (
+            caption(T5D_CAPTION, table, "top5_distance", "mT5D rel.", baseline),
+            t5d,
+        ),
+    }
     return render_frame_set("stability", frames, block, notes)

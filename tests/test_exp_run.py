@@ -121,18 +121,25 @@ def test_a_queued_experiment_switches_a_suite_off_and_runs(project, env):
     assert sh("git", "status", "--porcelain", "-uno", cwd=project, env=env).stdout == ""
 
 
-@pytest.mark.slow  # two experiments in the workspace: about 25 s
+@pytest.mark.slow  # a repro and two experiments in the workspace: about 40 s
 def test_in_the_workspace_the_switch_stays_applied_as_dvc_leaves_it(project, env):
-    # plain DVC: the gate stops the experiment and names the command
+    sh("dvc", "repro", "-q", "code_prepare", cwd=project, env=env)  # the gate's stamp, a code stamp
+    before = files(project)
+    # plain DVC: the gate stops the experiment, names the command and leaves the workspace as it
+    # was (params.yaml, and the gate's stamp DVC deleted: no code stamp looks changed)
     result = sh(
-        *"dvc exp run -S suites.rococo_image=false check_params".split(),
+        *"dvc exp run -S suites.rococo_image=false code_prepare".split(),
         cwd=project,
         env=env,
         check=False,
     )
     assert result.returncode != 0
     assert "vlstress exp run -S suites.rococo_image=false" in result.stdout + result.stderr
-    sh("git", "checkout", "-q", "--", ".", cwd=project, env=env)
+    assert "params.yaml is back as committed" in result.stdout + result.stderr
+    assert files(project) == before
+    assert (project / "results" / "params.checked").is_file()
+    status = sh("dvc", "status", "code_prepare", cwd=project, env=env).stdout
+    assert "up to date" in status, status
     sh(*"vlstress exp run -S suites.rococo_image=false check_params".split(), cwd=project, env=env)
     assert "rococo_image: false" in (project / "params.yaml").read_text()
     assert not any(stage in (project / "dvc.yaml").read_text() for stage in IMAGE_STAGES)
@@ -170,6 +177,31 @@ def test_the_gate_names_the_command_for_a_switched_suite(shared, env):
     assert "DVC cannot add or remove stages on a param" in result.stderr, result.stderr
     assert "`vlstress exp run -S suites.rococo_image=false`" in result.stderr
     assert "vlstress pipeline render" in result.stderr
+
+
+def test_the_gate_undoes_a_switch_only_inside_dvc_exp_run(shared, env):
+    from dvc.utils.hydra import apply_overrides
+
+    before = files(shared)
+    check = "vlstress pipeline check --params params.yaml --stamp results/params.checked".split()
+    try:
+        # by hand: the edit is the user's, and stays
+        apply_overrides(shared / "params.yaml", ["suites.rococo_image=false"])
+        switched = (shared / "params.yaml").read_bytes()
+        result = sh(*check, cwd=shared, env=env, check=False)
+        assert result.returncode == 2 and "vlstress exp run -S" in result.stderr
+        assert (shared / "params.yaml").read_bytes() == switched
+        # as `dvc exp run -S suites.rococo_image=false -S seed=7` leaves it: the switch is undone
+        apply_overrides(shared / "params.yaml", ["seed=7"])
+        result = sh(*check, cwd=shared, env={**env, "DVC_EXP_NAME": "x"}, check=False)
+        assert result.returncode == 2
+        assert "suites.rococo_image=false undone in params.yaml" in result.stderr, result.stderr
+        params = yaml.safe_load((shared / "params.yaml").read_text())
+        assert params["suites"]["rococo_image"] is True and params["seed"] == 7
+        assert not (shared / "results" / "params.checked").exists()  # none before: none now
+    finally:
+        (shared / "params.yaml").write_bytes(before["params.yaml"])
+    assert files(shared) == before
 
 
 def test_the_hint_is_for_a_switch_only():

@@ -48,6 +48,29 @@ def classifier_problems(models: dict[str, Any], slug: str, where: str) -> list[s
     return []
 
 
+def model_problems(models: dict[str, Any]) -> list[str]:
+    """What the model card would refuse of each registry entry and can be told without a model
+    library: a LLaVA entry's form and local folder (its files), a timm architecture's name (read
+    from timm's source, not imported). Checked here, a bad entry stops the run before any step:
+    a step that fails has already lost its old outputs (both front ends delete them first)."""
+    from vlstress.embedding import llava_entries, timm_names
+    from vlstress.embedding.kinds import TIMM_PREFIX, model_kind
+
+    found = []
+    for slug, entry in models.items():
+        kind = model_kind(entry["arch"])
+        if kind == "llava":
+            try:
+                llava_entries.check(slug, entry["arch"], entry["pretrained"])
+            except VlstressError as error:
+                found.append(f"models.{slug}: {error}")
+        elif kind == "timm":
+            problem = timm_names.problem(slug, entry["arch"].removeprefix(TIMM_PREFIX))
+            if problem:
+                found.append(f"models.{slug}: {problem}")
+    return found
+
+
 def schema() -> dict[str, Any]:
     """The whole params schema: the engine's keys and every suite's blocks."""
     from vlstress.suites import registry
@@ -159,6 +182,7 @@ def problems(params: Any) -> list[str]:
     kind = params["dataset"]["kind"]
     if kind not in DATASET_KINDS:
         found.append("dataset.kind: " + unknown("dataset kind", kind, DATASET_KINDS))
+    found += model_problems(params["models"])
     embed = params["embed"]
     if embed["decoder"] == "nvjpeg" and not embed["device"].startswith(("auto", "cuda")):
         # with `auto` the model step refuses it if it resolves to the CPU

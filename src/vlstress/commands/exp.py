@@ -1,7 +1,8 @@
 """`vlstress exp run [dvc exp run arguments]`: `dvc exp run` whose -S may switch suites.
 
 dvc.yaml holds the stages of the suites that are on, and DVC cannot add or remove stages on a param
-(its templating has no conditionals), so `dvc exp run -S suites.ood=false` stops at `check_params`.
+(its templating has no conditionals), so `dvc exp run -S suites.ood=false` stops at `check_params`
+(which puts params.yaml back as it was).
 `vlstress exp run` takes the same arguments: it applies each combination of the -S overrides
 (params.yaml only; sweeps such as `suites.ood=true,false` need --queue, as in DVC) to params.yaml,
 checks the params, renders dvc.yaml, and runs `dvc exp run` with the other arguments unchanged

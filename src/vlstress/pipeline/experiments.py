@@ -2,11 +2,12 @@
 
 dvc.yaml lists only the stages of the suites that are on, and DVC's templating cannot make stages
 vanish on a param (`foreach`/`matrix` take a list or a dict, `${...}` is a plain key path, with no
-conditionals), so `dvc exp run -S suites.ood=false` stops at `check_params`. Here each combination
-of the overrides is applied to params.yaml with DVC's own Hydra helpers, checked, and dvc.yaml
-rendered for it; then `dvc exp run` runs with the other arguments unchanged. A queued (`--queue`)
-or temporary (`--temp`, `--dry`) experiment leaves the workspace as it was, as DVC's own `-S` does;
-one run in the workspace leaves its params and dvc.yaml applied, as DVC does.
+conditionals), so `dvc exp run -S suites.ood=false` stops at `check_params` (which puts the
+switch back: `undo_switch`). Here each combination of the overrides is applied to params.yaml with
+DVC's own Hydra helpers, checked, and dvc.yaml rendered for it; then `dvc exp run` runs with the
+other arguments unchanged. A queued (`--queue`) or temporary (`--temp`, `--dry`) experiment leaves
+the workspace as it was, as DVC's own `-S` does; one run in the workspace leaves its params and
+dvc.yaml applied, as DVC does.
 """
 
 from __future__ import annotations
@@ -146,6 +147,64 @@ def check(overrides: list[str], dvc_yaml: Path) -> None:
         copy = Path(folder) / PARAMS.name
         copy.write_bytes(PARAMS.read_bytes())
         rendered.texts(_load(overrides, copy), dvc_yaml)
+
+
+EXPERIMENT_ENV = "DVC_EXP_NAME"  # set by `dvc exp run` for the commands of its stages
+
+
+def undo_switch(params: dict, params_file: Path, dvc_yaml: Path, stamp: Path) -> str | None:
+    """In a plain `dvc exp run -S suites.X=...` (the gate runs inside `dvc exp run`, and params
+    differ from dvc.yaml only in the suites that are on), put params_file back and the gate's stamp
+    too (DVC deleted it before the gate ran; its bytes are fixed), so that no `code_*` stage looks
+    changed. params_file gets its committed bytes back when they plus the switch are what DVC
+    wrote (its own -S was the whole change); else the switch alone is undone, with DVC's override
+    helper. What was done, for the error message (None: nothing)."""
+    import os
+    import tempfile
+
+    from vlstress.io import atomic_path, write_text
+    from vlstress.pipeline import GATE_STAMP
+    from vlstress.pipeline.rendered import suites_switched
+
+    if not os.environ.get(EXPERIMENT_ENV) or not dvc_yaml.is_file():
+        return None
+    switched = suites_switched(params, dvc_yaml.read_text(encoding="utf-8"))
+    if not switched:
+        return None
+    try:
+        from dvc.utils.hydra import apply_overrides
+    except ImportError:
+        return None
+    back = [f"{s.partition('=')[0]}={str(s.endswith('=false')).lower()}" for s in switched]
+    now = params_file.read_bytes()
+    committed = subprocess.run(
+        ["git", "show", f"HEAD:./{params_file.as_posix()}"], capture_output=True, check=False
+    ).stdout
+    done = (
+        f"{shlex.join(switched)} undone in {params_file} (any other -S stays applied, as DVC "
+        "leaves it)"
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / params_file.name
+        copy.write_bytes(committed)
+        try:
+            apply_overrides(copy, switched)
+            same = bool(committed) and copy.read_bytes() == now
+        except Exception:  # not a committed params file DVC reads: undo the switch alone
+            same = False
+    if same:
+        with atomic_path(params_file) as tmp:
+            tmp.write_bytes(committed)
+        done = f"{params_file} is back as committed"
+    else:
+        try:
+            apply_overrides(params_file, back)
+        except Exception:  # the switch stays, as DVC leaves it
+            return None
+    lock = dvc_yaml.with_name("dvc.lock")
+    if lock.is_file() and str(stamp) in lock.read_text(encoding="utf-8"):
+        write_text(stamp, GATE_STAMP)
+    return done
 
 
 class Snapshot:

@@ -51,7 +51,38 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
             found.append(
                 f"ood.sets.{name}: also a zero-shot test set name; give the OOD set its own name"
             )
+    if not found:
+        found += _shared_class_problems(block["sets"], block["in_distribution"], testsets)
     for score in typed.build(OodParams, block, "ood").scores:
         if score not in SCORES:
             found.append("ood.scores: " + unknown("OOD score", score, SCORES))
+    return found
+
+
+def _shared_class_problems(sets: dict[str, Any], ident: str, testsets: dict[str, Any]) -> list[str]:
+    """An OOD set sharing a class with the in-distribution set, where both sets' classes are known
+    without building them (vlstress.testsets.known_classes; otherwise `ood_testset` refuses it)."""
+    from vlstress.errors import VlstressError
+    from vlstress.testsets.known_classes import known_set
+    from vlstress.testsets.manifest import shared_classes
+
+    try:
+        inside = known_set(testsets[ident], ident)
+    except VlstressError as error:
+        return [f"zeroshot.testsets.{ident}: {error}"]
+    if inside is None:
+        return []
+    found = []
+    for name, entry in sets.items():
+        try:
+            outside = known_set(entry, name)
+        except VlstressError as error:
+            found.append(f"ood.sets.{name}: {error}")
+            continue
+        shared = shared_classes(outside, inside) if outside is not None else []
+        if shared:
+            found.append(
+                f"ood.sets.{name}: shares {len(shared)} class(es) with the in-distribution set "
+                f"{ident!r}: {', '.join(shared)}; leave them out (drop)"
+            )
     return found

@@ -93,6 +93,9 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--new-tokens", type=int, default=8)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--models", default=",".join(MODELS), help=f"comma-separated, of {', '.join(MODELS)}"
+    )
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a model, in this process
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
@@ -104,8 +107,12 @@ def main() -> None:
                             args.threads, Path(folder))  # fmt: skip
         print(json.dumps(found))
         return
+    names = args.models.split(",")
+    unknown = sorted(set(names) - set(MODELS))
+    if unknown:
+        parser.error(f"unknown model(s) {', '.join(unknown)}: choose among {', '.join(MODELS)}")
     rows = []
-    for name in MODELS:
+    for name in names:
         done = subprocess.run(
             [sys.executable, __file__, "--one", name, "--questions", str(args.questions),
              "--batch-size", str(args.batch_size), "--new-tokens", str(args.new_tokens),

@@ -190,6 +190,8 @@ def main(argv=None) -> int:
             f"x{cores}/plain",
         )
     )
+    if args.workdir is not None:
+        args.workdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.workdir, prefix="bench_corruptions.") as tmp:
         tmp = Path(tmp)
         clean = synthetic_set(tmp / "clean", args.images, args.size, args.seed)

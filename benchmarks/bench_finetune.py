@@ -140,6 +140,11 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--out", type=Path, default=None, help="JSON result")
+    parser.add_argument(
+        "--methods",
+        default=",".join(METHODS),
+        help=f"comma-separated, of {', '.join(METHODS)} ({BASELINE} always runs: the reference)",
+    )
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)  # the child's method
     args = parser.parse_args()
     if args.one:
@@ -150,8 +155,12 @@ def main() -> int:
 
     import torch
 
+    chosen = list(dict.fromkeys([BASELINE, *args.methods.split(",")]))
+    unknown = sorted(set(chosen) - set(METHODS))
+    if unknown:
+        parser.error(f"unknown method(s) {', '.join(unknown)}: choose among {', '.join(METHODS)}")
     found = []
-    for method in METHODS:
+    for method in chosen:
         flags = ["--arch", args.arch, "--batch", str(args.batch), "--repeats", str(args.repeats)]
         flags += ["--threads", str(args.threads), "--device", args.device, "--one", method]
         child = subprocess.run(

@@ -53,7 +53,7 @@ def main() -> int:
     seconds = []
     for _ in range(args.repeats):
         start = time.perf_counter()
-        neighbours.nearest(index, queries)
+        neighbours.nearest(index, queries, collection)
         seconds.append(time.perf_counter() - start)
     best = min(seconds)
     macs = args.queries * args.collection * args.width / best

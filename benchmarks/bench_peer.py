@@ -90,6 +90,10 @@ PEER = "clip_benchmark"
 PEER_VERSION = "1.6.2"
 PEER_DATASET = "imagenet_sketch"  # CLIP_benchmark's branch that is `ImageFolder(root)` and no more
 MODEL = "vit-b-32-random"
+# the benchmark's own model entry (the issue's workload), not one of params.yaml's: the demo's
+# models change; the peer's side below names the same architecture
+ARCH = "ViT-B-32"
+MODEL_ENTRY = {"arch": ARCH, "pretrained": None}
 TESTSET = "objects"
 STAGES = ("zeroshot_classifiers", "embed_zeroshot", "evaluate_zeroshot")
 WARM = {
@@ -230,12 +234,12 @@ def project(folder: Path, manifest: dict[str, Any], entry: dict[str, Any]) -> di
     model), the test set, the model card. Returns the params."""
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["suites"] = {name: name == "zeroshot" for name in params["suites"]}
-    params["models"] = {MODEL: params["models"][MODEL]}
+    params["models"] = {MODEL: dict(MODEL_ENTRY)}
     params["zeroshot"]["testsets"] = {TESTSET: entry}
     (folder / "data" / "testsets" / TESTSET).mkdir(parents=True, exist_ok=True)
     (folder / "data" / "testsets" / TESTSET / "manifest.json").write_text(json.dumps(manifest))
     (folder / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    card = command("model_card-" + MODEL, params)
+    card = command("model_card", params)
     subprocess.run(card, cwd=folder, check=True, capture_output=True, text=True)
     return params
 
@@ -247,12 +251,30 @@ def lookup(params: dict[str, Any], dotted: str) -> Any:
     return value
 
 
+_RENDERED: dict[str, dict[str, Any]] = {}
+
+
+def rendered_stages(params: dict[str, Any]) -> dict[str, Any]:
+    """The stages of the dvc.yaml these params render to (cached per params)."""
+    from vlstress.pipeline import dvc
+
+    key = json.dumps(params, sort_keys=True, default=str)
+    if key not in _RENDERED:
+        _RENDERED[key] = yaml.safe_load(dvc.render(params))["stages"]
+    return _RENDERED[key]
+
+
 def command(stage: str, params: dict[str, Any]) -> list[str]:
-    """A stage's command as dvc.yaml renders it for MODEL and TESTSET (null -> None, as DVC)."""
-    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    declared = stages[stage]
+    """A stage's command as dvc.yaml renders it for MODEL and TESTSET (null -> None, as DVC):
+    the dvc.yaml of these params (`vlstress pipeline render`'s text; not the checkout's, which
+    holds the demo's models), the stage's `foreach` item or its plain stage for the model."""
+    stages = rendered_stages(params)
+    declared = stages.get(f"{stage}-{re.sub(r'[^A-Za-z0-9_-]', '_', MODEL)}") or stages[stage]
     template = declared.get("do", declared)["cmd"]
     local = {"key": MODEL, "item.model": MODEL, "item.testset": TESTSET}
+    items = declared.get("foreach")
+    if isinstance(items, dict) and isinstance(items.get(MODEL), dict):
+        local.update({f"item.{k}": v for k, v in items[MODEL].items()})
 
     def value(match: re.Match) -> str:
         name = match.group(1)
@@ -369,7 +391,7 @@ def run_peer(
         "--task",
         "zeroshot_classification",
         "--model",
-        "ViT-B-32",
+        ARCH,
         "--pretrained",
         "",  # no weights: open_clip's random init after torch.manual_seed(--seed)
         "--seed",
@@ -741,6 +763,12 @@ def main(argv: list[str] | None = None) -> int:
         "each side as it ships (ours capped, the peer not); uncapped = both on the CPU's best",
     )
     parser.add_argument("--tag", default="", help="results file suffix")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="the JSON (the .md beside it; default: benchmarks/results/bench_peer[-TAG].json)",
+    )
     args = parser.parse_args(argv)
 
     if not (args.data / "annotations" / "instances_val2017.json").is_file():
@@ -799,7 +827,7 @@ def main(argv: list[str] | None = None) -> int:
         "empty_weight_cache": args.empty_weight_cache,
         "workloads": [],
     }
-    out = RESULTS / f"bench_peer{'-' + args.tag if args.tag else ''}.json"
+    out = args.out or RESULTS / f"bench_peer{'-' + args.tag if args.tag else ''}.json"
     try:
         for name in args.workloads.split(","):
             copies = int(name.removeprefix("x"))

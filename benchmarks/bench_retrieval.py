@@ -281,6 +281,8 @@ def main(argv=None) -> int:
     n_q, n_g = args.queries, args.gallery
     ref_rows = min(args.reference_rows or n_q, n_q)
     matrix_gb = n_q * n_g * 4 / 1e9
+    if args.workdir is not None:
+        args.workdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.workdir, prefix="bench_retrieval.") as tmp:
         tmp = Path(tmp)
         queries, gallery = make_embeddings(n_q, n_g, args.dim, args.per_query, args.seed)

@@ -409,6 +409,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run-models", action="store_true", help="run model stages too")
     parser.add_argument("--compare", default=None, help="an earlier results JSON (before)")
     parser.add_argument("--keep", action="store_true", help="keep the checkout copy")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="the JSON (the .md beside it; default: benchmarks/results/bench_startup[-TAG].json)",
+    )
     args = parser.parse_args(argv)
 
     params = yaml.safe_load(Path(args.params).read_text())
@@ -465,7 +471,8 @@ def main(argv: list[str] | None = None) -> int:
         "stages": rows,
     }
     suffix = f"-{args.tag}" if args.tag else ""
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = args.out or RESULTS / f"bench_startup{suffix}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
     unbuilt = [row["stage"] for row in rows if not set(row["instances"]) & set(lock["stages"])]
     rows = [row for row in rows if row["stage"] not in unbuilt]
     result.update(stages=rows, not_in_dvc_lock=unbuilt)
@@ -477,8 +484,8 @@ def main(argv: list[str] | None = None) -> int:
         before = json.loads(Path(args.compare).read_text())
         result["compared_with"] = str(args.compare)
         text += "\nBefore/after (stages run in both):\n\n" + comparison(before, result)
-    (RESULTS / f"bench_startup{suffix}.json").write_text(json.dumps(result, indent=1) + "\n")
-    (RESULTS / f"bench_startup{suffix}.md").write_text(text)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    out.with_suffix(".md").write_text(text)
     print(text)
     return 0
 

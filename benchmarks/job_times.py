@@ -53,15 +53,19 @@ def summary(root: Path, wall: float | None) -> dict:
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", type=Path, default=ROOT, help="a checkout after a run")
     parser.add_argument("--wall", type=float, default=None, help="the run's wall time (s)")
     parser.add_argument("--tag", default="", help="suffix of the result file")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--out", type=Path, default=None, help="default: benchmarks/results/job_times[-TAG].json"
+    )
+    args = parser.parse_args(argv)
     result = summary(args.root, args.wall)
     name = f"job_times{'-' + args.tag if args.tag else ''}.json"
-    out = ROOT / "benchmarks" / "results" / name
+    out = args.out or ROOT / "benchmarks" / "results" / name
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"{result['jobs']} jobs, {result['job_s']} job-s, wall {result['wall_s']} s -> {out}")
 

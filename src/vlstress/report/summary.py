@@ -5,7 +5,8 @@ Outputs:
 - long table (`--out-csv`), one row per (record, metric): the per-seed rows;
 - aggregated table (`--out-agg`): mean, std and n_seeds over replicate seeds of every (model,
   task, condition, metric);
-- the aggregated table for humans (`--out-md`, mean ± std);
+- the aggregated table for humans (`--out-md`): one table per task, its own metrics as columns
+  (mean, ± std over replicate seeds; counts as integers; `–` where undefined or not measured);
 - DVC metrics (`--out-scores`, a folder): one small file per (task, dataset, condition, model),
   `<task>/<dataset>/<condition>/<model>.json`, holding that case's metrics (mean; `<metric>_std` and
   `n_seeds` over replicate seeds), numbers or null only (strict JSON; provenance in the sidecar
@@ -30,7 +31,7 @@ import pandas as pd
 from vlstress import provenance
 from vlstress.io import score_name, sha256_file, sidecar, write_scores, write_text
 from vlstress.report import records
-from vlstress.report.tasks import DIRECTIONS, TASKS
+from vlstress.report.tasks import DIRECTIONS, TASKS, task_rank
 
 
 def add_output_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,28 +83,92 @@ def strict_json(obj) -> str:
     return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def _cell(mean: float, std: float, n: int) -> str:
-    if math.isnan(mean):
-        return "n/a"
-    return f"{mean:.2f} ± {std:.2f}" if n > 1 and not math.isnan(std) else f"{mean:.2f}"
+UNDEFINED = "–"
+# a metric counting things (images, questions, decisions, queries): printed as an integer when
+# every mean of its column is one
+COUNT_PREFIXES = ("n_",)
+COUNT_SUFFIXES = ("_decisions",)
+COUNT_NAMES = ("queries",)
+MARKDOWN_CAPTION = (
+    "Every metric of the run, one table per task (its own metrics as columns): mean over "
+    "replicate seeds, ± the sample std where a case has several (`seeds` says how many); "
+    f"percentages as in the records, counts as integers; {UNDEFINED} where a value is undefined "
+    "(e.g. a drop rate from an original R@1 of 0) or not measured for that row."
+)
+
+
+def is_count(metric: str, means: pd.Series) -> bool:
+    """A count-like metric whose every defined mean is a whole number."""
+    named = (
+        metric.startswith(COUNT_PREFIXES)
+        or metric.endswith(COUNT_SUFFIXES)
+        or metric in COUNT_NAMES
+    )
+    defined = means.dropna()
+    return named and bool(((defined - defined.round()).abs() < 1e-9).all())
+
+
+def _cell(mean: float, std: float, n: int, digits: int = 2) -> str:
+    if mean is None or math.isnan(mean):
+        return UNDEFINED
+    if n > 1 and not math.isnan(std):
+        return f"{mean:.{digits}f} ± {std:.2f}"
+    return f"{mean:.{digits}f}"
+
+
+def task_frame(rows: pd.DataFrame) -> pd.DataFrame:
+    """One task's rows (of the aggregated table) as a table: a row per (model, dataset,
+    condition); a column per metric of the task; the dataset and condition columns only where
+    they vary, `seeds` only where a case has several."""
+    ids = ["model", "dataset", "condition"]
+    rows = rows.assign(seeds=rows.groupby(ids, sort=False)["n_seeds"].transform("max"))
+    digits = {m: 0 if is_count(m, g["mean"]) else 2 for m, g in rows.groupby("metric")}
+    rows = rows.assign(
+        cell=[
+            _cell(m, s, n, digits[metric])
+            for m, s, n, metric in zip(rows["mean"], rows["std"], rows["n_seeds"], rows["metric"])
+        ]
+    )
+    cases = rows.drop_duplicates(ids)[[*ids, "label", "condition_label", "seeds"]]
+    wide = rows.pivot(index=ids, columns="metric", values="cell")
+    wide = wide.reindex(pd.MultiIndex.from_frame(cases[ids]))
+    metrics = sorted(wide.columns, key=records.metric_key)
+    frame = pd.DataFrame(
+        {
+            "model": cases["label"].to_numpy(),
+            "dataset": cases["dataset"].astype(str).to_numpy(),
+            "condition": cases["condition_label"].astype(str).to_numpy(),
+            "seeds": cases["seeds"].astype(int).to_numpy(),
+        }
+    )
+    for metric in metrics:
+        frame[metric] = wide[metric].fillna(UNDEFINED).to_numpy()
+    keep = ["model"]
+    keep += ["dataset"] if frame["dataset"].nunique() > 1 else []
+    keep += ["condition"] if frame["condition"].nunique() > 1 else []
+    keep += ["seeds"] if (frame["seeds"] > 1).any() else []
+    return frame[[*keep, *metrics]]
+
+
+def _task_heading(task: str, rows: pd.DataFrame) -> str:
+    """`### <title> (`task`): data <sets>[; condition <label>]` (the condition where the task
+    has one only)."""
+    info = TASKS.get(task)
+    title = info.title if info else task
+    datasets = ", ".join(dict.fromkeys(rows["dataset"].astype(str)))
+    labels = list(dict.fromkeys(rows["condition_label"].astype(str)))
+    single = f"; condition {labels[0]}" if len(labels) == 1 else ""
+    return f"### {title} (`{task}`): data {datasets}{single}"
 
 
 def markdown(agg: pd.DataFrame) -> str:
-    frame = agg.assign(
-        cell=[_cell(m, s, n) for m, s, n in zip(agg["mean"], agg["std"], agg["n_seeds"])]
-    )
-    ids = ["model", "dataset", "task", "condition"]
-    shown = ["label", "condition_label", "n_seeds"]
-    frame = frame.assign(n_seeds=frame.groupby(ids)["n_seeds"].transform("max"))
-    wide = frame.pivot(index=[*ids, *shown], columns="metric", values="cell")
-    wide = wide.reindex(pd.MultiIndex.from_frame(frame[[*ids, *shown]].drop_duplicates()))
-    metrics = sorted(wide.columns, key=records.metric_key)
-    wide = wide.droplevel(["model", "dataset", "condition"]).reset_index().fillna("")
-    wide = wide[["label", "task", "condition_label", "n_seeds", *metrics]]
-    wide = wide.rename(
-        columns={"label": "model", "condition_label": "condition", "n_seeds": "seeds"}
-    )
-    return wide.to_markdown(index=False, disable_numparse=True)
+    """The caption, then one pipe table per task in registry order."""
+    parts = [MARKDOWN_CAPTION]
+    for task in sorted(dict.fromkeys(agg["task"]), key=task_rank):
+        rows = agg[agg["task"] == task]
+        table = task_frame(rows).to_markdown(index=False, disable_numparse=True)
+        parts.append(f"{_task_heading(task, rows)}\n\n{table}")
+    return "\n\n".join(parts)
 
 
 def plot_table(agg: pd.DataFrame) -> pd.DataFrame:

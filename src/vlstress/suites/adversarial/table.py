@@ -1,5 +1,8 @@
 """The adversarial suite's table: rows = models; columns = clean top-1, then robust top-1 of every
-(attack, eps). Cells are means over replicates; `–` where a value is undefined.
+(attack, eps). Cells are means over replicates; `–` where a value is undefined. Every number is
+over the attacked images only (`adversarial.n_images`, the first of the test set): the caption
+states that n and the test set, since the clean top-1 here is not the zero-shot table's (over
+the whole set).
 """
 
 from __future__ import annotations
@@ -22,6 +25,36 @@ COST_CAPTION = (
 
 def _conditions(rows: pd.DataFrame) -> pd.Series:
     return rows["condition_json"].map(json.loads)
+
+
+def attacked(table: pd.DataFrame) -> str:
+    """`n=4 images of objects` (each attack's n where they differ), from the long table's
+    `n_images` of the adversarial records; the zero-shot records' n of the same set where there
+    are some."""
+    rows = records.rows(table, "adversarial")
+    parts = []
+    for dataset in dict.fromkeys(rows["dataset"].astype(str)):
+        mine = rows[rows["dataset"].astype(str) == dataset]
+        counts = {
+            json.loads(c)["attack"]: n
+            for c, n in mine.groupby("condition_json", sort=False)["n_images"].max().items()
+        }
+        values = set(counts.values())
+        if len(values) == 1:
+            n = next(iter(values))
+            text = f"n={_count(n)} images of {dataset}"
+        else:
+            text = ", ".join(f"{a}: n={_count(n)}" for a, n in counts.items()) + f" of {dataset}"
+        whole = records.rows(table, "zeroshot")
+        whole = whole[whole["dataset"].astype(str) == dataset]["n_images"].max()
+        if not pd.isna(whole):
+            text += f" (the zero-shot table's top-1 is over all {_count(whole)})"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def _count(n: object) -> str:
+    return "?" if n is None or pd.isna(n) else f"{int(n)}"  # type: ignore[call-overload]
 
 
 def adversarial_table(agg: pd.DataFrame) -> pd.DataFrame | None:
@@ -61,8 +94,10 @@ def cost_table(agg: pd.DataFrame) -> pd.DataFrame | None:
 
 def render(table: pd.DataFrame, block: dict) -> tuple[str, str, list[str]]:
     agg = records.aggregate(table)
+    over = attacked(table) if not records.rows(table, "adversarial").empty else ""
+    suffix = f"; every column over the attacked images only: {over}" if over else ""
     frames = {
-        "adversarial": (CAPTION, adversarial_table(agg)),
-        "adversarial-cost": (COST_CAPTION, cost_table(agg)),
+        "adversarial": (f"{CAPTION}{suffix}", adversarial_table(agg)),
+        "adversarial-cost": (f"{COST_CAPTION}{suffix}", cost_table(agg)),
     }
     return render_frame_set("adversarial", frames, block)

@@ -4,8 +4,14 @@ what cost?
 One row per fine-tuned model and one for its base, from the aggregated summary: retrieval R@1
 on the original gallery, the text stress-test (R@1 and false R@1 per caption set), the image
 stress-test (R@1 and false R@1 per perturbation, mean over λ and seeds) and, where those suites
-ran, zero-shot top-1 per test set and mean corruption accuracy. A second table gives each
-fine-tuned model's change against its base (percentage points).
+ran, zero-shot top-1 per test set and mean corruption accuracy, with each fine-tuned model's
+change against its base (percentage points).
+
+The Markdown and LaTeX tables are transposed (a row per measure, a column per model: as narrow as
+the number of variants) under a legend of the variants (method, settings, in how many measures a
+variant equals its base); a LoRA variant that leaves most measures as its base had them gets a
+note saying why, from its params (the adapters' tower and layers, their zero start, the steps and
+learning rate). The CSV keeps one row per model and a column per measure.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ class Finetuned:
     slug: str  # the model entry evaluating the fine-tuned weights
     method: str  # one of METHODS
     settings: str  # what sets it apart within its method
+    lora: int = 0  # LoRA rank (0: every weight trained, or not trained: WiSE-FT)
 
 
 def _condition(text: str) -> dict:
@@ -144,27 +151,102 @@ def finetuned_models(params: Params) -> list[Finetuned]:
         method = "SC/VC"
         if spec.lora:
             method, settings = "SC/VC + LoRA", f"{settings}, rank {spec.lora}"
-        made[FINETUNED.replace("{variant}", variant)] = (variant, method, settings)
+        made[FINETUNED.replace("{variant}", variant)] = (variant, method, settings, spec.lora)
     for variant, labelled in sorted(block.labelled.variants.items()):
         method, settings = LOSS_METHODS[labelled.loss], f"templates {block.labelled.templates}"
         if labelled.lora:
             method, settings = f"{method} + LoRA", f"{settings}, rank {labelled.lora}"
-        made[LABELLED_FINETUNED.replace("{labelled}", variant)] = (variant, method, settings)
+        made[LABELLED_FINETUNED.replace("{labelled}", variant)] = (
+            variant,
+            method,
+            settings,
+            labelled.lora,
+        )
     # the path as the workflow writes it: the alpha as written in the params (1 or 1.0)
     for written, alpha in zip(params.values["finetune"]["wise"]["alphas"], block.wise.alphas):
         made[WISE.replace("{alpha}", str(written))] = (
             f"wise {alpha:g}",
             "WiSE-FT",
             f"alpha {alpha:g} towards {block.wise.of}",
+            0,
         )
     found = []
-    for path, (variant, method, settings) in made.items():
+    for path, (variant, method, settings, rank) in made.items():
         found += [
-            Finetuned(variant, slug, method, settings)
+            Finetuned(variant, slug, method, settings, rank)
             for slug, model in params.models.items()
             if model.pretrained and os.path.normpath(model.pretrained) == os.path.normpath(path)
         ]
     return found
+
+
+def unchanged(values: pd.DataFrame, changes: pd.DataFrame) -> dict[str, tuple[int, int]]:
+    """Model slug -> (measures equal to the base's at the table's 0.1 precision, measures with a
+    value for both)."""
+    out = {}
+    for key, row in changes.iterrows():
+        defined = row.dropna()
+        same = int((defined.abs() < 0.05).sum())
+        out[key[2]] = (same, len(defined))
+    return out
+
+
+def lora_reason(block: FinetuneParams, f: Finetuned) -> str:
+    """Why a LoRA variant can leave the base's measures as they were, from its params."""
+    total = block.steps * block.lr
+    return (
+        f"{f.variant} trains only rank-{f.lora} LoRA adapters on the {block.lora.tower} tower's "
+        f"{', '.join(block.lora.modules)} layers (the other tower is the base's); an adapter's "
+        f"update (alpha/rank) B·A starts at zero (B = 0) and in {block.steps} AdamW steps at a "
+        f"learning rate of at most {block.lr:g} each entry of B moves by about {total:.1g} at "
+        "most, so the merged weights stay within a small fraction of the base's and the "
+        "rankings these measures count barely move; more steps, a larger learning rate or rank "
+        "make the adapters matter"
+    )
+
+
+def transposed(values: pd.DataFrame, changes: pd.DataFrame, latex: bool = False) -> pd.DataFrame:
+    """A row per measure, a column per model (its variant name): the base's value, each
+    variant's value with its change against the base in brackets."""
+    columns = {}
+    for key, row in values.iterrows():
+        method, variant, slug, _ = key
+        if method == "base":
+            columns["base"] = cells(row.to_frame().T).iloc[0]
+            continue
+        change = (
+            changes.xs(slug, level="model").iloc[0]
+            if slug in set(changes.index.get_level_values("model"))
+            else None
+        )
+        shown = cells(row.to_frame().T).iloc[0]
+        if change is not None:
+            signed = cells(change.to_frame().T, signed=True).iloc[0]
+            shown = pd.Series(
+                {k: v if v == MISSING else f"{v} ({signed[k]})" for k, v in shown.items()}
+            )
+        columns[variant] = shown
+    frame = pd.DataFrame(columns)
+    frame.index.name = "measure (%)"
+    return frame
+
+
+def legend(values: pd.DataFrame, changes: pd.DataFrame, base: str) -> pd.DataFrame:
+    """A row per model: method, model entry, settings, measures equal to the base's."""
+    same = unchanged(values, changes)
+    rows = []
+    for method, variant, slug, settings in values.index:
+        k, n = same.get(slug, (0, 0))
+        rows.append(
+            {
+                "variant": variant,
+                "method": method,
+                "model": slug,
+                "settings": settings or MISSING,
+                "same as base": "–" if slug == base else f"{k} of {n}",
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 @dataclass(frozen=True)
@@ -187,30 +269,36 @@ def finetune_tables(params: Params, params_files: list[Path], summary: Path) -> 
     agg = pd.read_csv(summary, keep_default_na=False, na_values=[""], dtype={"condition_json": str})
     base = params.block(FinetuneParams).base.slug
     values, changes, notes = comparison(agg, base, finetuned_models(params))
+    params_block = params.block(FinetuneParams)
+    same = unchanged(values, changes)
+    for f in finetuned_models(params):
+        k, n = same.get(f.slug, (0, 0))
+        if f.lora and n and 2 * k >= n:
+            reason = lora_reason(params_block, f)
+            notes.append(f"{f.variant} equals the base in {k} of {n} measures: {reason}")
     block = provenance.build(
         "finetune-table",
         {"params": [str(p) for p in params_files], "base": base, "notes": notes},
         inputs={str(summary): sha256_file(summary)},
     )
     caption = (
-        f"Fine-tuning of {base}: base against its fine-tuned variants by method (CLIP loss + "
-        "w_sc SC + w_vc VC on captioned images; FLYP: the CLIP loss on class prompts; standard: "
-        "cross-entropy through a zero-shot-initialised head; every weight or LoRA adapters; "
-        "WiSE-FT weight interpolation); R@1, false R@1 and top-1 in %"
+        f"Fine-tuning of {base}: R@1, false R@1 and top-1 (%) of the base and of each fine-tuned "
+        "variant (a column each), with the variant's change against the base in percentage "
+        f"points in brackets; {MISSING} undefined. Methods: SC/VC = CLIP loss + w_sc SC + w_vc VC "
+        "on captioned images; FLYP = the CLIP loss on class prompts; standard = cross-entropy "
+        "through a zero-shot-initialised head; + LoRA = adapters only; WiSE-FT = weight "
+        "interpolation"
     )
-    text = (
-        f"{caption}\n\n"
-        f"{cells(values).reset_index().to_markdown(index=False, disable_numparse=True)}\n"
+    text = f"{caption}\n\n"
+    text += (
+        "Variants (same as base: measures whose value equals the base's at this precision):\n\n"
+        f"{legend(values, changes, base).to_markdown(index=False, disable_numparse=True)}\n\n"
     )
-    if not changes.empty:
-        changes_md = (
-            cells(changes, signed=True)
-            .reset_index()
-            .to_markdown(index=False, disable_numparse=True)
-        )
-        text += f"\nChange against the base (percentage points):\n\n{changes_md}\n"
+    heading = "Change against the base in brackets" if not changes.empty else "Values"
+    by_measure = transposed(values, changes).reset_index()
+    text += f"{heading}:\n\n{by_measure.to_markdown(index=False, disable_numparse=True)}\n"
     text += "".join(f"\n_Note: {n}._\n" for n in notes)
-    latex = cells(values).reset_index()
+    latex = transposed(values, changes).reset_index()
     latex.columns = [latex_escape(str(c)) for c in latex.columns]
     latex = latex.map(lambda v: latex_escape(str(v)))
     body = latex.style.hide(axis="index").to_latex(

@@ -5,9 +5,10 @@ stress task of the registry (`report.tasks`): image → text (R@1 on the origina
 gallery, then for each text set R@1, drop rate and false R@1) and text → image
 (original, then each image variant and λ). Cells: mean over replicate seeds, `± std`
 when there are several seeds, `–` when undefined (e.g. drop rate with an original
-R@1 of 0). Rendering goes through pandas only: `DataFrame.to_markdown` (tabulate)
-and `Styler.to_latex` (booktabs rules, multicolumn headers; one `table*` per direction,
-scaled to the text width).
+R@1 of 0). A model without a retrieval record (an image classifier or an assistant: no text
+tower to rank captions with) has no row; a note names it. Rendering goes through pandas only:
+`DataFrame.to_markdown` (tabulate) and `Styler.to_latex` (booktabs rules, multicolumn headers;
+one `table*` per direction, scaled to the text width).
 """
 
 from __future__ import annotations
@@ -95,7 +96,22 @@ def paper_table(table: pd.DataFrame, latex: bool = False) -> tuple[pd.DataFrame,
                     }
     frame = pd.DataFrame(cells, index=pd.Index(models, name="Model"))
     frame.columns = pd.MultiIndex.from_tuples(frame.columns)
+    measured = frame.drop(columns=[("", "", "Params (M)")]).ne(MISSING).any(axis=1)
+    if frame.shape[1] > 1 and not measured.all():
+        absent = [m for m in models if not measured[m]]
+        notes.append(
+            f"no retrieval records (no text tower to rank captions with): {', '.join(absent)} "
+            "left out"
+        )
+        frame = frame[measured]
     return frame, notes
+
+
+def retrieval_datasets(table: pd.DataFrame) -> list[str]:
+    """The datasets of the retrieval tasks' records (the stressed tasks and their baselines)."""
+    names = {name for name, _ in tasks.stressed_tasks()}
+    names |= {_baseline(info) for _, info in tasks.stressed_tasks()}
+    return sorted(table.loc[table["task"].isin(names), "dataset"].astype(str).unique())
 
 
 def to_markdown(table: pd.DataFrame) -> str:
@@ -158,12 +174,12 @@ def render(table: pd.DataFrame, block: dict) -> tuple[str, str, list[str]]:
     from vlstress.io import dumps_json
 
     _, notes = paper_table(table)
-    dataset = ", ".join(sorted(table["dataset"].astype(str).unique()))
+    dataset = ", ".join(retrieval_datasets(table)) or "no retrieval data"
     seeds = records.max_replicates(table)
     caption = (
         f"Retrieval under stress on {dataset}: R@1, drop rate and false R@1 (%)"
         + (", mean ± std over variant seeds" if seeds > 1 else "")
-        + ". Models marked random-init have seeded random weights."
+        + f"; {MISSING} undefined. Models marked random-init have seeded random weights."
     )
     note_md = "".join(f"\n\n_Note: {n}._" for n in notes)
     markdown = (

@@ -45,6 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out-effective", required=True, type=Path, help="CSV: ER and RR per (shift, model)"
     )
     parser.add_argument(
+        "--out-md",
+        type=Path,
+        default=None,
+        help="Markdown: CE per corruption, mCE, mCA; effective robustness per shift (optional)",
+    )
+    parser.add_argument(
         "--out-json",
         required=True,
         type=Path,

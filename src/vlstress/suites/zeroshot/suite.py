@@ -90,7 +90,8 @@ SUITE = Suite(
             " --mce-baseline {p.zeroshot.robustness.mce_baseline}"
             " --transform {p.zeroshot.robustness.transform} --fit {p.zeroshot.robustness.fit}"
             " --out-corruptions {out.corruptions} --out-effective {out.effective}"
-            " --out-json {out.json} --out-scores {out.scores} --out-fig {out.png}",
+            " --out-md {out.md} --out-json {out.json} --out-scores {out.scores}"
+            " --out-fig {out.png}",
             inputs={"summary": SUMMARY},
             outputs={
                 "corruptions": small(
@@ -100,6 +101,11 @@ SUITE = Suite(
                 ),
                 "effective": small(
                     "results/robustness/effective.csv",
+                    caption="robustness",
+                    category="Zero-shot robustness",
+                ),
+                "md": small(
+                    "results/robustness/robustness.md",
                     caption="robustness",
                     category="Zero-shot robustness",
                 ),

@@ -3,6 +3,8 @@
 From the long summary table (`vlstress summarize`):
 - corruptions: mean corruption accuracy, relative drop, mCE and relative mCE against a
   baseline model (vlstress.suites.zeroshot.corruption_error);
+- the two as Markdown tables (`--out-md`: CE per corruption, mCE, mCA; effective robustness
+  per shift; vlstress.suites.zeroshot.robustness_tables);
 - effective robustness: every shift (each test set other than the in-distribution one,
   the mean over corruptions, the typographic attack) against the in-distribution test
   set, with a line fitted over this run's models (vlstress.suites.zeroshot.robustness_summary,
@@ -52,6 +54,21 @@ def run(args: argparse.Namespace) -> None:
     )
     write_text(args.out_corruptions, summary.csv_text(corruptions, "%.4f"))
     write_text(args.out_effective, summary.csv_text(effective, "%.6f"))
+    if args.out_md is not None:
+        from vlstress.io import dumps_json
+        from vlstress.suites.zeroshot.robustness_tables import markdown
+
+        labels = dict(zip(table["model"], table["label"]))
+        text = markdown(
+            corruptions,
+            top1,
+            args.mce_baseline if not top1.empty else None,
+            effective,
+            args.in_distribution,
+            note,
+            labels,
+        )
+        write_text(args.out_md, f"{text}\n\n<!-- provenance\n{dumps_json(block)}-->\n")
     body = summary.numbers(corruptions, effective, lines, note, block)
     write_json(args.out_json, body)
     write_scores(args.out_scores, summary.scores(body))

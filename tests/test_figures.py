@@ -146,7 +146,7 @@ def test_full_figures_have_all_panels(full_summary):
     fig, notes = figures.recall_bars(table)
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
     assert titles == ["image → text", "text → image"]
-    assert notes == [figures.ERRORBAR_NOTE]
+    assert notes == [figures.ERRORBAR_NOTE, "n = 14 images, 70 captions per model (demo)"]
     legend = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
     assert legend == ["original", "mix λ=0.7", "mix λ=0.9", "patch λ=0.7", "patch λ=0.9"]
     ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
@@ -172,7 +172,7 @@ def test_full_figures_have_all_panels(full_summary):
         ),
         ("false_r1_heatmap", "no image stress (text → image) records, its columns are left out"),
         ("lambda_sweep", "no image stress (text → image) records, the λ sweep is left out"),
-        ("drop_vs_size", "no image stress (text → image) records, its lines are left out"),
+        ("drop_vs_size", "no image stress (text → image) records, its markers are left out"),
     ],
 )
 def test_absent_image_family_is_noted_not_drawn(no_image, name, expected):
@@ -379,6 +379,7 @@ def every_figure(table):
             yield name, draw(table)[0]
 
 
+@pytest.mark.slow  # draws every figure a second time (~30 s); the fast tier draws them once
 def test_no_figure_has_overlapping_text(full_summary):
     """Every registered figure, on the demo's summary (every task) and on the report fixtures
     (three seeds, two models), and the effective-robustness scatter: no tick label on another or
@@ -451,3 +452,390 @@ def test_recall_bars_leave_out_models_without_retrieval_records(full_summary):
     fig, _ = figures.recall_bars(pd.concat([table, classifier], ignore_index=True))
     ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
     assert ticks == ["RN50\n(openai)", "ViT-B-32\n(random-init)"]
+
+
+# ------------------------------------------------------------------- readable, honest figures
+
+
+def _table(recs):
+    """The summary's long table of in-memory records (what `summarize` writes, without files)."""
+    import pandas as pd
+
+    rows = [row for rec in recs for row in records.record_rows(rec)]
+    return records.order(pd.DataFrame(rows, columns=records.RECORD_COLUMNS))
+
+
+def _classified(model, task, dataset, condition, metrics, n_classes=5):
+    from vlstress.record import Record
+
+    from report_fixtures import MODELS
+
+    info = dict(MODELS[model])
+    return Record(
+        task=task,
+        model={"slug": model, "arch": info["arch"], "weights": info["weights_label"]},
+        dataset={"name": dataset, "n_images": 30, "n_classes": n_classes},
+        condition=condition,
+        metrics=metrics,
+        provenance={"step": "evaluate", "model": info, "params": {}, "seed": 0},
+    )
+
+
+def _data_markers(ax):
+    """The lines of an axes that draw data markers (not error-bar caps, not reference lines)."""
+    return [line for line in ax.lines if line.get_marker() not in ("None", None, "", "_", "|")]
+
+
+def _same_size(table):
+    table = table.copy()
+    table["n_params"] = 43_224_449
+    table.loc[table["model"] == "rn50-openai", "n_params"] = 43_226_497  # 0.005% larger
+    return table
+
+
+def test_drop_vs_size_draws_one_marker_per_model_and_condition_and_joins_no_models():
+    """Sizes 0.005% apart: a linear, ordinal axis (no log stretch), each model its own slot, no
+    line from one model to another, error bars inside the values a drop rate can take."""
+    from report_fixtures import make_records
+
+    table = _same_size(_table(make_records(lams=(0.9,))))
+    setup()
+    fig, notes = figures.drop_vs_size(table)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "linear"
+    ticks = [t.get_text() for t in ax.get_xticklabels()]
+    assert len(ticks) == 2 and ticks[0].endswith("43.22M") and ticks[1].endswith("43.23M")
+    conditions = len(set(table.loc[table["metric"].str.endswith("drop_rate"), "condition"]))
+    drawn = _data_markers(ax)
+    # one marker set per condition, each with one point per model, no line between them
+    points = [(x, c) for c, line in enumerate(drawn) for x in line.get_xdata()]
+    assert len(points) == 2 * conditions == len(set(points))
+    assert all(line.get_linestyle() == "None" for line in drawn)
+    assert {round(x) for x, _ in points} == {0, 1}  # each model's markers inside its own slot
+    for collection in ax.collections:  # error bars
+        for segment in collection.get_segments():
+            assert max(y for _, y in segment) <= 100.0
+    assert any("one variant set, no error bar" in n for n in notes)
+    assert any("mean ± 1 std over 3 variant seeds" in n for n in notes)
+    assert "n = 14 images, 70 captions per model (demo)" in notes
+
+
+def test_drop_vs_size_error_bars_are_clipped_at_100():
+    from report_fixtures import make_records
+
+    table = _table(make_records(lams=(0.9,)))
+    drops = table["metric"] == "t2i_drop_rate"
+    # seeds at 100, 100 and 40: mean 80, std ~35 -> the bar would reach 115
+    table.loc[drops, "value"] = table.loc[drops, "seed"].map({1: 100.0, 10: 100.0, 100: 40.0})
+    setup()
+    fig, _ = figures.drop_vs_size(table)
+    tops = [max(y for _, y in s) for c in fig.axes[0].collections for s in c.get_segments()]
+    assert tops and max(tops) == 100.0
+
+
+def test_lambda_sweep_with_one_lambda_keeps_every_model_visible():
+    """One λ: each model a marker of its own shape, side by side (not stacked on one x)."""
+    from report_fixtures import make_records
+
+    table = _table(make_records(lams=(0.9,)))
+    setup()
+    fig, notes = figures.lambda_sweep(table)
+    for ax in fig.axes[:4]:
+        drawn = _data_markers(ax)
+        assert len(drawn) == 2  # one per model
+        assert len({line.get_marker() for line in drawn}) == 2
+        assert len({float(line.get_xdata()[0]) for line in drawn}) == 2
+        assert all(line.get_linestyle() == "None" for line in drawn)  # no one-point "curve"
+    assert any("one marker per model" in n for n in notes)
+
+
+def test_fine_tuned_variants_of_a_random_init_model_are_marked_on_every_figure(tmp_path):
+    from vlstress.report import figure_set
+    from vlstress.report.figures import mark_random_init
+
+    from report_fixtures import make_records
+
+    table = _table(make_records(lams=(0.9,)))
+    tuned = table[table["model"] == "vit-b-32-random"].assign(
+        model="vit-b-32-random+sc_vc", label="vit-b-32-random+sc_vc", weights_kind="checkpoint"
+    )
+    hub = table[table["model"] == "rn50-openai"].assign(
+        model="rn50-openai+sc_vc", label="rn50-openai+sc_vc", weights_kind="checkpoint"
+    )
+    import pandas as pd
+
+    marked = mark_random_init(pd.concat([table, tuned, hub]))
+    labels = set(marked["label"])
+    assert "vit-b-32-random+sc_vc (random-init base)" in labels
+    assert "rn50-openai+sc_vc" in labels  # a pretrained base: nothing to mark
+    assert "ViT-B-32 (random-init)" in labels
+    seen = []
+    summary = tmp_path / "summary.csv"
+    summary.write_text("x\n")
+
+    def spy(frame):
+        seen.extend(frame["label"])
+        return figures.placeholder("t", "r"), []
+
+    figure_set.draw(
+        {"spy": spy},
+        ["spy"],
+        pd.concat([table, tuned]),
+        summary,
+        tmp_path,
+        __import__("logging").getLogger("t"),
+    )
+    assert "vit-b-32-random+sc_vc (random-init base)" in seen
+
+
+def test_a_bar_of_height_zero_is_marked():
+    from report_fixtures import make_records
+
+    table = _table(make_records(lams=(0.9,)))
+    table.loc[(table["model"] == "rn50-openai") & (table["metric"] == "i2t_R@1"), "value"] = 0.0
+    setup()
+    fig, notes = figures.recall_bars(table)
+    zeros = [t for t in fig.axes[0].texts if t.get_text() == "0"]
+    assert len(zeros) == 5  # the original bar and the four text-stress sets of RN50
+    assert "a bar of height 0 is marked by a 0 in its colour" in notes
+
+
+def test_zero_shot_and_stylized_accuracy_draw_chance_from_the_class_count():
+    from vlstress.suites.stylized import figures as stylized
+    from vlstress.suites.zeroshot import figures as zeroshot
+
+    recs = [
+        _classified(m, "zeroshot", "objects", {}, {"top1": 20.0 + i, "top5": 90.0})
+        for i, m in enumerate(("vit-b-32-random", "rn50-openai"))
+    ] + [
+        _classified(
+            m, "stylized", "objects-stylized", {"networks": "x"}, {"top1": 21.0, "top1_clean": 30.0}
+        )
+        for m in ("vit-b-32-random", "rn50-openai")
+    ]
+    table = _table(recs)
+    assert set(table["n_classes"]) == {5}
+    setup()
+    for fig, notes in (zeroshot.zeroshot_accuracy(table), stylized.stylized_accuracy(table)):
+        ax = fig.axes[0]
+        levels = [line.get_ydata()[0] for line in ax.lines if line.get_linestyle() == "--"]
+        assert levels == [20.0]
+        assert any(t.get_text() == "chance 20%" for t in ax.texts)
+        assert "n = 30 images per model" in " ".join(notes)
+
+
+def test_an_older_summary_without_class_counts_still_reads(tmp_path):
+
+    table = _table([_classified("rn50-openai", "zeroshot", "objects", {}, {"top1": 20.0})])
+    old = tmp_path / "summary.csv"
+    table.drop(columns=["n_classes"]).to_csv(old, index=False)
+    read = records.read_summary(old)
+    assert list(read.columns) == records.RECORD_COLUMNS and read["n_classes"].isna().all()
+
+
+def test_corruption_severity_starts_at_zero_and_draws_only_measured_severities():
+    from vlstress.suites.corruptions import figures as corruptions
+
+    recs = [
+        _classified(
+            m,
+            "corruption",
+            f"objects-c-{c}",
+            {"corruption": c, "severity": s},
+            {"top1": 30.0 - s, "top1_clean": 40.0},
+        )
+        for m in ("vit-b-32-random", "rn50-openai")
+        for c in ("fog", "gaussian_noise")
+        for s in (1, 5)
+    ]
+    setup()
+    fig, notes = corruptions.corruption_severity(_table(recs))
+    for ax in fig.axes[:2]:
+        assert ax.get_ylim()[0] == 0
+        data = _data_markers(ax)
+        assert data and all(line.get_linestyle() == "None" for line in data)
+        xs = sorted(round(x) for line in data for x in line.get_xdata())
+        assert xs == [0, 1, 1, 5, 5]  # the clean point once, each corruption at 1 and 5
+        assert [int(t) for t in ax.get_xticks()] == [0, 1, 5]
+    assert "n = 30 images per model" in notes[0]
+
+
+def test_autoclip_gain_is_drawn_and_its_set_names_read_horizontally():
+    from vlstress.suites.prompts import figures as prompts
+
+    recs = [
+        _classified(
+            "vit-b-32-random",
+            "autoclip",
+            "objects",
+            {"set": "objects", **extra},
+            {"top1_average": 30.0, "top1_uniform": 31.0, "top1_autoclip": 33.5, "gain": 3.5},
+        )
+        for extra in ({}, {"corruption": "fog", "severity": 5})
+    ]
+    setup()
+    fig, notes = prompts.autoclip_gain(_table(recs))
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.texts] == ["gain +3.5", "gain +3.5"]
+    assert all(t.get_rotation() == 0 for t in ax.get_yticklabels())
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["objects", "objects: fog s5"]
+
+
+def test_prompt_count_keeps_models_with_equal_values_apart():
+    from vlstress.suites.prompts import figures as prompts
+
+    recs = [
+        _classified(
+            m,
+            "prompt_count",
+            "objects",
+            {"set": "objects", "templates": k, "subset": s},
+            {"top1": 30.0, "ece": 5.0, "nll": 1.0},
+        )
+        for m in ("vit-b-32-random", "rn50-openai")
+        for k in (1, 2)
+        for s in (0, 1)
+    ]
+    setup()
+    fig, notes = prompts.prompt_count(_table(recs))
+    lines = [line for line in fig.axes[0].lines if len(line.get_xdata()) == 2]
+    assert len(lines) == 2 and lines[0].get_marker() != lines[1].get_marker()
+    assert list(lines[0].get_xdata()) != list(lines[1].get_xdata())  # side by side, not stacked
+    assert any("the same values at every point" in n for n in notes)
+
+
+def test_corruption_error_draws_the_error_per_corruption_and_model():
+    from vlstress.suites.corruptions import figures as corruptions
+
+    recs = [
+        _classified(
+            m,
+            "corruption",
+            f"objects-c-{c}",
+            {"corruption": c, "severity": s},
+            {"top1": 40.0 - s - (10.0 if m == "rn50-openai" else 0.0), "top1_clean": 50.0},
+        )
+        for m in ("vit-b-32-random", "rn50-openai")
+        for c in ("fog", "gaussian_noise")
+        for s in (1, 5)
+    ]
+    setup()
+    fig, notes = corruptions.corruption_error(_table(recs))
+    ax = fig.axes[0]
+    groups = [t.get_text() for t in ax.get_xticklabels()]
+    assert groups == ["clean", "fog", "gaussian noise", "mean over corruptions"]
+    heights = sorted({round(p.get_height(), 6) for p in ax.patches if p.get_width() > 0})
+    # errors: clean 50; ViT 100 - (39 + 35) / 2 = 63, RN50 73
+    assert heights == [50.0, 63.0, 73.0]
+    assert any(t.get_text() == "chance error 80%" for t in ax.texts)
+    assert "n = 30 images per model" in notes[-1]
+
+
+def test_models_on_one_point_of_the_effective_robustness_scatter_are_rings():
+    import numpy as np
+
+    from vlstress.suites.zeroshot.robustness_figure import _ring_sizes
+
+    sizes = _ring_sizes(np.array([0.1, 0.5, 0.1, 0.1]), np.array([0.2, 0.3, 0.2, 0.2]))
+    assert sizes[0] > sizes[2] > sizes[3] == sizes[1]  # the first drawn is the widest ring
+
+
+def test_roc_curves_that_coincide_stay_visible_and_the_legend_is_off_the_panel():
+    from vlstress.suites.ood.roc import roc_figure
+
+    setup()
+    same = ([0.0, 0.5, 1.0], [0.0, 0.8, 1.0], 65.0)
+    fig = roc_figure("t", {"msp": same, "mcm": same})
+    ax = fig.axes[0]
+    curves = [line for line in ax.lines if len(line.get_xdata()) == 3]
+    assert curves[0].get_linewidth() > curves[1].get_linewidth()
+    assert curves[0].get_linestyle() != curves[1].get_linestyle()
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert texts[1] == "mcm (AUROC 65.0%), same curve as msp"
+    fig.canvas.draw()
+    legend = ax.get_legend().get_window_extent()
+    assert legend.y1 < ax.get_window_extent().y0  # below the panel
+
+
+def test_the_text_statistics_legends_are_below_the_panels(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from vlstress.suites.rococo_text import stats
+
+    captured = {}
+    original = plt.Figure.savefig
+
+    def keep(fig, *args, **kwargs):
+        captured["fig"] = fig
+        return original(fig, *args, **kwargs)
+
+    plt.Figure.savefig = keep
+    try:
+        sets = {
+            name: {
+                "generated": {
+                    "one_word_pct": 90.0,
+                    "mean_cosine": 0.8,
+                    "pos_pct": dict.fromkeys(stats.POS_NAMES, 20.0),
+                }
+            }
+            for name in ("same_concept", "danger")
+        }
+        stats.plot(sets, tmp_path / "s.png", tmp_path / "s.pdf")
+    finally:
+        plt.Figure.savefig = original
+    fig = captured["fig"]
+    fig.canvas.draw()
+    for ax in fig.axes:
+        if ax.get_legend() is not None:
+            assert ax.get_legend().get_window_extent().y1 < ax.get_window_extent().y0
+
+
+def test_accuracy_vs_recall_marks_models_on_one_point():
+    import pandas as pd
+
+    from vlstress.suites.accuracy_vs_recall import report
+
+    pairs = pd.DataFrame(
+        {
+            "model": ["a", "b", "c"],
+            "direction": ["i2t"] * 3,
+            "task": ["retrieval"] * 3,
+            "condition": ["original"] * 3,
+            "accuracy": [40.0, 40.0, 20.0],
+            "recall": [14.0, 14.0, 7.0],
+        }
+    )
+    setup()
+    fig = report.figure(pairs, [], "objects", [])
+    assert [t.get_text() for t in fig.axes[0].texts] == ["×2"]
+
+
+def test_dvc_bar_plots_start_at_zero_and_load_vega_from_the_checkout():
+    """`dvc plots show`: every bar template used starts its bars at 0 (DVC's own bar_horizontal
+    does not), and the HTML template loads vega, vega-lite and vega-embed from .dvc/plots/js (what
+    `make plots-js` fetches), the CDN only as a fallback."""
+    import re
+
+    document = yaml.safe_load((REPO / "dvc.yaml").read_text())
+    options = [opts for entry in document.get("plots", []) for opts in entry.values()]
+    for stage in document["stages"].values():
+        for out in stage.get("plots", []):
+            if isinstance(out, dict):
+                options += [opts for opts in out.values() if isinstance(opts, dict)]
+    bars = {opts["template"] for opts in options if "bar" in str(opts.get("template"))}
+    assert bars == {"bar_horizontal_zero"}
+    for name in bars:
+        spec = json.loads((REPO / ".dvc/plots" / f"{name}.json").read_text())
+        assert spec["mark"]["type"] == "bar" and spec["encoding"]["x"]["scale"]["zero"] is True
+    assert "html_template = plots/offline.html" in (REPO / ".dvc/config").read_text()
+    html = (REPO / ".dvc/plots/offline.html").read_text()
+    assert "{plot_divs}" in html and "{scripts}" not in html  # no CDN tags of DVC's own
+    names = ["vega", "vega-lite", "vega-embed"]
+    assert re.findall(r'<script src="([^"]+)"></script>', html) == [
+        f"../.dvc/plots/js/{name}.min.js" for name in names
+    ]
+    makefile = (REPO / "Makefile").read_text()
+    packages = re.search(r"^VEGA_PACKAGES := (.*)$", makefile, re.M).group(1).split()
+    assert [p.rsplit("@", 1)[0] for p in packages] == names
+    assert "/plots/js" in (REPO / ".dvc/.gitignore").read_text().split()

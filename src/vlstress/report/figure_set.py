@@ -2,7 +2,8 @@
 
 A figure module's `FIGURES` maps each name to a function of the long summary table that returns
 (figure, notes); each figure is saved as `<out-dir>/<name>.png` and `.pdf`, with its provenance
-in the file metadata (vlstress.report.figures).
+in the file metadata (vlstress.report.figures). A model fine-tuned from a random-init one is
+labelled `(random-init base)` on every figure.
 """
 
 from __future__ import annotations
@@ -41,9 +42,11 @@ def draw(
     log: logging.Logger,
 ) -> None:
     """Draw each of `names` from the summary table `table` (read from `summary`) and save it in
-    `out_dir`; `log` gets each figure's notes and each file written."""
+    `out_dir`; `log` gets each figure's notes and each file written. A model fine-tuned from a
+    random-init one is labelled so (`figures.mark_random_init`)."""
     inputs = {str(summary): sha256_file(summary)}
     figures.setup()
+    table = figures.mark_random_init(table)
     for name in names:
         fig, notes = available[name](table)
         for note in notes:

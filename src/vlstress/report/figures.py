@@ -60,12 +60,13 @@ def save(fig: plt.Figure, png: Path, provenance: dict[str, Any]) -> Path:
 def _tick(label: str) -> str:
     """`ViT-B-32 (random-init)` -> two lines, so that x tick labels stay readable; a long weights
     part (`(my/model.safetensors)`) breaks after its folder too, and a fine-tuned model's slug
-    (`vit-b-32-random+sc_vc`) before its `+`."""
+    (`vit-b-32-random+sc_vc`, with or without `(random-init base)`) before its `+`."""
     arch, sep, weights = label.partition(" (")
     if not sep:
         return label.replace("+", "\n+", 1)
     if len(weights) > 16 and "/" in weights:
         weights = weights.replace("/", "/\n", 1)
+    arch = arch.replace("+", "\n+", 1)
     return f"{arch}\n({weights}"
 
 
@@ -149,3 +150,139 @@ def metric_rows(table: pd.DataFrame, task: str, metrics: Sequence[str]) -> pd.Da
 def clean_name(data: pd.DataFrame) -> str:
     """The clean test set a derived one comes from (`objects-c-fog` -> `objects`)."""
     return ", ".join(sorted({str(name).split("-c-")[0] for name in data["dataset"]}))
+
+
+# --------------------------------------------------------------------------- what a reader must see
+
+RANDOM_BASE = "random-init base"
+
+
+def mark_random_init(table: pd.DataFrame) -> pd.DataFrame:
+    """`table` with the label of every checkpoint model whose slug is `<base>+<variant>` of a
+    random-init model of the table (a fine-tuned variant, as the finetune suite names them)
+    marked `(random-init base)`: its weights were trained from random ones, whatever its name
+    says."""
+    if table.empty or not {"model", "label", "weights_kind"} <= set(table.columns):
+        return table
+    kinds = table.drop_duplicates("model").set_index("model")["weights_kind"].astype(str)
+    random = {model for model, kind in kinds.items() if kind == "random-init"}
+    marked = {
+        model: True
+        for model, kind in kinds.items()
+        if kind == "checkpoint" and str(model).partition("+")[0] in random and "+" in str(model)
+    }
+    if not marked:
+        return table
+    table = table.copy()
+    rows = table["model"].isin(list(marked)) & ~table["label"].astype(str).str.contains(
+        RANDOM_BASE, regex=False
+    )
+    table.loc[rows, "label"] = table.loc[rows, "label"].astype(str) + f" ({RANDOM_BASE})"
+    return table
+
+
+def sample_note(rows: pd.DataFrame, unit: str = "images") -> str:
+    """`n = 30 images per model (objects)`: the items behind each value, per test set (from the
+    rows' `n_images`); `n unknown` where the records do not say."""
+    if rows.empty or "n_images" not in rows:
+        return f"n: {unit} per model unknown"
+    counts = (
+        rows.dropna(subset=["n_images"])
+        .groupby(rows["dataset"].astype(str), sort=False)["n_images"]
+        .agg(lambda s: sorted({int(v) for v in s}))
+    )
+    if counts.empty:
+        return f"n: {unit} per model unknown"
+    sizes = {"/".join(map(str, v)) for v in counts}
+    if len(sizes) == 1:
+        return f"n = {sizes.pop()} {unit} per model ({', '.join(counts.index)})"
+    return f"n ({unit} per model): " + ", ".join(
+        f"{name} {'/'.join(map(str, v))}" for name, v in counts.items()
+    )
+
+
+def identical_series(values: pd.DataFrame, by: str = "label") -> dict[str, str]:
+    """Series that repeat an earlier one exactly: `values` holds one row per (series, point) with
+    a `point` column (any hashable) and `value`; returns series -> the earlier series it equals at
+    every point (a coincident line or marker hides the other)."""
+    found: dict[str, str] = {}
+    seen: list[tuple[str, dict]] = []
+    for name, group in values.groupby(by, sort=False):
+        points = dict(zip(group["point"], group["value"].round(9)))
+        same = next((other for other, pts in seen if pts == points), None)
+        if same is not None:
+            found[str(name)] = same
+        else:
+            seen.append((str(name), points))
+    return found
+
+
+def identical_note(found: dict[str, str]) -> list[str]:
+    """The note for `identical_series`' result (none when nothing coincides)."""
+    if not found:
+        return []
+    pairs = "; ".join(f"{name} identical to {other}" for name, other in found.items())
+    return [f"the same values at every point (each still drawn): {pairs}"]
+
+
+def chance_levels(rows: pd.DataFrame) -> dict[str, float]:
+    """Top-1 chance (100 / classes, %) of each test set of `rows` whose records say how many
+    classes it has (the summary's `n_classes`)."""
+    if "n_classes" not in rows:
+        return {}
+    known = rows.dropna(subset=["n_classes"])
+    known = known[known["n_classes"].astype("float64") > 0]
+    return {
+        str(name): 100.0 / float(n)
+        for name, n in known.groupby(known["dataset"].astype(str), sort=False)["n_classes"]
+        .max()
+        .items()
+    }
+
+
+def draw_chance(ax: Any, levels: Sequence[float | None], label: str = "chance") -> bool:
+    """Chance on a bar chart of categories 0..k-1 (`levels`, in x order; None: unknown): one
+    labelled line when every category has the same, else a dashed segment over each category.
+    Returns whether anything was drawn."""
+    known = [level for level in levels if level is not None]
+    if not known:
+        return False
+    if len(set(known)) == 1 and len(known) == len(levels):
+        chance_line(ax, known[0], label)
+        return True
+    for i, level in enumerate(levels):
+        if level is not None:
+            ax.hlines(level, i - 0.45, i + 0.45, color="0.25", linestyle="--", linewidth=1.0)
+            ax.annotate(
+                f"{label} {level:.3g}%",
+                (i + 0.45, level),
+                xytext=(-2, 2),
+                textcoords="offset points",
+                ha="right",
+                va="bottom",
+                fontsize="x-small",
+                color="0.25",
+            )
+    return True
+
+
+CHANCE_STYLE: dict[str, Any] = {"color": "0.25", "linestyle": "--", "linewidth": 1.0}
+
+
+def chance_line(ax: Any, level: float, label: str | None = "chance") -> None:
+    """A dashed horizontal line at `level` (e.g. 100 / classes for top-1 in %), labelled at the
+    right end unless `label` is None (then the legend names it: `CHANCE_STYLE`)."""
+    ax.axhline(level, zorder=1.5, **CHANCE_STYLE)
+    if label is None:
+        return
+    ax.annotate(
+        f"{label} {level:.3g}%",
+        (1.0, level),
+        xycoords=("axes fraction", "data"),
+        xytext=(-3, 2),
+        textcoords="offset points",
+        ha="right",
+        va="bottom",
+        fontsize="x-small",
+        color="0.25",
+    )

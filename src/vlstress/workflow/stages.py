@@ -151,6 +151,10 @@ DATA = (
     ),
 )
 
+# DVC's own bar_horizontal with the x scale from 0 (`.dvc/plots/bar_horizontal_zero.json`; the
+# built-in one starts its bars at the smallest value, which makes small differences look large)
+PLOT_TEMPLATE = "bar_horizontal_zero"
+
 SUMMARIZE = Stage(
     "summarize",
     "vlstress summarize {params_files} --out-csv {out.csv} --out-agg {out.agg} --out-md {out.md}"
@@ -167,7 +171,7 @@ SUMMARIZE = Stage(
         "plot": small(
             "results/plots/stress.csv",
             plot={
-                "template": "bar_horizontal",
+                "template": PLOT_TEMPLATE,
                 "x": "R@1",
                 "y": "case",
                 "title": "R@1 (%) per model, direction and condition (mean over variant seeds)",
@@ -185,7 +189,7 @@ EXTRA_PLOTS = (
         "stage": "summarize",
         "title": "false R@1 per model and condition",
         "options": {
-            "template": "bar_horizontal",
+            "template": PLOT_TEMPLATE,
             "x": "false_R@1",
             "y": {"results/plots/stress.csv": "case"},
             "title": "false R@1 (%) per model, direction and stress condition",
@@ -195,7 +199,7 @@ EXTRA_PLOTS = (
         "stage": "summarize",
         "title": "drop rate per model and condition",
         "options": {
-            "template": "bar_horizontal",
+            "template": PLOT_TEMPLATE,
             "x": "drop_rate",
             "y": {"results/plots/stress.csv": "case"},
             "title": "drop rate of R@1 (%) per model, direction and stress condition",

@@ -51,7 +51,8 @@ def frame(found: list[Fit]) -> pd.DataFrame:
 
 
 def figure(pairs: pd.DataFrame, found: list[Fit], testset: str, notes: list[str]) -> plt.Figure:
-    """One panel per retrieval direction: a point per (model, condition), a line per defined fit."""
+    """One panel per retrieval direction: a point per (model, condition), a line per defined fit;
+    a point shared by k models is marked ×k."""
     if pairs.empty:
         return placeholder(
             "Top-1 against R@1", "no model has both a zero-shot top-1 and a retrieval R@1"
@@ -66,6 +67,7 @@ def figure(pairs: pd.DataFrame, found: list[Fit], testset: str, notes: list[str]
     sizes = {
         c: 25 + 330 * (len(conditions) - i) / len(conditions) for i, c in enumerate(conditions)
     }
+    coincide = False
     for ax, direction in zip(axes[0], directions):
         data = pairs[pairs["direction"] == direction]
         for condition in conditions:
@@ -79,6 +81,17 @@ def figure(pairs: pd.DataFrame, found: list[Fit], testset: str, notes: list[str]
                 linewidths=0.8,
                 zorder=3,
             )
+            stacked = points.groupby(["accuracy", "recall"]).size()
+            for (x, y), count in stacked[stacked > 1].items():  # models on one point
+                ax.annotate(
+                    f"×{count}",
+                    (x, y),
+                    xytext=(6, 4),
+                    textcoords="offset points",
+                    fontsize="x-small",
+                    color=palette[condition],
+                )
+                coincide = True
         for item in found:
             if item.direction == direction and not math.isnan(item.slope):
                 xs = np.linspace(data["accuracy"].min(), data["accuracy"].max(), 2)
@@ -105,5 +118,8 @@ def figure(pairs: pd.DataFrame, found: list[Fit], testset: str, notes: list[str]
     )
     fig.suptitle("Does zero-shot accuracy predict retrieval?")
     fig.tight_layout()
+    notes = [*notes, f"n = {pairs['model'].nunique()} models, one point per model and condition"]
+    if coincide:
+        notes.append("×k: k models on the same point (the same top-1 and R@1)")
     _add_notes(fig, notes)
     return fig

@@ -1,15 +1,31 @@
 """Figures of the corruptions suite from the long summary table:
 
 - corruption_heatmap: top-1 per (corruption, severity), one panel per model;
-- corruption_severity: top-1 against severity, one line per corruption (severity 0 = clean).
+- corruption_severity: top-1 against severity, markers per corruption at the measured severities
+  (severity 0 = clean), y from 0, chance dashed;
+- corruption_error: top-1 error per model, clean, per corruption (mean over severities: the
+  un-normalised CE) and its mean over corruptions.
 """
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
+from matplotlib.lines import Line2D
 
-from vlstress.report.figures import FigureResult, _tick, model_panels
+from vlstress.report.figures import (
+    CHANCE_STYLE,
+    FigureResult,
+    _add_notes,
+    _tick,
+    chance_levels,
+    chance_line,
+    identical_note,
+    identical_series,
+    model_panels,
+    sample_note,
+)
 from vlstress.report.figures import clean_name as _clean_name
 from vlstress.report.figures import no_records as _none
 from vlstress.report.figures import task_rows as _task
@@ -55,47 +71,162 @@ def corruption_heatmap(table: pd.DataFrame) -> FigureResult:
         ax.set_xlabel("severity")
         ax.set_ylabel("corruption" if any(ax is first for first in firsts) else "")
     fig.suptitle(f"Top-1 accuracy under corruptions ({_clean_name(data)})")
+    notes = [sample_note(data)]
     fig.tight_layout()
-    return fig, []
+    _add_notes(fig, notes)
+    return fig, notes
+
+
+CORRUPTION_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h", "p", "*")
 
 
 def corruption_severity(table: pd.DataFrame) -> FigureResult:
+    """Top-1 at each measured severity, one marker shape and colour per corruption (side by side
+    around the severity, no line through severities that were not measured); the clean top-1 once,
+    in black, at severity 0; chance dashed; y from 0."""
     data = _task(table, "corruption")
     if data.empty:
         return _none("Accuracy against severity", "corruption")
     clean = _task(table, "corruption", "top1_clean")
     labels = list(dict.fromkeys(data["label"]))
+    corruptions = list(dict.fromkeys(data["corruption"]))
+    severities = sorted({int(v) for v in data["severity"]})
     fig, axes, firsts, lasts = model_panels(len(labels), 4.2, 3.6)
-    palette = dict(
-        zip(
-            dict.fromkeys(data["corruption"]),
-            sns.color_palette("colorblind", data["corruption"].nunique()),
-        )
-    )
+    palette = dict(zip(corruptions, sns.color_palette("colorblind", len(corruptions))))
+    shapes = {c: CORRUPTION_MARKERS[i % len(CORRUPTION_MARKERS)] for i, c in enumerate(corruptions)}
+    spread = 0.3  # of a severity step: the corruptions side by side
+    chance = set(chance_levels(data).values())
     for ax, label in zip(axes, labels):
         rows = data[data["label"] == label]
         clean_value = clean.loc[clean["label"] == label, "value"]
-        for name, group in rows.groupby("corruption", sort=False):
-            group = group.sort_values("severity")
-            x = [0, *group["severity"]] if len(clean_value) else list(group["severity"])
-            y = (
-                [float(clean_value.iloc[0]), *group["value"]]
-                if len(clean_value)
-                else list(group["value"])
+        if len(clean_value):
+            ax.plot(
+                [0],
+                [float(clean_value.iloc[0])],
+                marker="*",
+                markersize=10,
+                color="black",
+                linestyle="none",
             )
-            ax.plot(x, y, marker="o", label=name, color=palette[name])
+        for i, name in enumerate(corruptions):
+            group = rows[rows["corruption"] == name].groupby("severity")["value"].mean()
+            offset = (i - (len(corruptions) - 1) / 2) * spread / max(len(corruptions) - 1, 1)
+            ax.plot(
+                [int(s) + offset for s in group.index],
+                list(group),
+                marker=shapes[name],
+                color=palette[name],
+                linestyle="none",
+                markersize=6,
+            )
+        if len(chance) == 1:
+            chance_line(ax, next(iter(chance)), label=None)  # named in the legend
         ax.set_title(_tick(label), fontsize="medium")
         ax.set_xlabel("severity (0 = clean)")
-        ax.set_xticks(range(0, 6))
+        ax.set_xticks([0, *severities])
+        ax.set_xlim(-0.5, max(severities) + 0.5)
+        ax.set_ylim(0, 100)
     for ax in firsts:
         ax.set_ylabel("top-1 accuracy (%)")
-    lasts[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small")
+    handles = [
+        Line2D([], [], marker="*", markersize=10, color="black", linestyle="none", label="clean")
+    ] * (not clean.empty) + [
+        Line2D([], [], marker=shapes[c], color=palette[c], linestyle="none", label=c)
+        for c in corruptions
+    ]
+    if len(chance) == 1:
+        handles.append(Line2D([], [], label=f"chance {next(iter(chance)):.3g}%", **CHANCE_STYLE))
+    lasts[0].legend(
+        handles=handles,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        frameon=False,
+        fontsize="small",
+    )
     fig.suptitle(f"Top-1 accuracy against corruption severity ({_clean_name(data)})")
+    notes = [
+        sample_note(data),
+        "markers at the measured severities only ("
+        + ", ".join(map(str, severities))
+        + "), the corruptions side by side; dashed: chance (100 / classes)",
+    ]
     fig.tight_layout()
-    return fig, []
+    _add_notes(fig, notes)
+    return fig, notes
+
+
+def corruption_error(table: pd.DataFrame) -> FigureResult:
+    """Top-1 error (100 − top-1, %) per model: on the clean set, under each corruption (the mean
+    over its measured severities: ImageNet-C's corruption error before the baseline's division)
+    and its mean over corruptions; chance error dashed."""
+    data = _task(table, "corruption")
+    if data.empty:
+        return _none("Corruption error per corruption", "corruption")
+    clean = _task(table, "corruption", "top1_clean")
+    labels = list(dict.fromkeys(data["label"]))
+    corruptions = list(dict.fromkeys(data["corruption"]))
+    per = (
+        data.groupby(["label", "corruption"], sort=False)["value"]
+        .mean()
+        .rename("top1")
+        .reset_index()
+    )
+    mean = per.groupby("label", sort=False)["top1"].mean().reset_index().assign(corruption=MEAN)
+    base = clean.groupby("label", sort=False)["value"].mean().rename("top1").reset_index()
+    parts = [base.assign(corruption=CLEAN)] if not base.empty else []
+    bars = pd.concat([*parts, per, mean], ignore_index=True)
+    bars["error"] = 100.0 - bars["top1"]
+    groups = [CLEAN] * (not base.empty) + [c.replace("_", " ") for c in corruptions] + [MEAN]
+    bars["group"] = bars["corruption"].map(lambda c: c.replace("_", " "))
+    identical = identical_series(bars.rename(columns={"group": "point", "error": "value"}))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.28 * len(labels) * len(groups) + 3.0), 4.0))
+    sns.barplot(
+        data=bars,
+        x="group",
+        y="error",
+        hue="label",
+        order=groups,
+        hue_order=labels,
+        palette="colorblind",
+        errorbar=None,
+        ax=ax,
+    )
+    chance = set(chance_levels(data).values())
+    if len(chance) == 1:
+        chance_line(ax, 100.0 - next(iter(chance)), label="chance error")
+    ax.set_ylim(0, 100)
+    ax.set_xlabel("")
+    ax.set_ylabel("top-1 error (%)")
+    handles, names = ax.get_legend_handles_labels()
+    ax.legend(
+        handles,
+        [n.replace(" (", "\n(", 1) for n in names],
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        frameon=False,
+        fontsize="small",
+    )
+    severities = sorted({int(v) for v in data["severity"]})
+    fig.suptitle(f"Corruption error per corruption ({_clean_name(data)})")
+    notes = [
+        "each corruption: the mean top-1 error over severities "
+        + ", ".join(map(str, severities))
+        + " (ImageNet-C's CE before dividing by the baseline model's; the normalised CE and mCE "
+        "are in results/robustness/corruptions.csv)",
+        *identical_note(identical),
+        sample_note(data),
+    ]
+    fig.tight_layout()
+    _add_notes(fig, notes)
+    return fig, notes
+
+
+CLEAN = "clean"
+MEAN = "mean over corruptions"
 
 
 FIGURES = {
     "corruption_heatmap": corruption_heatmap,
     "corruption_severity": corruption_severity,
+    "corruption_error": corruption_error,
 }

@@ -54,7 +54,7 @@ SUITE = Suite(
         figures_stage(
             "corruptions",
             "vlstress.suites.corruptions.figures",
-            {"corruption_heatmap": (), "corruption_severity": ()},
+            {"corruption_heatmap": (), "corruption_severity": (), "corruption_error": ()},
             "Figures",
         ),
     ),

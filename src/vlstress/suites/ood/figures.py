@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from vlstress.report.figures import FigureResult, _tick
+from vlstress.report.figures import FigureResult, _add_notes, _tick, sample_note
 from vlstress.report.figures import metric_rows as _rows
 from vlstress.report.figures import no_records as _none
 
@@ -52,8 +52,10 @@ def ood_auroc(table: pd.DataFrame) -> FigureResult:
         fontsize="small",
     )
     fig.suptitle("Out-of-distribution detection with the zero-shot classifier (dashed: chance)")
+    notes = [sample_note(rows, "in-distribution images")]
     fig.tight_layout()
-    return fig, []
+    _add_notes(fig, notes)
+    return fig, notes
 
 
 FIGURES = {

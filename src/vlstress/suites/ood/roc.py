@@ -1,17 +1,33 @@
-"""ROC curves of every score for one ID / OOD pair, drawn by `vlstress ood-detect`."""
+"""ROC curves of every score for one ID / OOD pair, drawn by `vlstress ood-detect`: each score its
+own colour and dash pattern, the earlier ones wider (curves that coincide stay visible, and the
+legend, below the panel, says so)."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import seaborn as sns
 
+STYLES = ("-", "--", "-.", ":")
+
 
 def roc_figure(title: str, curves: dict[str, tuple[list[float], list[float], float]]) -> plt.Figure:
     """ROC curves: score -> (FPR, TPR, AUROC %)."""
     fig, ax = plt.subplots(figsize=(4.8, 4.4))
     palette = sns.color_palette("colorblind", len(curves))
-    for colour, (name, (fpr, tpr, auroc)) in zip(palette, curves.items()):
-        ax.plot(fpr, tpr, color=colour, label=f"{name} (AUROC {auroc:.1f}%)")
+    seen: dict[tuple, str] = {}
+    for i, (colour, (name, (fpr, tpr, auroc))) in enumerate(zip(palette, curves.items())):
+        key = (tuple(round(float(v), 9) for v in fpr), tuple(round(float(v), 9) for v in tpr))
+        same = seen.setdefault(key, name)
+        label = f"{name} (AUROC {auroc:.1f}%)" + (f", same curve as {same}" if same != name else "")
+        # own dash pattern, the earlier curves wider: a curve on top of another leaves it visible
+        ax.plot(
+            fpr,
+            tpr,
+            color=colour,
+            linestyle=STYLES[i % len(STYLES)],
+            linewidth=1.2 + 1.2 * (len(curves) - 1 - i),
+            label=label,
+        )
     ax.plot([0, 1], [0, 1], color="0.4", linestyle="--", linewidth=0.8)
     ax.axhline(0.95, color="0.6", linestyle=":", linewidth=0.8)
     ax.set_xlabel("false positive rate (OOD accepted as ID)")
@@ -19,6 +35,7 @@ def roc_figure(title: str, curves: dict[str, tuple[list[float], list[float], flo
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.01)
     ax.set_title(title, fontsize="medium")
-    ax.legend(loc="lower right", fontsize="x-small")
+    # below the panel, never over a curve
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize="x-small", frameon=False)
     fig.tight_layout()
     return fig

@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from vlstress.report.figures import FigureResult, _add_notes, _tick
+from vlstress.report.figures import FigureResult, _add_notes, _tick, sample_note
 from vlstress.report.figures import no_records as _none
 
 SUBSETS = {"top1_overlap": "near-duplicate of a training image", "top1_clean_subset": "clean rest"}
@@ -54,7 +54,8 @@ def overlap_accuracy(table: pd.DataFrame) -> FigureResult:
     )  # fmt: skip
     fig.suptitle("Accuracy on test images with and without a near-duplicate in training")
     notes = [
-        "flags from one detector model for every model: the same subsets; a missing bar: no image"
+        "flags from one detector model for every model: the same subsets; a missing bar: no image",
+        sample_note(rows),
     ]
     fig.tight_layout()
     _add_notes(fig, notes)

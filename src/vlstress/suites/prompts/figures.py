@@ -3,8 +3,8 @@
   axis), the mean over the seeded subsets as a line and mean +- one std as a band, per model (and
   test set / OOD pair);
 - autoclip_gain: top-1 with averaged templates, with the mean template cosine (AutoCLIP's scoring
-  at uniform weights) and with AutoCLIP's per-image weights on every zero-shot set, one panel per
-  model.
+  at uniform weights) and with AutoCLIP's per-image weights on every zero-shot set (horizontal
+  bars), AutoCLIP's gain over averaged templates beside each set, one panel per model.
 """
 
 from __future__ import annotations
@@ -14,9 +14,20 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.lines import Line2D
 
-from vlstress.report.figures import FigureResult, _tick, model_panels
+from vlstress.report.figures import (
+    FigureResult,
+    _add_notes,
+    _tick,
+    identical_note,
+    identical_series,
+    model_panels,
+    sample_note,
+)
 from vlstress.report.figures import metric_rows as _rows
 from vlstress.report.figures import no_records as _none
+
+MODEL_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h")
+SHIFT = 0.05  # log2 units between two models' points
 
 PANELS = (
     ("prompt_count", "top1", "zero-shot top-1 (%)"),
@@ -58,6 +69,18 @@ def prompt_count(table: pd.DataFrame) -> FigureResult:
     colours = dict(zip(labels, sns.color_palette("colorblind", len(labels))))
     styles = ("-", "--", ":", "-.")
     counts = sorted({int(k) for _, data in panels for k in data["templates"]})
+    markers = {label: MODEL_MARKERS[i % len(MODEL_MARKERS)] for i, label in enumerate(labels)}
+    # models side by side around each count (a factor of 2 ** ±SHIFT on the log2 axis), so that
+    # models with the same values do not hide each other
+    shift = {label: 2 ** (SHIFT * (i - (len(labels) - 1) / 2)) for i, label in enumerate(labels)}
+    identical = identical_series(
+        pd.concat(
+            [
+                data.assign(point=list(zip([y] * len(data), data["line"], data["templates"])))
+                for y, data in panels
+            ]
+        ).rename(columns={"mean": "value"})
+    )
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels) + 2.6, 3.9), squeeze=False)
     several = False
     for ax, (ylabel, data) in zip(axes[0], panels):
@@ -67,15 +90,15 @@ def prompt_count(table: pd.DataFrame) -> FigureResult:
             group = group.sort_values("templates")
             style = styles[lines.index(line) % len(styles)]
             ax.plot(
-                group["templates"],
+                group["templates"] * shift[label],
                 group["mean"],
-                marker="o",
+                marker=markers[label],
                 color=colours[label],
                 linestyle=style,
                 label=f"{label}: {line}",
             )
             ax.fill_between(
-                group["templates"],
+                group["templates"] * shift[label],
                 group["mean"] - group["std"],
                 group["mean"] + group["std"],
                 color=colours[label],
@@ -97,7 +120,7 @@ def prompt_count(table: pd.DataFrame) -> FigureResult:
                     handles.append(handle)
                     names.append(name)
     else:  # one line per model in each panel: the panel titles name the sets
-        handles = [Line2D([], [], color=colours[label], marker="o") for label in labels]
+        handles = [Line2D([], [], color=colours[label], marker=markers[label]) for label in labels]
         names = [_tick(label) for label in labels]
     axes[0][-1].legend(
         handles,
@@ -110,48 +133,73 @@ def prompt_count(table: pd.DataFrame) -> FigureResult:
     fig.suptitle(
         "Zero-shot metrics against the number of prompt templates (band: ±1 std over subsets)"
     )
+    notes = [
+        *identical_note(identical),
+        f"models drawn side by side (each count × 2^±{SHIFT * (len(labels) - 1) / 2:.2g})",
+        sample_note(_rows(table, "prompt_count", ["top1"])),
+    ]
     fig.tight_layout()
-    return fig, []
+    _add_notes(fig, notes)
+    return fig, notes
 
 
 def autoclip_gain(table: pd.DataFrame) -> FigureResult:
+    """One panel per model: horizontal bars of top-1 per set and method (the set names read
+    horizontally), and AutoCLIP's gain over averaged templates (pp) written beside each set."""
     methods = {
         "top1_average": "averaged templates",
         "top1_uniform": "mean template cosine (uniform weights)",
         "top1_autoclip": "AutoCLIP (per-image weights)",
     }
-    rows = _rows(table, "autoclip", list(methods))
-    if rows.empty:
+    rows = _rows(table, "autoclip", [*methods, "gain"])
+    if rows.empty or not rows["metric"].isin(list(methods)).any():
         return _none("AutoCLIP against template averaging", "prompts")
     rows["set"] = rows["condition_dict"].map(set_label)
-    rows["method"] = rows["metric"].map(methods)
     rows["kind"] = rows["condition_dict"].map(
         lambda c: 2 if "attack" in c else 1 if "corruption" in c else 0
     )
+    gains = rows[rows["metric"] == "gain"].groupby(["label", "set"])["value"].mean()
+    rows = rows[rows["metric"].isin(list(methods))].copy()
+    rows["method"] = rows["metric"].map(methods)
     labels = list(dict.fromkeys(rows["label"]))
     # clean sets first, then the corrupted copies, then the attacked ones
     sets = list(dict.fromkeys(rows.sort_values("kind", kind="stable")["set"]))
     fig, axes, firsts, lasts = model_panels(
-        len(labels), max(4.5, 0.6 * len(sets) + 2.0), 4.4, extra_width=3.2
+        len(labels), 4.6, 0.55 * len(sets) + 1.4, extra_width=3.2
     )
     for ax, label in zip(axes, labels):
         sns.barplot(
             data=rows[rows["label"] == label],
-            x="set",
-            y="value",
+            y="set",
+            x="value",
             hue="method",
             order=sets,
             hue_order=[name for name in methods.values() if name in set(rows["method"])],
             ax=ax,
             errorbar=None,
             palette="colorblind",
+            orient="h",
         )
         ax.set_title(_tick(label), fontsize="medium")
-        ax.set_xlabel("")
-        ax.tick_params(axis="x", labelrotation=60, labelsize="x-small")
+        ax.set_ylabel("")
+        ax.set_xlabel("top-1 (%)")
+        ax.set_xlim(0, 100)
+        ax.tick_params(axis="y", labelsize="small")
+        for i, name in enumerate(sets):
+            gain = gains.get((label, name))
+            if gain is not None and not pd.isna(gain):
+                ax.annotate(
+                    f"gain {gain:+.1f}",
+                    (1.0, i),
+                    xycoords=("axes fraction", "data"),
+                    xytext=(-3, 0),
+                    textcoords="offset points",
+                    ha="right",
+                    va="center",
+                    fontsize="x-small",
+                    color="0.2",
+                )
         ax.legend_.remove()
-    for ax in firsts:
-        ax.set_ylabel("top-1 (%)")
     handles, names = axes[0].get_legend_handles_labels()
     lasts[0].legend(
         handles,
@@ -162,8 +210,13 @@ def autoclip_gain(table: pd.DataFrame) -> FigureResult:
         fontsize="small",
     )
     fig.suptitle("Zero-shot top-1: averaged templates vs AutoCLIP")
+    notes = [
+        "gain: AutoCLIP's top-1 minus the averaged templates' (percentage points)",
+        sample_note(rows),
+    ]
     fig.tight_layout()
-    return fig, []
+    _add_notes(fig, notes)
+    return fig, notes
 
 
 FIGURES = {

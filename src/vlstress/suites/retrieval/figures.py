@@ -29,6 +29,8 @@ from vlstress.report.figures import (
     _add_notes,
     _dataset,
     _tick,
+    identical_note,
+    identical_series,
     placeholder,
 )
 from vlstress.report.tasks import DIRECTIONS, ORIGINAL, SHORT_DIRECTIONS, TASKS
@@ -126,6 +128,7 @@ def recall_bars(table: pd.DataFrame) -> FigureResult:
     fig, axes = plt.subplots(
         1, len(panels), figsize=(max(width, 5.0), 4.2), squeeze=False, sharey=True
     )
+    zeros = 0
     for ax, (title, data, hue_order) in zip(axes[0], panels):
         data = data.assign(tick=data["label"].map(_tick))
         sns.barplot(
@@ -142,6 +145,7 @@ def recall_bars(table: pd.DataFrame) -> FigureResult:
             ax=ax,
         )
         ax.set_ylim(0, 100)
+        zeros += _mark_zero_bars(ax)
         ax.set_xlabel("")
         ax.set_ylabel("R@1 (%)")
         ax.set_title(title)
@@ -155,6 +159,9 @@ def recall_bars(table: pd.DataFrame) -> FigureResult:
             title=None,
             frameon=False,
         )
+    notes.append(sample_note(table))
+    if zeros:
+        notes.append("a bar of height 0 is marked by a 0 in its colour")
     fig.suptitle(
         f"Recall@1 on the original gallery and under stress ({_dataset(retrieval_rows(table))})"
     )
@@ -162,6 +169,28 @@ def recall_bars(table: pd.DataFrame) -> FigureResult:
     _below_ticks(fig)
     _add_notes(fig, notes)
     return fig, notes
+
+
+def _mark_zero_bars(ax: Any) -> int:
+    """A bar of height 0 is invisible: a small 0 in its colour marks it (a missing bar stays
+    empty). Returns how many were marked."""
+    marked = 0
+    for container in ax.containers:
+        for bar in getattr(container, "patches", []):
+            if bar.get_height() == 0:
+                marked += 1
+                ax.annotate(
+                    "0",
+                    (bar.get_x() + bar.get_width() / 2, 0),
+                    xytext=(0, 1),
+                    textcoords="offset points",
+                    ha="center",
+                    va="bottom",
+                    fontsize="xx-small",
+                    fontweight="bold",
+                    color=bar.get_facecolor(),
+                )
+    return marked
 
 
 def _below_ticks(fig) -> None:
@@ -241,6 +270,7 @@ def false_r1_heatmap(table: pd.DataFrame) -> FigureResult:
         or "a distractor"
     )
     ax.set_title(f"False R@1: top-1 is {distractors} ({_dataset(retrieval_rows(table))})")
+    notes.append(sample_note(table))
     fig.tight_layout()
     _add_notes(fig, notes)
     return fig, notes
@@ -264,7 +294,9 @@ def _sweep_columns(
             notes.append(_absent(info, f"the {symbol} sweep is"))
             continue
         if data["sweep"].nunique() < 2:
-            notes.append(f"a single {symbol} ({data['sweep'].iloc[0]:g}): each curve is one point")
+            notes.append(
+                f"a single {symbol} ({data['sweep'].iloc[0]:g}): one marker per model, no curve"
+            )
         group = data["condition_json"].map(
             lambda text: tasks.condition_label(
                 name, {k: v for k, v in json.loads(text).items() if k != info.sweep}
@@ -275,6 +307,34 @@ def _sweep_columns(
             (name, info, label, data[data["group"] == label]) for label in dict.fromkeys(group)
         ]
     return columns
+
+
+MODEL_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h")
+
+
+def _sweep_name(columns: list) -> str:
+    return " / ".join(dict.fromkeys(tasks.sweep_symbol(info) for _, info, _, _ in columns))
+
+
+def _sweep_points(ax: Any, part: pd.DataFrame, i: int, n: int, step: float, style: dict) -> None:
+    """One model's mean over seeds at each swept value (±1 std, clipped to 0..100), shifted by its
+    place among the n models; a line joins its own points when there are several."""
+    if part.empty:
+        return
+    stats = part.groupby("sweep")["value"].agg(["mean", "std"]).fillna(0.0).sort_index()
+    offset = (i - (n - 1) / 2) * step / max(n - 1, 1)
+    low = stats["mean"] - (stats["mean"] - stats["std"]).clip(lower=0.0)
+    high = (stats["mean"] + stats["std"]).clip(upper=100.0) - stats["mean"]
+    ax.errorbar(
+        stats.index + offset,
+        stats["mean"],
+        yerr=[low, high],
+        linestyle="-" if len(stats) > 1 else "none",
+        markersize=5,
+        capsize=2.5,
+        elinewidth=1.0,
+        **style,
+    )
 
 
 def lambda_sweep(table: pd.DataFrame) -> FigureResult:
@@ -295,6 +355,23 @@ def lambda_sweep(table: pd.DataFrame) -> FigureResult:
     swept = pd.concat([data for _, _, _, data in columns])
     models = records.models(swept)
     colors = dict(zip(models, sns.color_palette("colorblind", len(models))))
+
+    def style(i: int) -> dict[str, Any]:
+        return {"color": colors[models[i]], "marker": MODEL_MARKERS[i % len(MODEL_MARKERS)]}
+
+    values = sorted(swept["sweep"].unique())
+    # models side by side around each swept value, so that equal values do not hide each other
+    step = min((b - a for a, b in zip(values, values[1:])), default=0.1) * 0.5
+    identical = identical_series(
+        swept.groupby(["label", "task", "group", "metric", "sweep"], sort=False)["value"]
+        .mean()
+        .reset_index()
+        .assign(point=lambda d: list(zip(d["task"], d["group"], d["metric"], d["sweep"])))
+    )
+    notes += identical_note(identical)
+    notes.append(
+        f"models drawn side by side within ±{step / 2:.2g} of each {_sweep_name(columns)} value"
+    )
     originals = {
         name: records.rows(table, _baseline(info), f"{info.directions[0]}_R@1")
         .groupby("label")["value"]
@@ -307,8 +384,10 @@ def lambda_sweep(table: pd.DataFrame) -> FigureResult:
         notes.append(f"no {baselines} records: no original-gallery reference lines")
     if records.max_replicates(swept) > 1:
         notes.append(
-            ERRORBAR_NOTE + ("; dotted: R@1 on the original gallery" if has_original else "")
+            f"{ERRORBAR_NOTE} ({records.max_replicates(swept)}), clipped to 0–100%"
+            + ("; dotted: R@1 on the original gallery" if has_original else "")
         )
+    notes.append(sample_note(table))
     rows = [("R@1", "R@1 (%)"), ("false_R@1", "false R@1 (%)")]
     fig, axes = plt.subplots(
         len(rows),
@@ -325,21 +404,8 @@ def lambda_sweep(table: pd.DataFrame) -> FigureResult:
         for row, (metric, ylabel) in enumerate(rows):
             ax = axes[row][col]
             part = data[data["metric"] == f"{direction}_{metric}"]
-            if not part.empty:
-                sns.lineplot(
-                    data=part,
-                    x="sweep",
-                    y="value",
-                    hue="label",
-                    hue_order=models,
-                    palette=colors,
-                    errorbar="sd",
-                    err_style="bars",
-                    err_kws={"capsize": 3},
-                    marker="o",
-                    ax=ax,
-                    legend=False,
-                )
+            for i, model in enumerate(models):
+                _sweep_points(ax, part[part["label"] == model], i, len(models), step, style(i))
             if metric == "R@1":
                 for model, value in original.items():
                     if model in colors:
@@ -353,7 +419,8 @@ def lambda_sweep(table: pd.DataFrame) -> FigureResult:
                 ax.set_title(label)
             ax.set_xticks(ticks)
             ax.set_xticklabels([f"{v:g}" for v in ticks])
-    handles = [Line2D([], [], color=colors[m], marker="o", label=m) for m in models]
+            ax.set_xlim(min(ticks) - step, max(ticks) + step)
+    handles = [Line2D([], [], label=m, **style(i)) for i, m in enumerate(models)]
     if has_original:
         handles.append(Line2D([], [], color="0.3", linestyle=":", label="original gallery"))
     directions = " / ".join(
@@ -368,21 +435,73 @@ def lambda_sweep(table: pd.DataFrame) -> FigureResult:
         handles=handles,
         loc="upper center",
         bbox_to_anchor=(0.5, 0.02),
-        ncol=min(len(handles), 3),
+        ncol=min(len(handles), 2),
         frameon=False,
     )
-    _add_notes(fig, notes, y=-0.05 - 0.04 * ((len(handles) - 1) // 3))  # below the legend
+    _add_notes(fig, notes, y=-0.05 - 0.04 * ((len(handles) - 1) // 2))  # below the legend
     return fig, notes
 
 
+def _size_labels(sizes: pd.Series) -> dict[float, str]:
+    """Parameter counts in millions, with as many decimals as it takes to tell apart the sizes
+    that differ (at most 4)."""
+    distinct = sorted(set(sizes))
+    for digits in range(1, 5):
+        text = {size: f"{size / 1e6:.{digits}f}M" for size in distinct}
+        if len(set(text.values())) == len(distinct):
+            break
+    return text
+
+
+def sample_note(table: pd.DataFrame) -> str:
+    """`n = 14 images, 70 captions per model (demo)`: the gallery behind each retrieval value."""
+    rows = retrieval_rows(table)
+    images = sorted({int(v) for v in rows["n_images"].dropna()})
+    captions = sorted({int(v) for v in rows["n_captions"].dropna()})
+    if not images:
+        return "n: gallery size unknown"
+    text = f"n = {'/'.join(map(str, images))} images"
+    if captions:
+        text += f", {'/'.join(map(str, captions))} captions"
+    return f"{text} per model ({_dataset(rows)})"
+
+
+def _seed_note(data: pd.DataFrame) -> str:
+    """What the error bars are, per stress family: ±1 std over its seeds, or none (one variant)."""
+    parts = []
+    for family, rows in data.groupby("family", sort=False):
+        seeds = int(rows.groupby(["model", "condition"])["value"].size().max())
+        parts.append(
+            f"{family}: mean ± 1 std over {seeds} variant seeds"
+            if seeds > 1
+            else f"{family}: one variant set, no error bar"
+        )
+    return "; ".join(parts)
+
+
+FAMILY_MARKERS = ("o", "X", "s", "D", "^", "v")
+
+
 def drop_vs_size(table: pd.DataFrame) -> FigureResult:
-    """Drop rate of R@1 against model size (parameters, log scale), one line per stress
-    condition."""
+    """Drop rate of R@1 per model, the models in order of size (parameter count under each name,
+    an ordinal axis: sizes that barely differ are not stretched over the panel): one marker per
+    (model, stress condition), side by side within a model's slot; no line joins two models.
+    Error bars: ±1 std over variant seeds, clipped to the values a drop rate can take."""
     notes: list[str] = []
-    parts = [
-        rows.assign(condition=rows["condition_label"] + f" ({short})", family=info.title)
-        for rows, short, info in _stress_rows(table, "drop_rate", notes, "its lines are")
-    ]
+    parts = []
+    for rows, short, info in _stress_rows(table, "drop_rate", notes, "its markers are"):
+        original = table[
+            (table["task"] == rows["task"].iloc[0])
+            & (table["metric"] == rows["metric"].iloc[0].replace("drop_rate", "R@1_original"))
+        ]
+        first = original.groupby("model")["value"].first()
+        parts.append(
+            rows.assign(
+                condition=rows["condition_label"] + f" ({short})",
+                family=info.title,
+                original=rows["model"].map(first),
+            )
+        )
     if not parts:
         return placeholder("Drop rate vs model size", _no_stress_reason("drop rate")), notes
     data = pd.concat(parts)
@@ -397,38 +516,71 @@ def drop_vs_size(table: pd.DataFrame) -> FigureResult:
     data = data.dropna(subset=["n_params", "value"])
     if data.empty:
         return placeholder("Drop rate vs model size", "; ".join(notes)), notes
-    data = data.assign(size=data["n_params"] / 1e6)
-    if data.groupby(["model", "condition", "metric"])["value"].size().max() > 1:
-        notes.append(ERRORBAR_NOTE)
+    stats = (
+        data.groupby(["label", "condition", "family"], sort=False)
+        .agg(
+            mean=("value", "mean"),
+            std=("value", "std"),
+            original=("original", "first"),
+            size=("n_params", "first"),
+        )
+        .reset_index()
+        .fillna({"std": 0.0})
+    )
+    # a drop rate is at most 100% (R@1 falls to 0) and at least 100 (1 - 100 / original R@1)
+    upper = (stats["mean"] + stats["std"]).clip(upper=100.0)
+    lowest = 100.0 * (1.0 - 100.0 / stats["original"].where(stats["original"] > 0))
+    lower = (stats["mean"] - stats["std"]).where(
+        lowest.isna(), (stats["mean"] - stats["std"]).clip(lower=lowest)
+    )
+    stats = stats.assign(low=stats["mean"] - lower, high=upper - stats["mean"])
+    models = [m for m in records.models(data) if m in set(stats["label"])]
+    sizes = data.groupby("label")["n_params"].first().astype("float64")
+    models = sorted(models, key=lambda m: sizes[m])  # stable: table order within a size
+    size_text = _size_labels(sizes)
     conditions = list(dict.fromkeys(data["condition"]))
-    fig, ax = plt.subplots(figsize=(7.2, 4.6))
-    sns.lineplot(
-        data=data,
-        x="size",
-        y="value",
-        hue="condition",
-        hue_order=conditions,
-        style="family",
-        markers=True,
-        dashes=False,
-        errorbar="sd",
-        err_style="bars",
-        err_kws={"capsize": 3},
-        palette="colorblind",
-        ax=ax,
+    families = list(dict.fromkeys(data["family"]))
+    colors = dict(zip(conditions, sns.color_palette("colorblind", len(conditions))))
+    markers = {f: FAMILY_MARKERS[i % len(FAMILY_MARKERS)] for i, f in enumerate(families)}
+    width = 0.8 / max(len(conditions), 1)
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 + 2.1 * len(models)), 4.6))
+    for i, condition in enumerate(conditions):
+        rows = stats[stats["condition"] == condition]
+        x = [models.index(m) - 0.4 + width * (i + 0.5) for m in rows["label"]]
+        ax.errorbar(
+            x,
+            rows["mean"],
+            yerr=[rows["low"], rows["high"]],
+            fmt=markers[rows["family"].iloc[0]],
+            color=colors[condition],
+            markersize=6,
+            capsize=2.5,
+            elinewidth=1.0,
+            linestyle="none",
+            label=condition,
+        )
+    ax.set_xticks(
+        range(len(models)), [f"{_tick(m)}\n{size_text[sizes[m]]}" for m in models], fontsize="small"
     )
-    ax.set_xscale("log")
-    sizes = data.groupby("size")["label"].apply(lambda s: "\n".join(dict.fromkeys(s)))
-    ax.set_xticks(list(sizes.index))
-    ax.set_xticklabels(
-        [f"{size:.0f}M\n{labels}" for size, labels in sizes.items()], fontsize="small"
-    )
-    ax.minorticks_off()
-    ax.set_xlabel("model size (parameters, log scale)")
+    ax.set_xlim(-0.6, len(models) - 0.4)
+    for edge in range(1, len(models)):
+        ax.axvline(edge - 0.5, color="0.85", linewidth=0.8)
+    ax.grid(axis="x", visible=False)
+    ax.set_xlabel("model, in order of size (parameters)")
     ax.set_ylabel("drop rate of R@1 (%)")
+    ax.set_ylim(top=105.0)  # a drop rate is at most 100%
     ax.axhline(0, color="0.5", linewidth=0.8)
-    ax.set_title(f"Drop rate vs model size ({_dataset(retrieval_rows(table))})")
-    sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, title=None)
+    ax.set_title(f"Drop rate by model, in order of size ({_dataset(retrieval_rows(table))})")
+    handles = [
+        Line2D([], [], marker=markers[f], color=colors[c], linestyle="none", label=c, markersize=6)
+        for c, f in dict(zip(data["condition"], data["family"])).items()
+    ]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    notes.append(sample_note(table))
+    notes.append(
+        _seed_note(data) + "; error bars clipped to the possible range (a drop rate is at most "
+        "100%, at least 100 × (1 − 100 / original R@1))"
+    )
     fig.tight_layout()
     _add_notes(fig, notes)
     return fig, notes

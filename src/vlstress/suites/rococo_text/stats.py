@@ -206,8 +206,18 @@ def plot(results: dict[str, dict[str, dict[str, Any]]], out_png, out_pdf) -> Non
         Patch(facecolor="white", edgecolor="black", hatch=hatches[j % 4], label=src)
         for j, src in enumerate(sources)
     ]
-    axes[1].legend(handles=handles, fontsize=7, loc="lower left", framealpha=0.9)
-    axes[0].legend(fontsize=7, loc="lower left")
+    # below the panels, never over the bars
+    axes[1].legend(
+        handles=handles,
+        fontsize=7,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.18),
+        ncol=min(len(handles), 4),
+        frameon=False,
+    )
+    axes[0].legend(
+        fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, frameon=False
+    )
     for ax in axes:
         ax.set_xticks(x)
         ax.set_xticklabels([name.replace("_", "\n", 1) for name in set_names], fontsize=8)
@@ -217,6 +227,7 @@ def plot(results: dict[str, dict[str, dict[str, Any]]], out_png, out_pdf) -> Non
                 tmp,
                 format=fmt,
                 dpi=150,
+                bbox_inches="tight",
                 metadata={"CreationDate": None} if fmt == "pdf" else {"Software": None},
             )
     plt.close(fig)

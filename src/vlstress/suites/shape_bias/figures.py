@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from vlstress.report.figures import FigureResult
+from vlstress.report.figures import FigureResult, _add_notes, sample_note
 from vlstress.report.figures import metric_rows as _rows
 from vlstress.report.figures import no_records as _none
 from vlstress.suites.shape_bias.decisions import ALL, HUMAN_SHAPE_BIAS
@@ -81,7 +81,12 @@ def shape_bias(table: pd.DataFrame) -> FigureResult:
         title="dashed: a model's pooled shape bias",
         title_fontsize="small",
     )
+    notes.insert(0, sample_note(rows, "cue-conflict images"))
     fig.tight_layout()
+    fig.canvas.draw()  # the notes just below the legend, wherever the layout put it
+    legend = ax.get_legend()
+    bottom = legend.get_window_extent().y0 if legend is not None else 0.0
+    _add_notes(fig, notes, y=float(fig.transFigure.inverted().transform((0, bottom))[1]) - 0.01)
     return fig, notes
 
 

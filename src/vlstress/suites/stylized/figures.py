@@ -1,5 +1,5 @@
 """The stylized suite's figure: zero-shot top-1 on the clean test set and on its stylized copy, one
-pair of bars per model."""
+pair of bars per model, chance (100 / classes) dashed."""
 
 from __future__ import annotations
 
@@ -9,7 +9,14 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from vlstress.report.figures import FigureResult, _add_notes, _tick
+from vlstress.report.figures import (
+    FigureResult,
+    _add_notes,
+    _tick,
+    chance_levels,
+    chance_line,
+    sample_note,
+)
 from vlstress.report.figures import no_records as _none
 
 
@@ -36,7 +43,10 @@ def stylized_accuracy(table: pd.DataFrame) -> FigureResult:
     ax.set_xticks(range(len(labels)), [_tick(label) for label in labels])
     ax.set_xlabel("")
     ax.set_ylabel("zero-shot top-1 (%)")
-    ax.set_ylim(0, max(1.0, float(rows["value"].max())) * 1.15)
+    ax.set_ylim(0, 100)
+    chance = set(chance_levels(rows).values())
+    if len(chance) == 1:  # the stylized copy keeps the clean set's classes
+        chance_line(ax, chance.pop())
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small")
     clean = sorted({str(name).removesuffix("-stylized") for name in rows["dataset"]})
     fig.suptitle(f"Zero-shot accuracy on stylized images ({', '.join(clean)})")
@@ -50,7 +60,9 @@ def stylized_accuracy(table: pd.DataFrame) -> FigureResult:
     notes = [
         "each image styled by a seeded choice of style image (AdaIN); networks: "
         + ", ".join(networks)
-        + (" (random weights: not a real stylization)" if random else "")
+        + (" (random weights: not a real stylization)" if random else ""),
+        sample_note(rows),
+        "dashed: chance (100 / classes)" if chance_levels(rows) else "chance unknown",
     ]
     fig.tight_layout()
     _add_notes(fig, notes)

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from vlstress.report.figures import FigureResult, _dataset, _tick
+from vlstress.report.figures import FigureResult, _add_notes, _dataset, _tick, sample_note
 from vlstress.report.figures import no_records as _none
 
 
@@ -43,8 +43,10 @@ def typographic_attack(table: pd.DataFrame) -> FigureResult:
     ax.set_ylim(0, max(100.0, float(np.nanmax(data["value"])) + 5))
     ax.set_title(f"Typographic attack ({_dataset(data)})")
     sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, title=None)
+    notes = [sample_note(data)]
     fig.tight_layout()
-    return fig, []
+    _add_notes(fig, notes)
+    return fig, notes
 
 
 FIGURES = {

@@ -5,7 +5,8 @@ model above the line is effectively robust and its vertical gap is visible at a 
 One panel per shift. Baselines are grey points, the fitted line is solid, y = x is
 dashed (no accuracy lost to the shift); this run's models (those that are not baselines)
 and any highlighted ones are coloured and labelled with their ER in percentage points, the labels
-moved apart and off the points by adjustText.
+moved apart and off the points by adjustText; models on the same point are concentric rings (the
+first drawn the largest), so that none hides another.
 Ticks sit at their transformed positions but read in accuracy %. Artists carry a `gid`
 (`baselines`, `fit`, `identity`, `model:<name>`) so tests and tools can find them. With a
 `families` mapping, each family of model (image-text open_clip models, supervised ImageNet
@@ -98,6 +99,14 @@ def _ticks(transform: str, low: float, high: float) -> tuple[list[float], list[s
     return positions, [f"{100 * kept[p]:g}" for p in positions]
 
 
+def _ring_sizes(x: np.ndarray, y: np.ndarray, size: float = 42.0) -> list[float]:
+    """Marker areas: models on the same point are drawn as concentric rings (the first drawn the
+    largest), so that none hides another."""
+    points = [(round(float(a), 9), round(float(b), 9)) for a, b in zip(x, y)]
+    later = [points[i + 1 :].count(p) for i, p in enumerate(points)]
+    return [size * (1 + 1.3 * n) ** 2 for n in later]
+
+
 def _panel(
     ax: plt.Axes,
     rows: pd.DataFrame,
@@ -162,11 +171,14 @@ def _panel(
     )
     texts = []
     middle = (low + high) / 2
-    for xi, yi, row in zip(x[coloured], y[coloured], rows[coloured].itertuples(index=False)):
+    sizes = _ring_sizes(x[coloured], y[coloured])
+    for xi, yi, size, row in zip(
+        x[coloured], y[coloured], sizes, rows[coloured].itertuples(index=False)
+    ):
         ax.scatter(
             [xi],
             [yi],
-            s=42,
+            s=size,
             marker=FAMILIES.get(families.get(row.model, ""), ("o",))[0],
             color=colours[row.model],
             edgecolors="black",

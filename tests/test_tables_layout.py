@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from vlstress.params import Params
-from vlstress.report import frames, records, summary
+from vlstress.report import figures, frames, records, summary
 from vlstress.suites.adversarial import table as adversarial
 from vlstress.suites.finetune.block import FinetuneParams
 from vlstress.suites.finetune.table import (
@@ -321,7 +321,10 @@ def test_the_robustness_command_writes_the_markdown_beside_its_csvs(tmp_path):
     assert "### Corruption error" in text and "### Effective robustness" in text
     assert "| model" in text and "<!-- provenance" in text
     corruptions = pd.read_csv(out / "c.csv")
-    labels = dict(zip(table["model"], table["label"]))
+    marked = figures.mark_random_init(table)  # a fine-tuned variant of a random-init model says so
+    labels = dict(zip(marked["model"], marked["label"]))
+    variants = [m for m, label in labels.items() if label.endswith("(random-init base)")]
+    assert all(f"| {labels[m]} " in text for m in variants if m in set(corruptions["model"]))
     for row in corruptions.itertuples():
         line = next(x for x in text.splitlines() if x.startswith(f"| {labels[row.model]} "))
         assert f"{row.mCA:.1f}" in line, (row.model, line)

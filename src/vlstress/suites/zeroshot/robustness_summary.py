@@ -200,10 +200,12 @@ def figure(
     in_distribution: str,
     names: dict[str, str],
     families: dict[str, str] | None = None,
+    n_note: str | None = None,
 ):
     """The effective-robustness scatter, or a placeholder that says why there is none (after
     vlstress.report.figures.setup); `names`: model -> its label in the summary; `families`: model
-    -> its kind (open_clip, timm), drawn as marker shapes."""
+    -> its kind (open_clip, timm), drawn as marker shapes; `n_note`: the images behind each
+    accuracy, stated under the panels."""
     from vlstress.errors import VlstressError
     from vlstress.report import figures
     from vlstress.suites.zeroshot.robustness_figure import draw
@@ -217,6 +219,7 @@ def figure(
             if fitted <= 2
             else None
         )
+        caption = " ".join(part for part in (n_note, caption) if part) or None
         return draw(
             found,
             lines,

@@ -35,7 +35,8 @@ def run(args: argparse.Namespace) -> None:
     from vlstress.report import figures, records
     from vlstress.suites.zeroshot.corruption_error import corruption_table
 
-    table = records.read_summary(args.summary)
+    # a fine-tuned variant of a random-init model is labelled so, in the tables and the figure
+    table = figures.mark_random_init(records.read_summary(args.summary))
     top1, clean = summary.corruption_top1(table)
     corruptions = corruption_table(top1, clean, args.mce_baseline if not top1.empty else None)
     effective, lines, note = summary.effective(
@@ -75,5 +76,9 @@ def run(args: argparse.Namespace) -> None:
     figures.setup()
     names = dict(zip(table["model"], table["label"]))  # one readable label everywhere
     families = {model: model_kind(arch) for model, arch in zip(table["model"], table["arch"])}
-    fig = summary.figure(effective, lines, note, args.in_distribution, names, families)
+    zeroshot = table[(table["task"] == "zeroshot") & (table["metric"] == "top1")]
+    n_note = figures.sample_note(zeroshot[zeroshot["model"].isin(effective.get("model", []))])
+    fig = summary.figure(
+        effective, lines, note, args.in_distribution, names, families, n_note=n_note
+    )
     figures.save(fig, args.out_fig, block)

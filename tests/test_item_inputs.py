@@ -51,8 +51,11 @@ def two_folders(tmp_path, monkeypatch):
 def test_each_set_depends_on_its_own_folder_only_in_dvc_yaml(two_folders):
     params, root = two_folders
     stages = yaml.safe_load(dvc.render(params))["stages"]
-    assert "testset" not in stages  # no shared foreach body
-    left, right, objects = (stages[f"testset-{k}"] for k in ("left", "right", "objects"))
+    left, right = (stages[f"testset-{k}"] for k in ("left", "right"))
+    # the set without a folder of its own keeps its `foreach` item (its name does not depend on
+    # the other sets), and its body depends on no set's folder
+    assert list(stages["testset"]["foreach"]) == ["objects"] and "testset-objects" not in stages
+    objects = stages["testset"]["do"]
     assert str(root / "left") in left["deps"] and str(root / "right") not in left["deps"]
     assert str(root / "right") in right["deps"] and str(root / "left") not in right["deps"]
     assert not {str(root / "left"), str(root / "right")} & set(objects["deps"])
@@ -69,7 +72,9 @@ def test_items_with_the_same_inputs_keep_one_foreach_stage(two_folders):
     for name in ("left", "right"):
         del params["zeroshot"]["testsets"][name]
     stages = yaml.safe_load(dvc.render(params))["stages"]
-    assert stages["testset"]["foreach"] == "${zeroshot.testsets}"
+    assert list(stages["testset"]["foreach"]) == ["objects"]  # the items, written out
+    assert stages["testset"]["do"]["params"] == ["zeroshot.testsets.${key}"]
+    assert not [name for name in stages if name.startswith("testset-")]
 
 
 def test_snakemake_gives_each_set_its_own_folder(two_folders):
@@ -95,6 +100,10 @@ def test_dvc_reads_the_per_item_stages(two_folders):
         env=ENV,
     ).stdout
     assert "testset-left" in listed and "testset-right" in listed
+    # the names DVC gives the stages are those the lock pruning and Snakemake's commit use
+    assert {line.split()[0] for line in listed.splitlines() if line.strip()} == {
+        name for name, _ in dvc.addresses(params)
+    }
     # an item removed from params.yaml: DVC still parses the file (the gate then says to render)
     del params["zeroshot"]["testsets"]["right"]
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))

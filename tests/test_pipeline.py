@@ -92,6 +92,7 @@ def test_no_dependency_is_an_empty_file():
     ]
 
 
+@pytest.mark.slow  # two `pipeline check` processes (~35 s); the fast tier compares the rendering
 def test_the_check_fails_when_a_stage_changes_without_re_rendering(tmp_path):
     stale = tmp_path / "dvc.yaml"
     stale.write_text(
@@ -364,8 +365,9 @@ def test_an_output_written_once_per_value_of_its_each_axes_is_one_job():
     names, severities = params["corruptions"]["names"], params["corruptions"]["severities"]
     (stage,) = [s for s in active_stages(params) if s.name == "evaluate_corruption"]
     assert stage.axes == ("model",)
-    entry = dvc.stage_entry(stage, params)
-    assert entry["foreach"] == "${models}"
+    entry = dvc.entries(stage, params)["evaluate_corruption"]
+    embedding = [m for m, e in params["models"].items() if not e["arch"].startswith("llava")]
+    assert sorted(entry["foreach"]) == sorted(embedding)  # the models it takes, written out
     outs = [next(iter(out)) for out in entry["do"]["outs"]]
     assert outs[: len(names) * len(severities)] == [
         f"results/metrics/${{key}}/corruption-{c}-s{s}.json" for c in names for s in severities
@@ -375,7 +377,6 @@ def test_an_output_written_once_per_value_of_its_each_axes_is_one_job():
     assert rule.output["record"] == [
         f"results/metrics/{{model}}/corruption-{c}-s{s}.json" for c in names for s in severities
     ]
-    embedding = [m for m, e in params["models"].items() if not e["arch"].startswith("llava")]
     wanted = {
         f"results/metrics/{m}/corruption-{c}-s{s}.json"
         for m in embedding
@@ -384,9 +385,9 @@ def test_an_output_written_once_per_value_of_its_each_axes_is_one_job():
     }
     assert wanted <= set(targets(params)) and wanted <= {str(p) for p in record_paths(params)}
     # DVC addresses (what the lock pruning keeps): one per model that embeds images (the
-    # assistant is left out, so each is a stage of its own rather than a `foreach` item)
+    # assistant is left out of the `foreach` items)
     addresses = [a for a, _ in dvc.addresses(params) if a.startswith("evaluate_corruption")]
-    assert addresses == [f"evaluate_corruption-{m.replace('+', '_')}" for m in sorted(embedding)]
+    assert addresses == [f"evaluate_corruption@{m}" for m in sorted(embedding)]
     # the summary reruns when the conditions change
     assert {"corruptions.names", "corruptions.severities"} <= set(record_params(params))
     with pytest.raises(ValueError, match="one file per corruption, severity"):
@@ -394,6 +395,46 @@ def test_an_output_written_once_per_value_of_its_each_axes_is_one_job():
     naming = replace(stage, command=stage.command + " --out {out.record}")
     with pytest.raises(ValueError, match="cannot name it"):
         dvc.stage_entry(naming, params)
+
+
+def _model_stage_names(params: dict, models: list[str]) -> dict[str, dict]:
+    """The DVC stage address of each step of the given models -> what dvc.yaml says of it: its
+    plain entry, its `foreach` item and body, or its `matrix` body."""
+    rendered = yaml.safe_load(dvc.render(params))["stages"]
+    found = {}
+    for address, _ in dvc.addresses(params):
+        if not any(m in address or m.replace("+", "_") in address for m in models):
+            continue
+        name, at, key = address.partition("@")
+        entry = rendered[name]
+        if at and "foreach" in entry:
+            items = entry["foreach"]  # `${models}`, or the items written out
+            entry = {"item": items[key] if isinstance(items, dict) else items, "do": entry["do"]}
+        elif at:
+            entry = {k: v for k, v in entry.items() if k != "matrix"}
+        found[address] = entry
+    return found
+
+
+def test_a_models_stages_keep_their_names_whatever_else_is_in_the_pool():
+    """Removing the assistant or the timm classifier from `models:` renames no stage of another
+    model and changes no entry of theirs: DVC would otherwise see them as new stages and rerun
+    them all (a stage that takes only some kinds of model used to be written per model only when
+    the pool held a model of another kind)."""
+    import copy
+
+    params = demo_params()
+    kinds = {m: e["arch"].partition(":")[0] for m, e in params["models"].items()}
+    assert {"llava", "timm"} <= set(kinds.values())
+    others = [m for m, kind in kinds.items() if kind not in ("llava", "timm")]
+    with_all = _model_stage_names(params, others)
+    assert len(with_all) > 50
+    for kind in ("llava", "timm"):
+        fewer = copy.deepcopy(params)
+        fewer["models"] = {m: e for m, e in params["models"].items() if kinds[m] != kind}
+        if kind == "timm":  # the assistant's options come from an image-text model then
+            assert params["assistant"]["options_from"] in fewer["models"]
+        assert _model_stage_names(fewer, others) == with_all, kind
 
 
 # ----------------------------------------------------------------------------- params validation
@@ -693,6 +734,7 @@ def dvc_commands(root: Path) -> dict[str, list[str]]:
     return stages
 
 
+@pytest.mark.slow  # a repo copy and two dry runs of the demo; fast tier: test_quick_workflow
 def test_both_front_ends_run_the_same_commands(project):
     smk = snakemake_commands(project)
     dvc_cmds = dvc_commands(project)
@@ -783,6 +825,7 @@ def test_the_default_profile_is_picked_up(project):
     assert "Shell command" not in result.stdout + result.stderr
 
 
+@pytest.mark.slow  # the repo copy of `project` and a dry run of the demo
 def test_an_alternative_params_file_reaches_the_steps_that_read_params(project):
     extra = project / "params.more.yaml"
     extra.write_text(
@@ -793,6 +836,7 @@ def test_an_alternative_params_file_reaches_the_steps_that_read_params(project):
     assert any("--params params.yaml --params params.more.yaml" in cmd for cmd in jobs["summarize"])
 
 
+@pytest.mark.slow  # the repo copy of `project` (its other users are slow)
 def test_config_overrides_without_a_file_are_refused(project):
     result = sh("snakemake", "-n", "--cores", "1", "--config", "seed=3", cwd=project, check=False)
     assert result.returncode != 0
@@ -885,6 +929,11 @@ def test_a_new_perturbation_is_valid_in_params_without_touching_the_schema():
             lambda p: finetune_off(p.update(suites={"rococo_text": True}) or p),
             "dvc.yaml is stale",
         ),
+        # an input outside the workflow that is not there
+        (
+            lambda p: p["overlap"]["train"].update(path="data/nowhere"),
+            "`overlap.train.path` names data/nowhere, which does not exist",
+        ),
     ],
 )
 def test_dvc_repro_checks_params_before_any_step_works(project, edit, needle):
@@ -907,6 +956,103 @@ def test_dvc_repro_checks_params_before_any_step_works(project, edit, needle):
         assert status == [" M params.yaml"], status
     finally:
         (project / "params.yaml").write_text(original)
+
+
+def test_a_missing_input_is_named_and_refused(tmp_path, monkeypatch):
+    """A path the params name that does not exist and that no step makes (a training collection,
+    a model's checkpoint, a test set's folder) is refused by both front ends before they plan:
+    Snakemake planned nothing for it and kept the results of the old input."""
+    from vlstress.pipeline import check_inputs, missing_inputs
+    from vlstress.pipeline.snakemake import rules
+
+    monkeypatch.chdir(REPO)  # the demo's inputs are relative to the project
+    params = demo_params()
+    assert missing_inputs(params) == []  # produced paths (fine-tuned checkpoints) are fine
+    params["overlap"]["train"]["path"] = str(tmp_path / "gone")
+    params["models"]["vit-s-32-alt-random"]["pretrained"] = str(tmp_path / "ckpt.safetensors")
+    params["zeroshot"]["testsets"]["objects"].update(
+        kind="imagefolder", root=f"file://{tmp_path}/x"
+    )
+    problems = missing_inputs(params)
+    assert len(problems) == 3
+    assert any("`overlap.train.path`" in p and f"{tmp_path}/gone" in p for p in problems)
+    assert any("`models.vit-s-32-alt-random.pretrained`" in p for p in problems)
+    assert any("`zeroshot.testsets.objects.root`" in p and f"{tmp_path}/x" in p for p in problems)
+    with pytest.raises(VlstressError, match="overlap.train.path"):
+        check_inputs(params)
+    with pytest.raises(VlstressError, match="overlap.train.path"):
+        rules(params, ["params.yaml"])
+    # hub tags, registry names and URLs are no paths; once the path exists it is an input
+    params = demo_params()
+    params["models"]["vit-s-32-alt-random"]["pretrained"] = "hf-hub:org/model"
+    params["overlap"]["train"]["path"] = str(tmp_path)
+    params["zeroshot"]["templates"] = "openai"
+    assert missing_inputs(params) == []
+
+
+@pytest.mark.slow
+def test_snakemake_refuses_a_missing_input_before_planning(project):
+    """`snakemake -n` with the training collection pointing nowhere: an error naming the param and
+    the path, not a plan that keeps the results of the old collection."""
+    original = (project / "params.yaml").read_text()
+    try:
+        params = yaml.safe_load(original)
+        params["overlap"]["train"]["path"] = "data/nowhere"
+        (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        result = sh("snakemake", "-n", "--cores", "1", cwd=project, check=False)
+        assert result.returncode != 0
+        out = result.stdout + result.stderr
+        assert "`overlap.train.path` names data/nowhere, which does not exist" in out, out[-3000:]
+    finally:
+        (project / "params.yaml").write_text(original)
+
+
+def test_a_folder_rewritten_with_the_same_bytes_gets_its_time_back(tmp_path, monkeypatch):
+    """pipeline.folder_times: after a forced rerun that wrote the same bytes (Snakemake's, or
+    DVC's between two Snakemake runs) a folder output has the time it had, never older than an
+    input of its step; new bytes keep their new time."""
+    from vlstress.pipeline import folder_times
+
+    monkeypatch.chdir(tmp_path)
+    source, folder = Path("source.txt"), Path("out")
+    source.write_text("in")
+    os.utime(source, ns=(10**18, 10**18))
+
+    def write(text: str, ns: int) -> None:  # what a step does, then Snakemake's marker
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+        (folder / "sub").mkdir(parents=True)
+        (folder / "sub" / "a.txt").write_text(text)
+        (folder / "b.txt").write_text("b")
+        stamp = folder / folder_times.TIMESTAMP
+        stamp.touch()
+        os.utime(stamp, ns=(ns, ns))
+
+    first = 2 * 10**18
+    write("a", first)
+    folder_times.remember([("out", ["source.txt"])])
+    write("a", first + 10**9)  # forced again: the same bytes, a newer time
+    folder_times.remember([("out", ["source.txt"])])
+    assert folder_times._time("out") == first
+    # rewritten by DVC (no marker) with the same bytes: put back before planning
+    (folder / folder_times.TIMESTAMP).unlink()
+    (folder / "b.txt").write_text("b")
+    os.utime(folder, ns=(first + 5 * 10**9, first + 5 * 10**9))
+    folder_times.restore()
+    assert folder_times._time("out") == first
+    # an input newer than the remembered time: never older than it
+    os.utime(source, ns=(first + 7 * 10**9, first + 7 * 10**9))
+    write("a", first + 9 * 10**9)
+    folder_times.remember([("out", ["source.txt"])])
+    assert folder_times._time("out") == first + 7 * 10**9
+    # new bytes: the new time stays, and is remembered
+    write("changed", first + 20 * 10**9)
+    folder_times.remember([("out", ["source.txt"])])
+    assert folder_times._time("out") == first + 20 * 10**9
+    write("changed", first + 30 * 10**9)
+    folder_times.remember([("out", ["source.txt"])])
+    assert folder_times._time("out") == first + 20 * 10**9
 
 
 def test_render_drops_the_lock_entries_of_stages_that_are_gone(tmp_path):

@@ -361,7 +361,7 @@ def test_dvc_reruns_every_suites_model_step_to_the_same_bytes(project):
         chosen
     ), chosen
     locked = list(yaml.safe_load((project / "dvc.lock").read_text())["stages"])
-    # retrieval for the image-text model only (one model: a plain stage, `embed_retrieval-<model>`)
+    # retrieval for the image-text model only (`embed_retrieval@<model>`: the models it takes)
     retrieval = [name for name in locked if name.startswith("embed_retrieval")]
     assert retrieval and all(CLIP in name and TIMM not in name for name in retrieval), retrieval
     # every step of the timm classifier: `stage@resnet18-random` and `stage@resnet18-random-<...>`

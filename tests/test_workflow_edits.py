@@ -31,6 +31,21 @@ def project(module_tmp) -> Path:
     return root
 
 
+def test_a_forced_rerun_of_a_folder_step_leaves_nothing_to_do(project):
+    """A step with a folder output forced to run again writes the same bytes: neither front end has
+    anything left to do, whichever forced it (Snakemake used to see a newer folder and plan every
+    step after it)."""
+    plan = sh("snakemake", "-n", cwd=project)
+    assert "Nothing to be done" in plan, plan[-3000:]
+    sh("snakemake", "--cores", "2", "--forcerun", "download", "--until", "download", cwd=project)
+    plan = sh("snakemake", "-n", cwd=project)
+    assert "Nothing to be done" in plan, plan[-3000:]
+    assert ran_stages(sh("dvc", "repro", "-f", "-s", "download", cwd=project)) == {"download"}
+    assert "Data and pipelines are up to date" in sh("dvc", "status", cwd=project)
+    plan = sh("snakemake", "-n", cwd=project)
+    assert "Nothing to be done" in plan, plan[-3000:]
+
+
 def summary_lams(root: Path) -> set[str]:
     import pandas as pd
 

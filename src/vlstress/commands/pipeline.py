@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> None:
     from vlstress import params_check
     from vlstress.errors import VlstressError
     from vlstress.io import write_text
-    from vlstress.pipeline import GATE_STAMP, active_stages, rendered
+    from vlstress.pipeline import GATE_STAMP, active_stages, check_inputs, rendered
 
     files = args.params or [Path("params.yaml")]
     if args.action == "use":
@@ -51,9 +51,16 @@ def run(args: argparse.Namespace) -> None:
         for path in rendered.write(params, args.dvc_yaml):
             print(f"wrote {path}", file=sys.stderr)
         return
+    check_inputs(params)  # a missing dataset folder or checkpoint: refused before any step
     # dvc.yaml describes params.yaml alone; a Snakemake run with more params files is not DVC's
     problems = rendered.stale(params, args.dvc_yaml)
     if problems and (args.stamp is None or files == [Path("params.yaml")]):
+        if args.stamp is not None:  # the gate step: inside `dvc exp run -S suites.X=...`, undo it
+            from vlstress.pipeline.experiments import undo_switch
+
+            undone = undo_switch(params, files[0], args.dvc_yaml, Path(args.stamp))
+            if undone:
+                problems.append(f"nothing of this experiment ran: {undone}")
         raise VlstressError("\n".join(problems))
     if args.stamp is not None:
         write_text(args.stamp, GATE_STAMP)

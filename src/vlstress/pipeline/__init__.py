@@ -302,6 +302,49 @@ def produced_paths(params: dict[str, Any]) -> frozenset[str]:
     return held[2]
 
 
+def missing_inputs(params: dict[str, Any]) -> list[str]:
+    """What the active stages read from outside the workflow and cannot find: a path a params value
+    names (an input template such as `{p.overlap.train.path}`, or an external input: a dataset
+    folder, a local checkpoint) that does not exist and that no step makes. One line each, naming
+    the param and the path; empty when every input is there."""
+    import os
+
+    from vlstress.pipeline import external
+
+    produced = produced_paths(params)
+    found: dict[str, None] = {}
+    for stage in active_stages(params):
+        for template in stage.inputs.values():
+            if "{p." not in template:
+                continue
+            path = substitute_params(template, params)
+            if PLACEHOLDER.search(path) or os.path.normpath(path) in produced:
+                continue
+            if not os.path.exists(path):
+                params_named = ", ".join(
+                    f"`{m.group(2)}`" for m in PLACEHOLDER.finditer(template) if m.group(1) == "p"
+                )
+                found[f"{params_named} names {path}, which does not exist (stage {stage.name})"] = (
+                    None
+                )
+        axis_param = AXES[stage.axes[0]].param if len(stage.axes) == 1 else None
+        for param, path in external.missing(params, stage.external, axis_param, produced):
+            found[f"`{param}` names {path}, which does not exist (stage {stage.name})"] = None
+    return list(found)
+
+
+def check_inputs(params: dict[str, Any]) -> None:
+    """Refuse params whose inputs from outside the workflow are missing (`missing_inputs`): neither
+    front end may plan around them (Snakemake would keep the results of the old input)."""
+    from vlstress.errors import VlstressError
+
+    problems = missing_inputs(params)
+    if problems:
+        raise VlstressError(
+            "missing inputs: fix the path or create it first\n  - " + "\n  - ".join(problems)
+        )
+
+
 def record_paths(params: dict[str, Any]) -> list[Path]:
     """Every metric record that the stages of the current params write, in stage order."""
     return [

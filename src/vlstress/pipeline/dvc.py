@@ -2,8 +2,9 @@
 
 Stages of the suites that are on are written with `${...}` interpolation of params.yaml,
 `foreach` for a stage over one axis and `matrix` for several, so `dvc repro` itself
-picks up a new model, lambda or caption set from params.yaml (but see `item_stages`: the
-items of a mapping with different external inputs are one plain stage each, written out).
+picks up a new lambda or caption set from params.yaml. The stages over the models, and those that
+read a file an item names, are written item by item (`item_stages`): a stage's name depends on its
+item alone, never on what else is in the mapping.
 Switching a suite, or editing the stage table or the code a step imports, changes the rendering: run
 `vlstress pipeline render` (a test and CI fail when dvc.yaml is stale).
 """
@@ -31,7 +32,6 @@ from vlstress.pipeline import (
     derived,
     external,
     item_field,
-    left_out_models,
     output_templates,
     produced_paths,
     single_output,
@@ -117,10 +117,14 @@ def _out_entry(path: str, options: dict[str, Any]) -> Any:
 
 
 def stage_entry(
-    stage: Stage, params: dict[str, Any], item_key: str | None = None
+    stage: Stage,
+    params: dict[str, Any],
+    item_key: str | None = None,
+    items: list[str] | None = None,
 ) -> dict[str, Any]:
     """The dvc.yaml entry of a stage: `foreach`/`matrix` over its axes; with `item_key`, the plain
-    stage of that one item of its mapping axis (see `item_stages`)."""
+    stage of that one item of its mapping axis; with `items`, one `foreach` over those items of its
+    mapping axis, their fields written out (see `per_item`)."""
     body: dict[str, Any] = {"cmd": _Folded(_command(stage))}
     deps = [_path(p, stage) for p in (*stage.inputs.values(), *stage.after)]
     deps += [
@@ -130,9 +134,8 @@ def stage_entry(
     ]
     # external files are literal paths: switching one on or off changes dvc.yaml (the gate says so)
     axis_param = AXES[stage.axes[0]].param if len(stage.axes) == 1 else None
-    deps += external.paths(
-        params, stage.external, axis_param, item_key, produced=produced_paths(params)
-    )
+    names = stage.external if items is None else _shared_external(stage)
+    deps += external.paths(params, names, axis_param, item_key, produced=produced_paths(params))
     deps += code_inputs(stage)
     body["deps"] = list(dict.fromkeys(deps))
     list_params = [
@@ -163,28 +166,56 @@ def stage_entry(
     if item_key is not None:
         mapping = axis_param or ""
         return _one_item(body, mapping, item_key, axis_item(params, stage.axes[0], item_key))
+    if items is not None:
+        return _foreach_items(body, params, stage.axes[0], items)
     if len(stage.axes) == 1:
         return {"foreach": "${%s}" % AXES[stage.axes[0]].param, "do": body}
-    return {"matrix": {axis: "${%s}" % AXES[axis].param for axis in stage.axes}, **body}
+    matrix: dict[str, Any] = {axis: "${%s}" % AXES[axis].param for axis in stage.axes}
+    if MODEL_AXIS.name in stage.axes:
+        # the models it takes, written out whatever else is in the pool: the same stage names
+        # and the same dependencies with or without a model of another kind
+        matrix[MODEL_AXIS.name] = stage_axis_values(stage, params, MODEL_AXIS.name)
+    return {"matrix": matrix, **body}
 
 
-def item_stages(stage: Stage, params: dict[str, Any]) -> list[str] | None:
-    """The keys to write one plain stage each for, or None for one `foreach` stage.
+def _shared_external(stage: Stage) -> tuple[str, ...]:
+    """The external params of a stage that are not fields of its axis item: the same for every
+    item."""
+    return tuple(name for name in stage.external if not name.startswith("item."))
+
+
+def _item_external(stage: Stage) -> tuple[str, ...]:
+    return tuple(name for name in stage.external if name.startswith("item."))
+
+
+def per_item(stage: Stage) -> bool:
+    """Whether a stage over one mapping axis is written item by item (`item_stages`): a stage over
+    the models, or one that reads a file an item names (`item.FIELD` among its external inputs)."""
+    if len(stage.axes) != 1 or not AXES[stage.axes[0]].keys:
+        return False
+    return stage.axes[0] == MODEL_AXIS.name or bool(_item_external(stage))
+
+
+def item_stages(stage: Stage, params: dict[str, Any]) -> tuple[list[str], list[str]] | None:
+    """For a stage written item by item (`per_item`): (the items of one `foreach`, the items with a
+    plain stage each); None for any other stage.
 
     A `foreach` body is the same for every item, so an external input of one item (a test set's
     local folder, a model's local checkpoint) would be a dependency of every item: editing one
-    set's images would rebuild all sets. When the items of a mapping axis do not all have the
-    same external inputs, each item is its own stage (`<stage>-<key>`) that depends on its own
-    only, with the item's fields written out and the item declared as its params (see
-    `_one_item`)."""
-    if len(stage.axes) != 1 or not AXES[stage.axes[0]].keys:
-        return None
-    if not any(name.startswith("item.") for name in stage.external):
+    set's images would rebuild all sets. An item that names such a file is its own stage
+    (`<stage>-<key>`) that depends on its own only, with the item's fields written out and the
+    item declared as its params (see `_one_item`). The other items are one `foreach` over the
+    items written out (`<stage>@<key>`, see `_foreach_items`), never over the whole mapping of
+    params.yaml: a stage that leaves some models out (their kind) could not take all of them.
+    Which of the two an item gets depends on that item alone, so its stage keeps its name (and
+    its dvc.lock entry) whatever else is in the mapping."""
+    if not per_item(stage):
         return None
     param, produced = AXES[stage.axes[0]].param, produced_paths(params)
-    keys = axis_values(params, stage.axes[0])
-    found = [tuple(external.paths(params, stage.external, param, k, produced)) for k in keys]
-    return keys if len(set(found)) > 1 else None
+    keys = stage_axis_values(stage, params, stage.axes[0])
+    names = _item_external(stage)
+    own = [k for k in keys if names and external.paths(params, names, param, k, produced)]
+    return [k for k in keys if k not in own], own
 
 
 def item_stage_name(stage: Stage, key: str) -> str:
@@ -213,29 +244,41 @@ def _one_item(body: dict[str, Any], mapping: str, key: str, item: dict[str, Any]
     return {**ordered, **{k: v for k, v in one.items() if k not in ordered}}
 
 
-def entries(stage: Stage, params: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Stage name -> dvc.yaml entry: one (`foreach`/`matrix`/plain), or one per item.
+def _foreach_items(
+    body: dict[str, Any], params: dict[str, Any], axis: str, keys: list[str]
+) -> dict[str, Any]:
+    """One `foreach` over some items of a mapping axis: each item written out with the fields the
+    body reads (`${item.f}`, as DVC prints them), and the item a params dependency (`${key}`), so
+    an edit of one of its fields reruns it, as for a plain stage (`_one_item`)."""
+    text = yaml.dump(body, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=10**6)
+    fields = list(dict.fromkeys(ITEM_FIELD.findall(text)))
+    items = {}
+    for key in keys:
+        item = axis_item(params, axis, key)
+        items[key] = {field: render_value(item.get(field)) for field in fields}
+    ordered = {k: v for k, v in body.items() if k in ("cmd", "deps")}
+    ordered["params"] = list(dict.fromkeys([*body.get("params", []), AXES[axis].param + ".${key}"]))
+    return {
+        "foreach": items,
+        "do": {**ordered, **{k: v for k, v in body.items() if k not in ordered}},
+    }
 
-    A stage that leaves some models out (their kind, `Stage.model_kinds`) cannot `foreach` over
-    all of `models`: over the model axis alone it is one plain stage per model it takes, and in a
-    `matrix` its model axis is the list of those models. A stage over an axis with no values
-    (e.g. no WiSE-FT alpha) is no stage."""
+
+def entries(stage: Stage, params: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Stage name -> dvc.yaml entry: one (`foreach`/`matrix`/plain), or, for a stage written item
+    by item (`item_stages`), one `foreach` and a plain stage per item that names a file.
+
+    A stage over an axis with no values (e.g. no WiSE-FT alpha), or over the models and taking none
+    of them (their kind, `Stage.model_kinds`), is no stage."""
     if any(not stage_axis_values(stage, params, axis) for axis in stage.axes):
         return {}
-    keys = item_stages(stage, params)
-    if left_out_models(stage, params):
-        kept = stage_axis_values(stage, params, MODEL_AXIS.name)
-        if not kept:  # no model of the kinds it takes: no stage
-            return {}
-        if len(stage.axes) == 1:
-            keys = [key for key in (keys or kept) if key in kept]
-        else:
-            entry = stage_entry(stage, params)
-            entry["matrix"]["model"] = kept
-            return {stage.name: entry}
-    if keys is None:
+    split = item_stages(stage, params)
+    if split is None:
         return {stage.name: stage_entry(stage, params)}
-    return {item_stage_name(stage, key): stage_entry(stage, params, key) for key in keys}
+    together, own = split
+    found = {stage.name: stage_entry(stage, params, items=together)} if together else {}
+    found.update({item_stage_name(stage, key): stage_entry(stage, params, key) for key in own})
+    return found
 
 
 def render(params: dict[str, Any]) -> str:
@@ -261,9 +304,8 @@ def addresses(params: dict[str, Any]) -> list[tuple[str, list[str]]]:
     `name@v1-v2-...`."""
     found = []
     for stage in active_stages(params):
-        plain = item_stages(stage, params) is not None or (
-            len(stage.axes) == 1 and left_out_models(stage, params)
-        )
+        split = item_stages(stage, params)
+        own = set(split[1]) if split is not None else set()
         for combo in itertools.product(
             *(stage_axis_values(stage, params, axis) for axis in stage.axes)
         ):
@@ -273,7 +315,7 @@ def addresses(params: dict[str, Any]) -> list[tuple[str, list[str]]]:
                 for out in stage.outputs.values()
                 for template in output_templates(out, params)
             ]
-            if plain:
+            if combo and combo[0] in own:
                 found.append((item_stage_name(stage, combo[0]), paths))
                 continue
             names = [_dvc_key(params, stage, axis, value) for axis, value in values.items()]

@@ -26,6 +26,7 @@ from vlstress.pipeline import (
     LISTS,
     active_stages,
     axis_item,
+    check_inputs,
     code_inputs,
     derived,
     expand,
@@ -182,6 +183,18 @@ def _external_inputs(stage: Stage, config: dict[str, Any]) -> Callable:
     return found
 
 
+def _produced_inputs(stage: Stage, config: dict[str, Any]) -> Callable:
+    """The external inputs a step of the workflow makes (a fine-tuned checkpoint named as a model's
+    weights): Snakemake inputs, so that step runs first. The others are not inputs (Snakemake would
+    compare their times): the job's `external` param holds their content's fingerprint."""
+    found, produced = _external_inputs(stage, config), produced_paths(config)
+
+    def made(wildcards) -> list[str]:
+        return [path for path in found(wildcards) if os.path.normpath(path) in produced]
+
+    return made
+
+
 def _log_name(stage: Stage) -> str:
     return "/".join([stage.name, *("{%s}" % axis for axis in stage.axes)])
 
@@ -196,8 +209,8 @@ def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpe
         inputs[name] = LISTS[producer].paths(typed(config))
     # `after` gates order DVC's stages only: Snakemake checks the params when it reads the
     # Snakefile, before any job, and a gate job would make every job downstream "updated"
-    if stage.external:
-        inputs["external"] = _external_inputs(stage, config)
+    if stage.external:  # only what a step makes: the others are known by their content (below)
+        inputs["external"] = _produced_inputs(stage, config)
     inputs["code"] = code_inputs(stage)
     outputs: dict[str, Any] = {}
     for name, out in stage.outputs.items():
@@ -218,11 +231,13 @@ def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpe
         "command": _command_param(template, items),
         "signature": _signature_param(template, items),
     }
-    if (
-        stage.external
-    ):  # an edit inside an external folder changes no folder mtime: fingerprint its files
-        found = _external_inputs(stage, config)
-        params["external"] = lambda wildcards: external.fingerprint(found(wildcards))
+    if stage.external:
+        # an edit inside an external folder changes no folder mtime, and a copy that rounds times
+        # changes no byte: the step reruns when the content of a file below it changes
+        found, produced = _external_inputs(stage, config), produced_paths(config)
+        params["external"] = lambda wildcards: external.fingerprint(
+            [path for path in found(wildcards) if os.path.normpath(path) not in produced]
+        )
     resources = {"gpu": int(lookup(config, stage.gpus)) if stage.gpus else 1} if stage.gpu else {}
     # a step told how many CPU threads to use gets that many cores from the scheduler
     threads = lookup(config, THREADS_PARAM) if "{p.%s}" % THREADS_PARAM in stage.command else 1
@@ -241,6 +256,9 @@ def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpe
 
 
 def rules(config: dict[str, Any], files: list[str]) -> list[RuleSpec]:
+    """The rules of the active stages; params naming a missing input are refused (Snakemake would
+    plan nothing for a step whose input is gone and keep the results of the old one)."""
+    check_inputs(config)
     return [rule_spec(stage, config, files) for stage in active_stages(config)]
 
 
@@ -276,6 +294,24 @@ def claim_checkout(workflow):
     if not workflow.is_main_process or workflow.dryrun:
         return None
     return claim()
+
+
+def restore_folder_times(workflow) -> None:
+    """Before planning (the main process, dry runs too): folder outputs rewritten since the last
+    run with the same bytes (`dvc repro -f`) get their time back (`pipeline.folder_times`)."""
+    from vlstress.pipeline import folder_times
+
+    if workflow.is_main_process:
+        folder_times.restore()
+
+
+def remember_folder_times(workflow) -> None:
+    """After a run: each folder output's content and time remembered, and the time of one rewritten
+    with the same bytes (a forced rerun) put back, so the steps after it stay done."""
+    from vlstress.pipeline import folder_times
+
+    if workflow.is_main_process and not workflow.dryrun:
+        folder_times.remember(folder_times.job_folders(workflow))
 
 
 def record_in_dvc_lock(workflow, checkout=None, files: list[str] | None = None) -> None:

@@ -15,6 +15,7 @@ test_the_cli_caps_before_torch_loads.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -148,3 +149,55 @@ def test_an_avx2_cpu_writes_the_same_embeddings(tmp_path):
             "DNNL_MAX_CPU_ISA": "ALL",
         }
         assert tower(tmp_path, [sys.executable], uncapped, "uncapped") != emulated
+
+
+# The overlap detector's decision on another CPU: faiss picks its kernels by the CPU (AVX-512 where
+# there is one), so its scores may differ in the last bits; the similarities written are the exact
+# cosines of its candidates, rounded, and must come out the same. Seeded float32 embeddings (their
+# bits are the same everywhere), near-duplicates at cosines close to each other, an exact index.
+OVERLAP = """
+import json
+import sys
+from vlstress import cpu_kernels
+
+cpu_kernels.cap()
+import numpy as np
+from vlstress.suites.overlap import neighbours
+
+rng = np.random.default_rng(0)
+train = rng.standard_normal((400, 512)).astype(np.float32)
+train /= np.linalg.norm(train, axis=1, keepdims=True)
+queries = train[:40] + 0.05 * rng.standard_normal((40, 512)).astype(np.float32)
+queries = np.concatenate([queries, rng.standard_normal((20, 512)).astype(np.float32)])
+queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+index, kind = neighbours.build_index(train, "flat", nlist=1, nprobe=1, seed=0)
+sims, rows = neighbours.nearest(index, queries, train)
+with open(sys.argv[1], "w") as out:
+    json.dump({"similarity": sims.tolist(), "row": rows.tolist()}, out)
+"""
+
+
+@pytest.mark.slow
+def test_the_overlap_detector_writes_the_same_similarities_on_an_avx2_cpu(tmp_path):
+    emulator = qemu()
+    env = {name: value for name, value in os.environ.items() if name not in cpu_kernels.CAPS}
+    env["PYTHONPATH"] = str(REPO / "src")
+    written = {}
+    for tag, prefix in (
+        ("here", [sys.executable]),
+        ("qemu", [emulator, "-cpu", f"max,vendor={host_vendor()}", sys.executable]),
+    ):
+        out = tmp_path / f"{tag}.json"
+        done = subprocess.run(
+            [*prefix, "-c", OVERLAP, str(out)],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        written[tag] = out.read_bytes()
+    assert written["here"] == written["qemu"]
+    found = json.loads(written["here"])
+    assert found["row"][:40] == list(range(40))  # each near-duplicate finds its original

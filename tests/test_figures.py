@@ -776,6 +776,8 @@ def test_the_text_statistics_legends_are_below_the_panels(tmp_path):
                 "generated": {
                     "one_word_pct": 90.0,
                     "mean_cosine": 0.8,
+                    "n_altered": 70,
+                    "n_images": 14,
                     "pos_pct": dict.fromkeys(stats.POS_NAMES, 20.0),
                 }
             }
@@ -789,6 +791,8 @@ def test_the_text_statistics_legends_are_below_the_panels(tmp_path):
     for ax in fig.axes:
         if ax.get_legend() is not None:
             assert ax.get_legend().get_window_extent().y1 < ax.get_window_extent().y0
+    # n stated: the captions behind each bar
+    assert "n = 70 altered captions of 14 images" in fig.get_suptitle()
 
 
 def test_accuracy_vs_recall_marks_models_on_one_point():

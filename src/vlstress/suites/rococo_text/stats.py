@@ -153,6 +153,23 @@ def table_rows(results: dict[str, dict[str, dict[str, Any]]]) -> list[dict[str, 
     return rows
 
 
+def sample_note(results: dict[str, dict[str, dict[str, Any]]]) -> str:
+    """`n = 70 altered captions of 14 images (same_concept, generated); ...`: what each bar counts,
+    per set and source, grouped where the counts are the same."""
+    groups: dict[tuple[Any, Any], list[str]] = {}
+    for set_name, sources in results.items():
+        for source, s in sources.items():
+            key = (s.get("n_altered"), s.get("n_images"))
+            groups.setdefault(key, []).append(f"{set_name}, {source}")
+    parts = [
+        f"n = {altered} altered captions of {images} images ({'; '.join(names)})"
+        if altered is not None
+        else f"n unknown ({'; '.join(names)})"
+        for (altered, images), names in groups.items()
+    ]
+    return "Note: " + " | ".join(parts)
+
+
 def plot(results: dict[str, dict[str, dict[str, Any]]], out_png, out_pdf) -> None:
     """Three panels, sets on x, generated and official side by side: one-word share, parts of
     speech, mean cosine."""
@@ -221,6 +238,7 @@ def plot(results: dict[str, dict[str, dict[str, Any]]], out_png, out_pdf) -> Non
     for ax in axes:
         ax.set_xticks(x)
         ax.set_xticklabels([name.replace("_", "\n", 1) for name in set_names], fontsize=8)
+    fig.suptitle(sample_note(results), fontsize=8, y=-0.02, va="top", color="0.3")
     for path, fmt in ((out_png, "png"), (out_pdf, "pdf")):
         with atomic_path(path) as tmp:
             fig.savefig(

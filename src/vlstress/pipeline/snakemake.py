@@ -10,6 +10,7 @@ so a Snakemake job runs the same command line as the matching DVC stage.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -39,6 +40,7 @@ from vlstress.pipeline import (
     substitute_params,
     typed,
 )
+from vlstress.pipeline.dvc import kept
 from vlstress.workflow.spec import PLACEHOLDER, Stage, lookup, render_value
 
 # The step's output goes to its log; when it fails, the log's last lines go to the console too.
@@ -201,6 +203,7 @@ def _log_name(stage: Stage) -> str:
 
 def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpec:
     from snakemake.io import directory, report
+    from snakemake.ioflags import update
 
     inputs: dict[str, Any] = {
         name: substitute_params(path, config) for name, path in stage.inputs.items()
@@ -219,6 +222,8 @@ def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpe
             path = substitute_params(template, config)
             if out.directory:
                 path = directory(path)
+            elif kept(out):  # not deleted before the job: a failed job leaves the old file
+                path = update(path)
             if out.caption:
                 path = report(path, caption=caption_path(stage, out.caption), category=out.category)
             paths.append(path)
@@ -312,6 +317,41 @@ def remember_folder_times(workflow) -> None:
 
     if workflow.is_main_process and not workflow.dryrun:
         folder_times.remember(folder_times.job_folders(workflow))
+
+
+# path -> (size, mtime in ns, md5) of the kept outputs (`dvc.kept`) of the jobs about to run
+_KEPT: dict[str, tuple[int, int, str]] = {}
+
+
+def _md5(path: str) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "md5").hexdigest()
+
+
+def remember_kept_outputs(workflow) -> None:
+    """Before the jobs run (`onstart`, the main process of a real run): the size, time and md5 of
+    each existing `update()` output of the jobs about to run (small files: records, tables)."""
+    from snakemake.io import is_flagged
+
+    _KEPT.clear()
+    for job in workflow.dag.needrun_jobs():
+        for path in job.output:
+            if is_flagged(path, "update") and os.path.isfile(path):
+                stat = os.stat(path)
+                _KEPT[str(path)] = (stat.st_size, stat.st_mtime_ns, _md5(str(path)))
+
+
+def restore_kept_times(workflow) -> None:
+    """After a failed run (`onerror`): Snakemake puts a failed job's `update()` outputs back by
+    copying them, with a new time (every step after it would run again); a file whose bytes are
+    those remembered gets its old time back. The outputs of jobs that finished are left alone."""
+    done = {str(path) for job in workflow.dag.finished_jobs for path in job.output}
+    for path, (size, ns, digest) in _KEPT.items():
+        if path in done or not os.path.isfile(path):
+            continue
+        stat = os.stat(path)
+        if stat.st_mtime_ns != ns and stat.st_size == size and _md5(path) == digest:
+            os.utime(path, ns=(ns, ns))
 
 
 def record_in_dvc_lock(workflow, checkout=None, files: list[str] | None = None) -> None:

@@ -1,0 +1,146 @@
+"""A step that fails keeps the old git-tracked files it writes (records, tables) in both front ends:
+DVC renders them `persist: true`, Snakemake flags them `update()` and puts back their time.
+
+The runs (slow: a small project built by Snakemake, a tiny CLIP, original retrieval only) corrupt
+the embeddings a model's evaluation reads, a problem no params check can see; the evaluation then
+fails in each front end, and its old record is there, byte for byte."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from vlstress.pipeline import STAGES, dvc
+from vlstress.pipeline.snakemake import rule_spec
+
+from conftest import committed_copy, run_ok, tool_env
+
+pytest.importorskip("snakemake")
+
+MODEL = "tiny"
+RECORD = f"results/metrics/{MODEL}/original.json"
+EMBEDDINGS = f"results/embeddings/{MODEL}/retrieval"
+STAMP = ".snakemake_timestamp"  # Snakemake's time of a folder output
+
+
+def retrieval_only(params: dict) -> dict:
+    params["suites"] = {name: False for name in params["suites"]}
+    params["dataset"]["max_images"] = 3
+    params["models"] = {MODEL: {"arch": "vlstress-tiny", "pretrained": None}}
+    params["embed"].update(threads=1, workers=0)
+    return params
+
+
+def test_git_tracked_files_are_kept_while_their_step_runs(repo_root):
+    import yaml
+    from snakemake.io import is_flagged
+
+    params = yaml.safe_load((repo_root / "params.yaml").read_text())
+    stages = {stage.name: stage for stage in STAGES}
+    stage = stages["evaluate"]
+    assert dvc.kept(stage.outputs["record"])
+    entry = dvc.stage_entry(stage, params)
+    assert entry["do"]["outs"] == [
+        {RECORD.replace(MODEL, "${key}"): {"cache": False, "persist": True}}
+    ]
+    rule = rule_spec(stage, params, ["params.yaml"])
+    assert is_flagged(rule.output["record"], "update")
+    # a cached file comes back from the DVC cache, a folder is replaced whole: neither is kept
+    embed = stages["embed_retrieval"]
+    assert not dvc.kept(embed.outputs["emb"])
+    assert not is_flagged(rule_spec(embed, params, ["params.yaml"]).output["emb"], "update")
+
+
+def test_a_failed_jobs_kept_files_get_their_time_back_when_their_bytes_are_the_same(tmp_path):
+    from types import SimpleNamespace
+
+    from snakemake.ioflags import update
+
+    from vlstress.pipeline import snakemake as stages
+
+    same, rewritten, done = (tmp_path / name for name in ("same.json", "new.json", "done.json"))
+    for path in (same, rewritten, done):
+        path.write_text("old")
+        os.utime(path, ns=(10**18, 10**18))
+    failed = SimpleNamespace(output=[update(str(same)), update(str(rewritten))])
+    finished = SimpleNamespace(output=[update(str(done))])
+    dag = SimpleNamespace(needrun_jobs=lambda: [failed, finished], finished_jobs=[])
+    workflow = SimpleNamespace(dag=dag)
+    stages.remember_kept_outputs(workflow)
+    for path, text in ((same, "old"), (rewritten, "new"), (done, "old")):
+        path.write_text(text)  # a copy put back, a file the job wrote before it failed, a rerun
+    dag.finished_jobs = [finished]
+    stages.restore_kept_times(workflow)
+    assert same.stat().st_mtime_ns == 10**18
+    assert rewritten.stat().st_mtime_ns != 10**18
+    assert done.stat().st_mtime_ns != 10**18
+
+
+@pytest.fixture(scope="module")
+def project(module_tmp) -> tuple[Path, dict[str, str]]:
+    pytest.importorskip("dvc")
+    tmp = module_tmp.mktemp("keep_outputs")
+    configs = tmp / "model-configs"
+    configs.mkdir()
+    env = tool_env(configs)
+    root = committed_copy(tmp / "repo", retrieval_only)
+    run_ok("snakemake", "--cores", "2", cwd=root, env=env)
+    return root, env
+
+
+def corrupt(root: Path) -> tuple[bytes, int]:
+    """Garbage in place of the model's image embeddings, its folder now newer: (the good bytes, the
+    folder's old time)."""
+    images = root / EMBEDDINGS / "images.npy"
+    good, stamp = images.read_bytes(), os.stat(root / EMBEDDINGS / STAMP).st_mtime_ns
+    images.write_bytes(b"not an array")
+    (root / EMBEDDINGS / STAMP).touch()
+    return good, stamp
+
+
+def put_back(root: Path, good: bytes, stamp: int) -> None:
+    (root / EMBEDDINGS / "images.npy").write_bytes(good)
+    os.utime(root / EMBEDDINGS / STAMP, ns=(stamp, stamp))
+
+
+def run_fails(*cmd: str, root: Path, env: dict[str, str]) -> str:
+    import subprocess
+
+    result = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-3000:]
+    return output
+
+
+@pytest.mark.slow
+def test_snakemake_keeps_a_failed_steps_record_and_its_time(project):
+    root, env = project
+    record = root / RECORD
+    before, ns = record.read_bytes(), record.stat().st_mtime_ns
+    good, stamp = corrupt(root)
+    output = run_fails("snakemake", "--cores", "1", root=root, env=env)
+    assert "vlstress: step failed" in output and "evaluate" in output, output[-3000:]
+    assert record.read_bytes() == before
+    # with its old time, the steps after it stay done once the input is good again
+    assert record.stat().st_mtime_ns == ns
+    put_back(root, good, stamp)
+    # the input as it was: the old record is the one it makes, nothing is left to do
+    plan = run_ok("snakemake", "-n", "--cores", "1", cwd=root, env=env)
+    assert "Nothing to be done" in plan, plan[-3000:]
+
+
+@pytest.mark.slow
+def test_dvc_keeps_a_failed_steps_record(project):
+    root, env = project
+    record = root / RECORD
+    before = record.read_bytes()
+    good, stamp = corrupt(root)
+    # the evaluation alone (a whole `dvc repro` would first embed again over the bad file)
+    output = run_fails("dvc", "repro", "--single-item", f"evaluate@{MODEL}", root=root, env=env)
+    assert "evaluate" in output, output[-3000:]
+    assert record.read_bytes() == before
+    put_back(root, good, stamp)
+    status = run_ok("dvc", "status", cwd=root, env=env)
+    assert "Data and pipelines are up to date" in status, status[-3000:]

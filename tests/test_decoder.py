@@ -362,3 +362,72 @@ def test_nvjpeg_embeddings_end_to_end(tiny_arch, photos, caplog):
     np.testing.assert_allclose(gpu[png], pil[png], atol=1e-5)  # decoded by Pillow in both runs
     assert "1 of 7 image(s) are not JPEGs nvJPEG decodes" in caplog.text
     assert "6 image(s) decoded on the GPU by nvJPEG" in caplog.text
+
+
+# ----------------------------------------------------------------------------- a set's border crop
+
+
+def test_a_border_crop_takes_the_pixels_off_each_side_before_the_preprocess(tmp_path, tiny):
+    """ObjectNet's protocol (imagenet-testbed, wise-ft / CLIP_benchmark): img.crop((2, 2, w-2,
+    h-2)) before preprocessing; the embedding equals that of the cropped file, and an nvjpeg run's
+    worker hands the file to the crop (Pillow), never the uncropped bytes to the GPU."""
+    from vlstress.embedding.encoders import BorderCropped
+
+    model, preprocess, _ = tiny
+    image = colour(40, 52, seed=3)
+    framed = image.copy()
+    framed.paste((255, 0, 0), (0, 0, 52, 2))  # a red frame, as ObjectNet's images have
+    framed.paste((255, 0, 0), (0, 38, 52, 40))
+    src, cropped = tmp_path / "framed.png", tmp_path / "cropped.png"
+    framed.save(src)
+    framed.crop((2, 2, 50, 38)).save(cropped)
+    loaded = BorderCropped(2)(src)
+    assert loaded.size == (48, 36)
+    assert np.array_equal(np.asarray(loaded), np.asarray(Image.open(cropped).convert("RGB")))
+    options = {"batch_size": 2, "device": "cpu"}
+    with_crop = encode_images(model, preprocess, [str(src)], load=BorderCropped(2), **options)
+    pre_cropped = encode_images(model, preprocess, [str(cropped)], **options)
+    uncropped = encode_images(model, preprocess, [str(src)], **options)
+    assert np.array_equal(with_crop, pre_cropped)
+    assert not np.array_equal(with_crop, uncropped)
+    jpg = tmp_path / "framed.jpg"
+    jpg.write_bytes(jpeg_bytes(framed))
+    sent = decoders.ForGpu(BorderCropped(2))(jpg)
+    assert sent.shape == (36, 48, 3)  # decoded and cropped, not JPEG bytes
+    with pytest.raises(VlstressError, match="too small for the set's 30-pixel border crop"):
+        BorderCropped(30)(src)
+
+
+def test_a_testset_with_a_border_crop_embeds_the_cropped_images(tmp_path, tiny_arch):
+    from vlstress.testsets.manifest import ClassificationSet, manifest_path, write
+
+    folder = tmp_path / "set"
+    (folder / "images").mkdir(parents=True)
+    for i in range(2):
+        colour(40, 52, seed=i).save(folder / "images" / f"{i}.png")
+
+    def embed_with(source: dict) -> tuple[np.ndarray, dict]:
+        images = [{"path": f"images/{i}.png", "label": i} for i in range(2)]
+        testset = ClassificationSet(
+            "frames", "imagefolder", ["a", "b"], ["a", "b"], str(folder), images, source=source
+        )
+        write(manifest_path(folder), testset)
+        item = sets.testset_images(folder)
+        spec = models.ModelSpec("tiny", tiny_arch, None, seed=0)
+        model, preprocess, tokenizer = models.load(spec, "cpu")
+        run = argparse.Namespace(
+            model=model,
+            preprocess=preprocess,
+            batch_size=2,
+            device="cpu",
+            workers=0,
+            precision="fp32",
+            decoder="pil",
+            spec=spec,
+        )
+        return item.embed(run), item.fields  # type: ignore[arg-type]
+
+    cropped, fields = embed_with({"border_crop_px": 2})
+    plain, plain_fields = embed_with({})
+    assert fields["border_crop_px"] == 2 and "border_crop_px" not in plain_fields
+    assert not np.array_equal(cropped, plain)

@@ -151,6 +151,12 @@ def test_code_deps_follow_imports_lazy_imports_registries_and_data_files():
         "data/karpathy_sources.json",
         "data/demo_captions.json",
     } <= download
+    # a shipped table in a subfolder of data/ is a dependency of the step that reads it
+    robustness = {
+        p.as_posix().split("src/vlstress/")[1]
+        for p in dependencies("vlstress.suites.zeroshot.commands.robustness")
+    }
+    assert "data/published/testbed_standard.csv" in robustness
     # a suite's declarations name other steps' modules as strings: those are not followed
     registry = {
         p.as_posix().split("src/vlstress/")[1] for p in dependencies("vlstress.suites.registry")
@@ -306,9 +312,9 @@ def test_record_paths_are_exactly_what_the_params_produce():
     n_corrupted = len(params["corruptions"]["names"]) * len(params["corruptions"]["severities"])
     n_attacks, n_ood = len(params["adversarial"]["attacks"]), len(params["ood"]["sets"])
     n_asked = len(params["assistant"]["testsets"])
-    # calibration, shape bias, prompt ablation, AutoCLIP, stability, stylized, overlap: one file
-    # per model; one choice among the options per test set asked
-    n_files = 1 + n_sets + n_image + n_zeroshot + n_corrupted + 1 + n_attacks + 1 + n_ood + 6
+    # calibration, shape bias, prompt ablation, AutoCLIP, stability, stylized, overlap, the
+    # published check: one file per model; one choice among the options per test set asked
+    n_files = 1 + n_sets + n_image + n_zeroshot + n_corrupted + 1 + n_attacks + 1 + n_ood + 7
     n_files += n_asked
     # a timm classifier: no retrieval, caption sets, image variants, prompt ablation or AutoCLIP
     n_timm = sum(entry["arch"].startswith("timm:") for entry in params["models"].values())
@@ -742,33 +748,33 @@ def test_both_front_ends_run_the_same_commands(project):
     for name in smk:
         assert sorted(smk[name]) == sorted(dvc_cmds[name]), name
     # retrieval: 42 steps of two models (one embedding job per model) + their two model cards + the
-    # scorer card + the gate; zero-shot: test set, 2 x (classifiers job, image-sets job, record), 4
-    # corrupted sets, one evaluation of them all per model (2), typographic 1 + 2 evaluations,
-    # robustness; 2 models x 2 attacks (a white-box, a black-box), 2 calibrations, OOD: the set +
-    # 2 detections (its images are in the image-sets job); fine-tuning: training data (download,
-    # prepare, split, captions), base card, one variant, FLYP's class set, the comparison table;
-    # the report: one
-    # figure stage per suite with figures (7, the retrieval one replacing the old single figures
-    # stage) and one table stage per suite with tables (4, the retrieval one replacing the old
-    # tables stage); accuracy_vs_recall: one job; shape bias: the stimuli, 2 records, its figure
-    # and table (5); prompts: 2 ablations, 2 AutoCLIP, figures and table (6); stability: 3
-    # perturbations' sequences, one evaluation per model (2), its report (6); stylized: the copy,
-    # 2 evaluations, its figures and table (5); overlap: the collection, the detection, 2
+    # scorer card + the gate; zero-shot: test set, 2 x (classifiers job, image-sets job, record,
+    # published check), 4 corrupted sets, one evaluation of them all per model (2), typographic 1 +
+    # 2 evaluations, robustness; 2 models x 2 attacks (a white-box, a black-box), 2 calibrations,
+    # OOD: the set + 2 detections (its images are in the image-sets job); fine-tuning: training data
+    # (download, prepare, split, captions), base card, one variant, FLYP's class set, the comparison
+    # table; the report: one figure stage per suite with figures (7, the retrieval one replacing the
+    # old single figures stage) and one table stage per suite with tables (5, the retrieval one
+    # replacing the old tables stage); accuracy_vs_recall: one job; shape bias: the stimuli, 2
+    # records, its figure and table (5); prompts: 2 ablations, 2 AutoCLIP, figures and table (6);
+    # stability: 3 perturbations' sequences, one evaluation per model (2), its report (6); stylized:
+    # the copy, 2 evaluations, its figures and table (5); overlap: the collection, the detection, 2
     # evaluations, its figures and table (6); the timm classifier: its card and every classification
     # step of one model (classifiers, image sets, record, corruptions, typographic, 2 attacks,
-    # calibration, OOD, shape bias, stability, stylized, overlap: 14), no retrieval, caption or
-    # prompt step; the FLYP LoRA and standard variants and WiSE-FT's alpha: two trainings and one
-    # interpolation step, and every step of an image-text model each (28: card, 2 embeddings, 11
-    # retrieval evaluations, 2 attacks and one step of every other per-model stage); and one code
-    # stamp step per stage kind but the gate; the assistant suite: the questions, the assistant's
-    # card and answers, the choice of each of the 6 other models, its figures and table (11)
+    # calibration, OOD, shape bias, stability, stylized, overlap, published check: 15), no
+    # retrieval, caption or prompt step; the FLYP LoRA and standard variants and WiSE-FT's alpha:
+    # two trainings and one interpolation step, and every step of an image-text model each (29:
+    # card, 2 embeddings, 11 retrieval evaluations, 2 attacks and one step of every other per-model
+    # stage); and one code stamp step per stage kind but the gate; the assistant suite: the
+    # questions, the assistant's card and answers, the choice of each of the 6 other models, its
+    # figures and table (11)
     kinds = len([s for s in active_stages(demo_params()) if not s.name.startswith("code_")])
     assistant = 1 + 2 + 6 + 2
-    timm = 1 + 3 + 1 + 1 + 2 + 1 + 1 + 1 + 1 + 1 + 1
-    retrieval, zeroshot = 46 + 1, 2 * 3 + 4 + 2 + 3 + 1 + 2 * 2 + 2 + 1 + 2
-    finetune, report, rest = 4 + 1 + 1 + 1 + 1, 6 + 3, 1 + 5 + 6 + 6 + 5 + 6
-    methods = 2 + 1 + 3 * 28
-    assert kinds == 75
+    timm = 1 + 3 + 1 + 1 + 2 + 1 + 1 + 1 + 1 + 1 + 1 + 1
+    retrieval, zeroshot = 46 + 1, 2 * 4 + 4 + 2 + 3 + 1 + 2 * 2 + 2 + 1 + 2
+    finetune, report, rest = 4 + 1 + 1 + 1 + 1, 6 + 4, 1 + 5 + 6 + 6 + 5 + 6
+    methods = 2 + 1 + 3 * 29
+    assert kinds == 77
     assert (
         sum(map(len, smk.values()))
         == retrieval + zeroshot + finetune + report + rest + timm + methods + assistant + kinds - 1

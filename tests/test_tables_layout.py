@@ -279,8 +279,13 @@ def test_the_robustness_markdown_has_the_ce_and_effective_robustness_tables():
         {
             "shift": ["corruptions (mean)"] * 2,
             "model": ["base", "m"],
+            "id_accuracy": [0.9, 0.95],
+            "shifted_accuracy": [0.7, 0.8],
+            "predicted": [0.69, math.nan],
             "effective_robustness": [0.01, math.nan],
             "relative_robustness": [-0.2, -0.15],
+            "line_source": ["run", "run"],
+            "line": ["run's 2 models (no testbed line for demo-objects)"] * 2,
         }
     )
     text = markdown(corruptions, top1, "base", effective, "objects", None, {"m": "M (x)"})
@@ -294,9 +299,21 @@ def test_the_robustness_markdown_has_the_ce_and_effective_robustness_tables():
     ]
     m_row = next(line for line in lines if line.startswith("| M (x)") and "66.7" in line)
     assert "50.0" in m_row and "58.3" in m_row  # CE fog, CE noise, mCE
-    er_row = [line for line in lines if line.startswith("| M (x)")][-1]
-    assert f"{frames.MISSING} (-15.0)" in er_row
-    assert "+1.0 (-20.0)" in text
+    # the ER table: shift, line, model, ID and shifted top-1, predicted, ER, its interval, RR
+    er_rows = [line for line in lines if line.startswith("| corruptions (mean)")]
+    cells = {
+        row.split("|")[3].strip(): [c.strip() for c in row.split("|")[1:-1]] for row in er_rows
+    }
+    assert cells["M (x)"][1] == "run's 2 models (no testbed line for demo-objects)"
+    assert cells["M (x)"][3:] == [
+        "95.0",
+        "80.0",
+        frames.MISSING,
+        frames.MISSING,
+        frames.MISSING,
+        "-15.0",
+    ]
+    assert cells["base"][3:] == ["90.0", "70.0", "69.0", "+1.0", frames.MISSING, "-20.0"]
     assert "baseline base" in text and "2 corruption(s) × 2 severities" in text
 
 

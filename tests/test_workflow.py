@@ -207,9 +207,9 @@ def test_every_record_is_strict_json_of_the_typed_format(project):
         if not p.name.endswith(".json.json")
     )
     # original, two text sets, two image variants, zero-shot, corruption, typographic; FGSM,
-    # calibration, OOD, shape bias, prompt-count ablation, AutoCLIP, stability, stylized, overlap
-    # (record lists), multiple choice
-    assert len(files) == 1 + 2 + 2 + 3 + 9 + 1
+    # calibration, OOD, shape bias, prompt-count ablation, AutoCLIP, stability, stylized, overlap,
+    # the published check (record lists), multiple choice
+    assert len(files) == 1 + 2 + 2 + 3 + 10 + 1
     tasks = set()
     for path in files:
         data = json.loads(path.read_text(), parse_constant=strict)
@@ -234,6 +234,7 @@ def test_every_record_is_strict_json_of_the_typed_format(project):
         "stylized",
         "overlap",
         "multiple_choice",
+        "published-check",
     }
 
 
@@ -417,4 +418,8 @@ def test_an_added_corruption_severity_embeds_one_set_and_reruns_no_classifier_or
     new = json.loads(
         (project / f"results/metrics/{model}/corruption-gaussian_noise-s1.json").read_text()
     )
-    assert new["condition"] == {"corruption": "gaussian_noise", "severity": 1}, new["condition"]
+    assert new["condition"] == {
+        "corruption": "gaussian_noise",
+        "severity": 1,
+        "images": "demo-objects",  # what was corrupted: the clean set's kind
+    }, new["condition"]

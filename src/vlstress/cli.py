@@ -45,6 +45,11 @@ ENGINE_COMMANDS: dict[str, tuple[str, str]] = {
         "the tables of one suite's table module (Markdown + LaTeX) from the summary",
     ),
     "models": ("vlstress.commands.models", "list open_clip architectures and pretrained tags"),
+    "pool": (
+        "vlstress.commands.pool",
+        "write the papers' model pool as a params fragment (open_clip, timm, LLaVA, fine-tuned), "
+        "each model with its attributes",
+    ),
     "code-stamp": (
         "vlstress.commands.code_stamp",
         "the md5 of each source file a step runs (the step's code dependency)",

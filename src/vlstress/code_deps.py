@@ -3,8 +3,9 @@
 Starting from the command module of a `vlstress <subcommand>`, follow every import of a
 `vlstress` module (top-level or inside functions, relative or absolute, and module
 names written as strings in registries such as `caption_data.kinds.KINDS`) and every package
-data file named as `"data/<file>"`. The result is the set of files whose edit may change
-the step's output, so both front ends rerun exactly the steps that use an edited file.
+data file or folder named as `"data/<path>"` (e.g. `"data/published/testbed_standard.csv"`).
+The result is the set of files whose edit may change the step's output, so both front ends
+rerun exactly the steps that use an edited file.
 `cli.py` only dispatches and is left out (adding a subcommand reruns nothing).
 """
 
@@ -17,7 +18,7 @@ from pathlib import Path
 
 PACKAGE = "vlstress"
 MODULE_STRING = re.compile(r"^vlstress(\.[A-Za-z_][A-Za-z0-9_]*)+$")
-DATA_STRING = re.compile(r"^data/[A-Za-z0-9_.-]+$")
+DATA_STRING = re.compile(r"^data/[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$")
 NOT_DEPENDENCIES = {"vlstress.cli", "vlstress.__main__"}
 # A suite's declarations (`vlstress/suites/<suite>/suite.py`) name the modules of its commands,
 # checks, set providers and figures as strings: those are other steps' code, not code a step that

@@ -74,6 +74,9 @@ class Dataset:
 class Model:
     arch: str
     pretrained: str | None
+    # as `vlstress pool` writes them (vlstress.pool.attributes); keyword-only: a subclass adds
+    # fields without defaults
+    attributes: Mapping[str, Any] | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)

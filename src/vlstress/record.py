@@ -215,6 +215,8 @@ def weights_short(model: dict[str, Any], fallback: str = "") -> str:
     if kind == "checkpoint":
         path = Path(str(model.get("pretrained")))
         return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
+    if str(model.get("arch", "")).startswith("hf-hub:"):  # an open_clip repository: its revision
+        return str(model.get("pretrained") or "main")
     return str(model.get("pretrained"))
 
 

@@ -90,6 +90,7 @@ def run(args: argparse.Namespace) -> None:
     params = Params.load(files)
     extra = {cost.arch: cost for cost in map(profile.parse_override, args.gflops)}
     extra.update(counted_timm_archs(params.values, extra))
+    extra.update(counted_open_clip_archs(params.values, extra))
     found = estimate.estimate(
         params.values,
         params.on,
@@ -129,3 +130,28 @@ def counted_timm_archs(values, known) -> dict:
     from vlstress.embedding.timm_models import count_gflops
 
     return {arch: profile.timm_arch(arch, *count_gflops(arch)) for arch in missing}
+
+
+def counted_open_clip_archs(values, known) -> dict:
+    """The figures of the open_clip architectures of the params that the cost table lacks, counted
+    on the meta device (`vlstress.pool.gflops`; imports torch and open_clip). A hub repository
+    (`hf-hub:...`) is left to the table or --gflops."""
+    from vlstress.cost import profile
+    from vlstress.embedding.kinds import model_kind
+
+    archs = {
+        str((entry or {}).get("arch"))
+        for entry in (values.get("models") or {}).values()
+        if model_kind(str((entry or {}).get("arch"))) == "open_clip"
+    }
+    missing = sorted(
+        arch for arch in archs - set(profile.PROFILE) - set(known) if not arch.startswith("hf-hub:")
+    )
+    from vlstress.embedding.models import known_architectures
+
+    missing = [arch for arch in missing if arch in known_architectures()]  # else: named unknown
+    if not missing:
+        return {}
+    from vlstress.pool import gflops
+
+    return {arch: gflops.open_clip_arch(arch) for arch in missing}

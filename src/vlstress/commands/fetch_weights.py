@@ -5,8 +5,11 @@ assistant's hub snapshot, weights and processor files) and any other block namin
 `pretrained` (the EI scorer, the fine-tuning base). For cluster nodes without
 network: run it where the network is (a login node), with `embed.cache_dir` on a file system the
 nodes share, then run the workflow with `HF_HUB_OFFLINE=1` so that no job tries the network.
-Random-init models and local checkpoints need nothing; an unknown tag or an unreachable hub is an
-error naming the model (every model is tried, then all failures are listed).
+Random-init models and local checkpoints need nothing; an unknown tag or repository or an
+unreachable hub is an error naming the model (every model is tried, then all failures are listed).
+A hub repository's snapshot (an `hf-hub:` open_clip model, a timm tag, a LLaVA) is fetched at the
+revision the entry names (main by default) and each file checked against the hub's checksum
+(docs/models.md, "Hub models").
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from vlstress.embedding import models
+    from vlstress.embedding.hub import HF_HUB
     from vlstress.errors import VlstressError
     from vlstress.params import Params
 
@@ -46,7 +50,12 @@ def run(args: argparse.Namespace) -> None:
                 from vlstress.embedding import llava_models
 
                 llava_models.fetch(slug, str(pretrained), cache)
-            else:
+            elif arch.startswith(HF_HUB) or (spec.kind == "timm" and models.hub_ref(spec)):
+                models.check_spec(spec)  # a hub repository's snapshot: no model built
+                folder = models.hub_snapshot(spec)
+                if arch.startswith(HF_HUB):  # a tokenizer from a repository of its own, too
+                    models.hub_tokenizer(spec, folder)
+            else:  # an open_clip tag: open_clip knows where its weights are
                 models.load(spec, "cpu")
         except VlstressError as exc:
             failed.append(str(exc))

@@ -175,6 +175,8 @@ class ForGpu:
     def __call__(self, path: str | Path) -> torch.Tensor:
         from vlstress.embedding.device_preprocess import to_uint8
 
+        if getattr(self.load, "pixels", 0):  # a border crop (encoders.BorderCropped): Pillow's
+            return to_uint8(self.load(path))  # pixels, cropped; counted as Pillow decoded
         data = read_bytes(path)
         if gpu_decodable(data):
             return torch.frombuffer(bytearray(data), dtype=torch.uint8)

@@ -32,6 +32,26 @@ def load_rgb(path: str | Path) -> Image.Image:
         raise VlstressError(f"image is corrupt or unreadable: {path} ({exc})") from None
 
 
+@dataclass(frozen=True)
+class BorderCropped:
+    """`load` of a test set whose protocol crops a border off every image before preprocessing
+    (ObjectNet's thin red frame: `source.border_crop_px`, 2 pixels from each side as
+    imagenet-testbed and wise-ft / CLIP_benchmark do, `img.crop((2, 2, w - 2, h - 2))`).
+    Picklable, so decoding workers take it; nvJPEG runs hand such files to it (decoders.ForGpu)."""
+
+    pixels: int
+
+    def __call__(self, path: str | Path) -> Image.Image:
+        image = load_rgb(path)
+        width, height = image.size
+        if width <= 2 * self.pixels or height <= 2 * self.pixels:
+            raise VlstressError(
+                f"image {path} is {width}x{height}: too small for the set's {self.pixels}-pixel "
+                "border crop"
+            )
+        return image.crop((self.pixels, self.pixels, width - self.pixels, height - self.pixels))
+
+
 def _normalise(features: torch.Tensor) -> np.ndarray:
     features = features.float()
     return torch.nn.functional.normalize(features, dim=-1).cpu().numpy().astype(np.float32)

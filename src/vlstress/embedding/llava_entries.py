@@ -1,15 +1,21 @@
 """LLaVA-style assistants as entries of the model registry: what an entry may say, and its checks
 (no model library imported: the model card and the params check ask).
 
-- `arch: llava`, `pretrained: <hub id>`   -> e.g. `llava-hf/llava-1.5-7b-hf`, fetched into
-                                              `<cache_dir>/hf` (its revision in provenance);
+- `arch: llava`, `pretrained: <hub id>`   -> e.g. `llava-hf/llava-1.5-7b-hf` (its branch main)
+                                              or `<id>@<revision>`, fetched into
+                                              `<cache_dir>/hf`, checked and pinned (its commit
+                                              and every file's sha256 in provenance:
+                                              `vlstress.embedding.hub`);
 - `arch: llava`, `pretrained: <folder>`   -> a local folder as `save_pretrained` writes it:
                                               config, weights, processor and tokenizer files
                                               (a folder without them is refused by name);
 - `arch: llava:tiny`, `pretrained: null`  -> a seeded random-init tiny LLaVA built from a config
                                               (`vlstress.embedding.llava_models.tiny`), labelled
                                               "random-init": the demo's and the tests', whose
-                                              answers mean nothing.
+                                              answers mean nothing (`llava:tiny-next`: the same
+                                              as a LLaVA-NeXT, v1.6).
+A snapshot or folder is LLaVA-1.5 (`LlavaForConditionalGeneration`) or LLaVA-NeXT
+(`LlavaNextForConditionalGeneration`) as its config.json's `model_type` says (`MODEL_CLASSES`).
 An assistant answers questions about an image; it embeds nothing, so only the steps made for it
 take it (`vlstress.embedding.kinds`).
 """
@@ -19,11 +25,18 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from vlstress.embedding.hub import HubRef, is_repo_id, split_revision
 from vlstress.errors import VlstressError
 
 ARCH = "llava"
 PREFIX = "llava:"
-TINY = "tiny"  # the one built-in config (`arch: llava:tiny`)
+TINY = "tiny"  # the built-in configs: `arch: llava:tiny` (LLaVA-1.5), `llava:tiny-next` (NeXT)
+TINY_CONFIGS = (TINY, "tiny-next")
+# a config.json's model_type -> the transformers class that loads it
+MODEL_CLASSES = {
+    "llava": "LlavaForConditionalGeneration",
+    "llava_next": "LlavaNextForConditionalGeneration",
+}
 HUB_SUBDIR = "hf"  # inside the weight cache
 CONFIG_FILES = ("config.json",)
 PROCESSOR_FILES = ("preprocessor_config.json", "processor_config.json")
@@ -61,9 +74,10 @@ def check(slug: str, arch: str, pretrained: str | None) -> None:
     kind = weights_kind(pretrained)
     if arch.startswith(PREFIX):
         config = arch.removeprefix(PREFIX)
-        if config != TINY:
+        if config not in TINY_CONFIGS:
             raise VlstressError(
-                f"model {slug!r}: unknown LLaVA config {config!r} (built in: {TINY}); a real LLaVA "
+                f"model {slug!r}: unknown LLaVA config {config!r} (built in: "
+                f"{', '.join(TINY_CONFIGS)}); a real LLaVA "
                 f"is `arch: {ARCH}` with a hub id or a local folder as `pretrained`"
             )
         if kind != "random-init":
@@ -93,10 +107,36 @@ def check(slug: str, arch: str, pretrained: str | None) -> None:
                 "model and its processor there (`model.save_pretrained(folder)`, "
                 "`processor.save_pretrained(folder)`)"
             )
-    elif str(pretrained).count("/") != 1:
+        model_class(slug, folder)
+    elif not is_repo_id(str(pretrained).partition("@")[0]):
         raise VlstressError(
-            f"model {slug!r}: {pretrained!r} is neither a local folder nor a hub id (owner/name)"
+            f"model {slug!r}: {pretrained!r} is neither a local folder nor a hub id (owner/name, "
+            "or owner/name@revision)"
         )
+
+
+def hub_ref(hub_id: str, cache_dir: str | None) -> HubRef:
+    """The repository and revision of a hub id (`org/name[@revision]`), in `<cache_dir>/hf`."""
+    repo, revision = split_revision(hub_id)
+    return HubRef(repo, revision, str(Path(cache_dir) / HUB_SUBDIR) if cache_dir else None)
+
+
+def model_class(slug: str, folder: Path) -> str:
+    """The transformers class of the LLaVA saved in `folder`, from its config.json's model_type."""
+    import json
+
+    try:
+        model_type = json.loads((folder / "config.json").read_text()).get("model_type")
+    except (OSError, ValueError) as exc:
+        raise VlstressError(
+            f"model {slug!r}: cannot read {folder / 'config.json'}: {exc}"
+        ) from None
+    if model_type not in MODEL_CLASSES:
+        raise VlstressError(
+            f"model {slug!r}: {folder / 'config.json'} says model_type {model_type!r}, not a LLaVA "
+            f"this tool loads ({', '.join(MODEL_CLASSES)})"
+        )
+    return MODEL_CLASSES[model_type]
 
 
 def folder_sha256(folder: str | Path) -> str:

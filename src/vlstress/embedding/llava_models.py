@@ -1,6 +1,8 @@
 """LLaVA-style assistants (a language model on CLIP's vision encoder) at work, through
-`transformers` (`LlavaForConditionalGeneration` + its processor): building the tiny random-init
-one, loading a hub or folder model, fetching a hub snapshot, and batched greedy generation.
+`transformers` (`LlavaForConditionalGeneration` for LLaVA-1.5, `LlavaNextForConditionalGeneration`
+for LLaVA-NeXT (v1.6), as the config's model_type says, + the processor): building the tiny
+random-init ones, loading a hub or folder model, fetching a hub snapshot, and batched greedy
+generation.
 
 What a registry entry may say (and the checks of it that need no model library) is
 `vlstress.embedding.llava_entries`. Generation is greedy; prompts are padded on the left, as
@@ -9,10 +11,19 @@ batched generation needs.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+from typing import Any
 
-from vlstress.embedding.llava_entries import ARCH, HUB_SUBDIR, check, weights_kind
+from vlstress.embedding import hub
+from vlstress.embedding.llava_entries import (
+    ARCH,
+    PREFIX,
+    check,
+    hub_ref,
+    missing_files,
+    model_class,
+    weights_kind,
+)
 from vlstress.errors import VlstressError
 
 # LLaVA-1.5's conversation format ("USER: <image>\n... ASSISTANT:"), as llava-hf's processors carry
@@ -59,15 +70,28 @@ TINY_TEXT = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
              "max_position_embeddings": 512}  # fmt: skip
 
 
-def tiny(seed: int):
-    """(model, processor): the seeded random-init tiny LLaVA (the caller may move the model)."""
-    return random_llava(seed, image_size=32, patch_size=8, vision=TINY_VISION, text=TINY_TEXT)
+def tiny(seed: int, config: str = "tiny"):
+    """(model, processor): the seeded random-init tiny LLaVA (`config` tiny) or LLaVA-NeXT
+    (tiny-next: its 32 px tiles on grids up to 64 px); the caller may move the model."""
+    return random_llava(
+        seed, image_size=32, patch_size=8, vision=TINY_VISION, text=TINY_TEXT,
+        grid=((32, 32), (32, 64), (64, 32), (64, 64)) if config == "tiny-next" else None,
+    )  # fmt: skip
 
 
-def random_llava(seed: int, *, image_size: int, patch_size: int, vision: dict, text: dict) -> tuple:
+def random_llava(
+    seed: int,
+    *,
+    image_size: int,
+    patch_size: int,
+    vision: dict,
+    text: dict,
+    grid: tuple[tuple[int, int], ...] | None = None,
+) -> tuple:
     """(model, processor): a seeded random-init LLaVA of a CLIP vision tower and a Llama of the
     given sizes (`CLIPVisionConfig` / `LlamaConfig` fields), the byte-level tokenizer, LLaVA-1.5's
-    conversation format and feature choice (the second-last layer, CLS dropped)."""
+    conversation format and feature choice (the second-last layer, CLS dropped); with `grid`
+    (LLaVA-NeXT's `image_grid_pinpoints`), a LLaVA-NeXT that sees an image in tiles."""
     import torch
     from transformers import (
         CLIPImageProcessor,
@@ -75,31 +99,45 @@ def random_llava(seed: int, *, image_size: int, patch_size: int, vision: dict, t
         LlamaConfig,
         LlavaConfig,
         LlavaForConditionalGeneration,
+        LlavaNextConfig,
+        LlavaNextForConditionalGeneration,
+        LlavaNextImageProcessor,
+        LlavaNextProcessor,
         LlavaProcessor,
     )
 
     tokenizer = tiny_tokenizer()
-    config = LlavaConfig(
-        vision_config=CLIPVisionConfig(image_size=image_size, patch_size=patch_size, **vision),
-        text_config=LlamaConfig(
+    pinpoints: dict[str, Any] = {}
+    if grid:  # LLaVA-NeXT: the sizes an image may be tiled to
+        pinpoints["image_grid_pinpoints"] = [list(size) for size in grid]
+    common: dict[str, Any] = {
+        "vision_config": CLIPVisionConfig(image_size=image_size, patch_size=patch_size, **vision),
+        "text_config": LlamaConfig(
             vocab_size=len(tokenizer),
             bos_token_id=tokenizer.bos_token_id,
             eos_token_id=tokenizer.eos_token_id,
             pad_token_id=tokenizer.pad_token_id,
             **text,
         ),
-        image_token_index=tokenizer.convert_tokens_to_ids("<image>"),
-        vision_feature_select_strategy="default",
-        vision_feature_layer=-2,
-    )
+        "image_token_index": tokenizer.convert_tokens_to_ids("<image>"),
+        "vision_feature_select_strategy": "default",
+        "vision_feature_layer": -2,
+    }
     torch.manual_seed(seed)
-    model = LlavaForConditionalGeneration(config)
+    model: Any
+    if grid:
+        model = LlavaNextForConditionalGeneration(LlavaNextConfig(**common, **pinpoints))
+    else:
+        model = LlavaForConditionalGeneration(LlavaConfig(**common))
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.eos_token_id = tokenizer.eos_token_id
-    processor = LlavaProcessor(
-        image_processor=CLIPImageProcessor(
-            size={"shortest_edge": image_size},
-            crop_size={"height": image_size, "width": image_size},
+    sizes: dict[str, Any] = {
+        "size": {"shortest_edge": image_size},
+        "crop_size": {"height": image_size, "width": image_size},
+    }
+    processor = (LlavaNextProcessor if grid else LlavaProcessor)(
+        image_processor=(
+            LlavaNextImageProcessor(**sizes, **pinpoints) if grid else CLIPImageProcessor(**sizes)
         ),
         tokenizer=tokenizer,
         patch_size=patch_size,
@@ -128,17 +166,20 @@ def load(
     kind = weights_kind(pretrained)
     try:
         if kind == "random-init":
-            model, processor = tiny(seed)
+            model, processor = tiny(seed, arch.removeprefix(PREFIX))
             model = model.to(dtype=getattr(torch, dtype))
         else:
-            from transformers import AutoProcessor, LlavaForConditionalGeneration
+            import transformers
+            from transformers import AutoProcessor
 
-            source = str(Path(str(pretrained)).expanduser()) if kind == "folder" else pretrained
-            hub_cache = os.path.join(cache_dir, HUB_SUBDIR) if cache_dir and kind == "hub" else None
-            processor = AutoProcessor.from_pretrained(source, cache_dir=hub_cache)
-            model = LlavaForConditionalGeneration.from_pretrained(
-                source, dtype=getattr(torch, dtype), cache_dir=hub_cache
-            )
+            # a hub model: its checked snapshot (fetched unless HF_HUB_OFFLINE is set)
+            folder = snapshot(slug, str(pretrained), cache_dir) if kind == "hub" else None
+            source = folder or Path(str(pretrained)).expanduser()
+            cls = getattr(transformers, model_class(slug, source))
+            processor = AutoProcessor.from_pretrained(str(source))
+            model = cls.from_pretrained(str(source), dtype=getattr(torch, dtype))
+            if folder is not None:  # the commit the snapshot is of (`revision`)
+                model.config._commit_hash = folder.name
     except VlstressError:
         raise
     except Exception as exc:  # network, missing or corrupt files, not a LLaVA
@@ -161,19 +202,24 @@ def load(
     return model.to(device).eval(), processor
 
 
-def fetch(slug: str, hub_id: str, cache_dir: str | None) -> Path:
-    """Download a hub LLaVA (weights, config, processor and tokenizer files) into the weight
-    cache, where `load` finds it offline (`vlstress fetch-weights`)."""
-    from huggingface_hub import snapshot_download
-
-    check(slug, ARCH, hub_id)
-    where = os.path.join(cache_dir, HUB_SUBDIR) if cache_dir else None
-    try:
-        return Path(snapshot_download(hub_id, cache_dir=where))
-    except Exception as exc:  # network, unknown id, gated repository
+def snapshot(slug: str, hub_id: str, cache_dir: str | None) -> Path:
+    """The checked snapshot of a hub LLaVA (weights, config, processor and tokenizer files):
+    fetched, or from the weight cache alone with HF_HUB_OFFLINE=1."""
+    folder = hub.snapshot(slug, hub_ref(hub_id, cache_dir), hub.transformers_files, ["config.json"])
+    missing = missing_files(folder)
+    if missing:
         raise VlstressError(
-            f"model {slug!r}: could not fetch {hub_id} from the hub: {exc}"
-        ) from exc
+            f"model {slug!r}: the hub repository {hub_id} lacks {', '.join(missing)} (its "
+            f"snapshot: {folder}): not a LLaVA saved with its processor"
+        )
+    return folder
+
+
+def fetch(slug: str, hub_id: str, cache_dir: str | None) -> Path:
+    """Download a hub LLaVA into the weight cache, where `load` finds it offline (`vlstress
+    fetch-weights`)."""
+    check(slug, ARCH, hub_id)
+    return snapshot(slug, hub_id, cache_dir)
 
 
 def revision(model) -> str | None:

@@ -5,6 +5,10 @@ A registry entry in params.yaml is `{arch, pretrained}`:
                           weight cache and kept there: `RANDOM_INIT`);
 - a path to a file     -> local checkpoint (must exist);
 - anything else        -> an open_clip hub tag, cached in `cache_dir`.
+An open_clip repository of the Hugging Face hub is `arch: hf-hub:<org>/<name>`, `pretrained: null`
+(the repository's branch main) or a revision (a branch, tag or commit): its snapshot is fetched
+into `cache_dir`, checked and pinned by `vlstress.embedding.hub` (as are a timm tag's and a
+LLaVA's).
 Every failure is a VlstressError naming the model; nothing falls back silently.
 
 Architectures are open_clip's, plus those of any folder of open_clip model configs (JSON)
@@ -21,10 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vlstress.embedding import heads
+from vlstress.embedding import heads, hub
 from vlstress.embedding.kinds import model_kind
 from vlstress.errors import VlstressError
 from vlstress.io import read_json, sha256_file
+from vlstress.pool import attributes
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +53,8 @@ class ModelSpec:
 
     @property
     def weights_kind(self) -> str:
+        if self.arch.startswith(hub.HF_HUB):  # an open_clip repository: its weights, at main
+            return "hub"
         if self.kind == "llava":  # a hub id holds a slash: told from a folder by llava_entries
             from vlstress.embedding import llava_entries
 
@@ -62,6 +69,8 @@ class ModelSpec:
         kind = self.weights_kind
         if kind == "random-init":
             return f"random-init (seed {self.seed})"
+        if self.arch.startswith(hub.HF_HUB):
+            return f"hub:{self.arch.removeprefix(hub.HF_HUB)}@{self.pretrained or hub.MAIN}"
         return f"{kind}:{self.pretrained}"
 
 
@@ -144,6 +153,13 @@ def check_spec(spec: ModelSpec) -> None:
         _check_checkpoint(spec)
         timm_models.check(spec.slug, spec.arch, spec.pretrained, spec.weights_kind)
         return
+    if spec.arch.startswith(hub.HF_HUB):
+        if not hub.is_repo_id(spec.arch.removeprefix(hub.HF_HUB)):
+            raise VlstressError(
+                f"model {spec.slug!r}: {spec.arch!r} names no hub repository: use "
+                f"{hub.HF_HUB}<org>/<name> (pretrained: null for its branch main, or a revision)"
+            )
+        return
     known = known_architectures()
     if spec.arch not in known:
         close = [name for name in known if name.lower().startswith(spec.arch.lower()[:5])][:8]
@@ -170,9 +186,11 @@ def _check_checkpoint(spec: ModelSpec) -> None:
         raise VlstressError(f"model {spec.slug!r}: checkpoint file not found: {spec.pretrained}")
 
 
-def describe(spec: ModelSpec, model=None) -> dict[str, Any]:
+def describe(spec: ModelSpec, model=None, count: bool = False) -> dict[str, Any]:
     """The provenance block of a model: what exactly produced the numbers (and its size, if
-    loaded)."""
+    loaded), with its attributes (`vlstress.pool.attributes`: family, tower, parameters per tower,
+    resolution, pretraining data, loss, fine-tuning; `count`: the card's, counted on the meta
+    device where the model library is loaded already)."""
     info: dict[str, Any] = {
         "slug": spec.slug,
         "kind": spec.kind,
@@ -191,9 +209,103 @@ def describe(spec: ModelSpec, model=None) -> dict[str, Any]:
         head = heads.classes_in(spec.pretrained)  # the file's header: no weights read
         if head is not None:
             info["head_classes"] = len(head)
+    ref = hub_ref(spec)
+    if ref is not None:
+        info["hub"] = hub.provenance(ref)
     if model is not None:
         info["n_params"] = int(sum(p.numel() for p in model.parameters()))
+    info["attributes"] = attributes.of(
+        spec.arch, spec.pretrained, spec.weights_kind, model=model, count=count
+    )
     return info
+
+
+def hub_ref(spec: ModelSpec) -> hub.HubRef | None:
+    """The hub repository and revision a model's weights come from (None: not from the hub, or an
+    open_clip tag whose weights come from an address of their own)."""
+    if spec.weights_kind != "hub":
+        return None
+    if spec.arch.startswith(hub.HF_HUB):
+        return hub.HubRef(
+            spec.arch.removeprefix(hub.HF_HUB), spec.pretrained or hub.MAIN, spec.cache_dir
+        )
+    if spec.kind == "llava":
+        from vlstress.embedding import llava_entries
+
+        return llava_entries.hub_ref(str(spec.pretrained), spec.cache_dir)
+    if spec.kind == "timm":
+        from vlstress.embedding import timm_models
+
+        repo = timm_models.hub_repo(spec.arch, str(spec.pretrained))
+        return hub.HubRef(repo, hub.MAIN, spec.cache_dir) if repo else None
+    import open_clip
+
+    cfg = open_clip.get_pretrained_cfg(spec.arch, str(spec.pretrained)) or {}
+    repo = os.path.split(str(cfg.get("hf_hub") or ""))[0]  # `org/name/` or `org/name/<file>`
+    return hub.HubRef(repo, hub.MAIN, spec.cache_dir) if hub.is_repo_id(repo) else None
+
+
+def _check_cached(spec: ModelSpec) -> None:
+    """A hub model's snapshot in the weight cache checked (`hub.verify`), where there is one."""
+    ref = hub_ref(spec)
+    folder = hub.cached_snapshot(ref) if ref is not None else None
+    if ref is not None and folder is not None:
+        hub.verify(spec.slug, folder, ref.storage().parent)
+
+
+def hub_snapshot(spec: ModelSpec) -> Path:
+    """The checked snapshot folder of a hub model, fetched unless HF_HUB_OFFLINE is set
+    (`vlstress.embedding.hub.snapshot`)."""
+    ref = hub_ref(spec)
+    if ref is not None and spec.arch.startswith(hub.HF_HUB):
+        return hub.snapshot(
+            spec.slug, ref, hub.open_clip_files, ["open_clip_config.json", "open_clip_*model*"]
+        )
+    if ref is not None and spec.kind == "timm":
+        return hub.snapshot(spec.slug, ref, hub.timm_files, ["*model.*"])
+    raise VlstressError(f"model {spec.slug!r}: its weights are fetched by its own library")
+
+
+def hub_tokenizer(spec: ModelSpec, folder: Path):
+    """The tokenizer of an open_clip repository's snapshot: open_clip's for its config, from the
+    snapshot's tokenizer files; a transformers tokenizer its config names (`hf_tokenizer_name`)
+    and the repository does not hold comes from its own repository, into the weight cache."""
+    import open_clip
+
+    config = read_json(folder / "open_clip_config.json", "open_clip config")
+    text = dict(config.get("model_cfg", {}).get("text_cfg", {}))
+    name = text.get("hf_tokenizer_name")
+    if not name or any((folder / file).exists() for file in hub.TOKENIZER_FILES):
+        return open_clip.get_tokenizer(f"local-dir:{folder}")
+    from open_clip.tokenizer import HFTokenizer
+
+    return HFTokenizer(
+        name,
+        context_length=text.get("context_length", 77),
+        cache_dir=spec.cache_dir,
+        tokenizer_mode=text.get("tokenizer_mode"),
+        **text.get("tokenizer_kwargs", {}),
+    )
+
+
+def _load_hub_open_clip(spec: ModelSpec, device: str):
+    """An open_clip repository of the hub, from its checked snapshot (open_clip's `local-dir:`)."""
+    import open_clip
+
+    folder = hub_snapshot(spec)
+    try:
+        model, _, preprocess = open_clip.create_model_and_transforms(
+            f"local-dir:{folder}", device=device
+        )
+        tokenizer = hub_tokenizer(spec, folder)
+    except Exception as exc:  # a config or state dict open_clip cannot read
+        raise VlstressError(
+            f"model {spec.slug!r}: could not load {spec.arch} from its snapshot {folder}: {exc}"
+        ) from exc
+    log.info(
+        "loaded %s (%s, commit %s) on %s", spec.slug, spec.weights_label(), folder.name, device
+    )
+    return model.eval(), preprocess, tokenizer
 
 
 def load(spec: ModelSpec, device: str, threads: int | None = None):
@@ -218,6 +330,10 @@ def load(spec: ModelSpec, device: str, threads: int | None = None):
     torch.manual_seed(spec.seed)  # decides the random init; harmless for loaded weights
     if spec.kind == "timm":
         return _load_timm(spec, device)
+    if spec.arch.startswith(hub.HF_HUB):
+        return _load_hub_open_clip(spec, device)
+    if spec.weights_kind == "hub":  # an open_clip tag fetched before: checked before it loads
+        _check_cached(spec)
     try:
         kept = random_init_file(spec)
         made = load_random_init(spec, kept, device) if kept is not None else None
@@ -250,6 +366,8 @@ def load(spec: ModelSpec, device: str, threads: int | None = None):
             f"model {spec.slug!r}: could not load {spec.arch} from {where}: {exc}"
         ) from exc
     model.eval()
+    if spec.weights_kind == "hub":  # and after, where open_clip has just fetched it
+        _check_cached(spec)
     tokenizer = open_clip.get_tokenizer(spec.arch)
     log.info("loaded %s (%s) on %s", spec.slug, spec.weights_label(), device)
     return model, preprocess, tokenizer
@@ -258,9 +376,13 @@ def load(spec: ModelSpec, device: str, threads: int | None = None):
 def _load_timm(spec: ModelSpec, device: str):
     from vlstress.embedding import timm_models
 
+    weights = None
+    if spec.weights_kind == "hub" and hub_ref(spec) is not None:  # else timm fetches them
+        folder = hub_snapshot(spec)
+        weights = next(str(folder / n) for n in hub.TIMM_WEIGHTS if (folder / n).exists())
     try:
         model, preprocess = timm_models.load(
-            spec.arch, spec.pretrained, spec.weights_kind, spec.cache_dir
+            spec.arch, spec.pretrained, spec.weights_kind, spec.cache_dir, weights
         )
     except VlstressError:
         raise
@@ -375,7 +497,9 @@ def card(spec: ModelSpec) -> dict[str, Any]:
     """A model card: the registry entry checked (architecture, tag or checkpoint) and pinned
     (checkpoint sha256)."""
     check_spec(spec)
-    return {"kind": "model-card", "model": {**describe(spec), "cache_dir": spec.cache_dir}}
+    _check_cached(spec)  # a hub model fetched already: its files checked, its commit pinned
+    described = describe(spec, count=True)
+    return {"kind": "model-card", "model": {**described, "cache_dir": spec.cache_dir}}
 
 
 def spec_from_card(path: Path) -> ModelSpec:

@@ -209,21 +209,26 @@ def testset_images(folder: Path, name: str | None = None) -> EmbeddingSet:
     manifest_file = testsets.manifest_path(folder)
     paths = [str(path) for path in testset.image_paths()]
     name = name or testset.dataset
+    # the set's protocol may crop a border off each image first (ObjectNet: 2 pixels)
+    border = int(testset.source.get("border_crop_px") or 0)
 
     def embed(run: Loaded) -> np.ndarray:
-        from vlstress.embedding.encoders import encode_images
+        from vlstress.embedding.encoders import BorderCropped, encode_images, load_rgb
 
         return encode_images(
-            run.model, run.preprocess, paths, desc=f"{run.spec.slug} {name}", **image_options(run)
+            run.model,
+            run.preprocess,
+            paths,
+            load=BorderCropped(border) if border else load_rgb,
+            desc=f"{run.spec.slug} {name}",
+            **image_options(run),
         )
 
+    fields: dict[str, Any] = {"dataset": testset.dataset}
+    if border:
+        fields["border_crop_px"] = border
     return EmbeddingSet(
-        name,
-        manifest_file,
-        [str(manifest_file), *paths],
-        "image-embeddings",
-        {"dataset": testset.dataset},
-        embed,
+        name, manifest_file, [str(manifest_file), *paths], "image-embeddings", fields, embed
     )
 
 

@@ -6,7 +6,9 @@ classes (`vlstress.suites.zeroshot.classifier`). Weights as for open_clip models
 - `pretrained: null`  -> seeded random init (the seed of the entry), labelled "random-init";
 - a checkpoint path   -> timm's `load_checkpoint` (.pth / .safetensors state dict, strict);
 - anything else       -> a timm pretrained tag of the architecture (`resnet50` + `a1_in1k` =
-                         timm's `resnet50.a1_in1k`), downloaded from the hub into the weight cache.
+                         timm's `resnet50.a1_in1k`): the weights of its hub repository
+                         (`timm/resnet50.a1_in1k`, revision main) fetched into the weight cache,
+                         checked and pinned by `vlstress.embedding.hub` (`hub_repo`).
 Preprocessing is each model's own (timm's `resolve_model_data_config` + `create_transform`,
 evaluation mode): resize, centre crop, to tensor, normalise, as the attacks need it.
 """
@@ -47,13 +49,35 @@ def check(slug: str, arch: str, pretrained: str | None, weights_kind: str) -> No
             )
 
 
-def load(arch: str, pretrained: str | None, weights_kind: str, cache_dir: str | None):
-    """(classifier module with `encode_image` -> logits, preprocess): the caller seeds torch."""
+def hub_repo(arch: str, pretrained: str) -> str | None:
+    """The hub repository of a timm pretrained tag (`timm/<name>.<tag>` for timm's own); None for
+    an unknown tag, or one whose weights come from an address of their own (timm fetches them)."""
+    import timm
+
+    cfg = timm.models.get_pretrained_cfg(f"{name_of(arch)}.{pretrained}")
+    repo = getattr(cfg, "hf_hub_id", None) if cfg is not None else None
+    return str(repo).partition("@")[0] if repo else None
+
+
+def load(
+    arch: str,
+    pretrained: str | None,
+    weights_kind: str,
+    cache_dir: str | None,
+    weights_file: str | None = None,
+):
+    """(classifier module with `encode_image` -> logits, preprocess): the caller seeds torch.
+    `weights_file`: a hub tag's weights, from its snapshot in the weight cache (else timm fetches
+    them)."""
     import timm
     import torch
 
     name = name_of(arch)
-    if weights_kind == "hub":
+    if weights_kind == "hub" and weights_file is not None:
+        net = timm.create_model(
+            f"{name}.{pretrained}", pretrained=True, pretrained_cfg_overlay={"file": weights_file}
+        )
+    elif weights_kind == "hub":
         net = timm.create_model(f"{name}.{pretrained}", pretrained=True, cache_dir=cache_dir)
     elif weights_kind == "checkpoint":
         net = timm.create_model(name, pretrained=False, checkpoint_path=pretrained)

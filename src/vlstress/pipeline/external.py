@@ -65,7 +65,9 @@ def missing(
             field = name[len("item.") :]
             mapping = lookup(config, axis_param)
             located = [
-                (f"{axis_param}.{k}.{field}", mapping[k].get(field)) for k in sorted(mapping)
+                (f"{axis_param}.{k}.{field}", mapping[k].get(field))
+                for k in sorted(mapping)
+                if not _hub_id(mapping[k], field)
             ]
         else:
             located = [(name, lookup(config, name))]
@@ -76,6 +78,19 @@ def missing(
                     continue
                 found.append((param, path))
     return found
+
+
+def _hub_id(entry: Any, field: str) -> bool:
+    """Whether `field` of a model entry names a hub repository, not a path: a LLaVA's `pretrained`
+    `org/name` (vlstress.embedding.llava_entries)."""
+    if field != "pretrained" or not isinstance(entry, dict) or "arch" not in entry:
+        return False
+    from vlstress.embedding import llava_entries
+    from vlstress.embedding.kinds import model_kind
+
+    if model_kind(str(entry["arch"])) != "llava" or entry.get(field) is None:
+        return False
+    return llava_entries.weights_kind(str(entry[field])) == "hub"
 
 
 def _paths_in(value: Any) -> list[Any]:

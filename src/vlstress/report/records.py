@@ -30,6 +30,20 @@ log = logging.getLogger(__name__)
 # metric order inside a direction (the rest follow, alphabetically)
 METRIC_ORDER = ("R@1", "R@5", "R@10", "R@1_original", "false_R@1", "drop_rate")
 
+# What the papers group models by: the model's `attributes` (vlstress.pool.attributes), one
+# column each, empty where unknown.
+ATTRIBUTE_COLUMNS = [
+    "family",
+    "tower",
+    "params_image_m",
+    "params_text_m",
+    "resolution",
+    "pretrain_data",
+    "samples_seen_b",
+    "loss",
+    "finetune_method",
+    "finetune_base",
+]
 # Per-record columns of the long table, in order (`summary.csv`).
 RECORD_COLUMNS = [
     "model",
@@ -38,6 +52,7 @@ RECORD_COLUMNS = [
     "weights",
     "weights_kind",
     "n_params",
+    *ATTRIBUTE_COLUMNS,
     "dataset",
     "n_images",
     "n_captions",
@@ -67,9 +82,9 @@ GROUP_COLUMNS = [
 ]
 # Where one condition of one model is identified (for counting replicates).
 CASE_COLUMNS = ["model", "dataset", "task", "condition"]
-INTEGER_COLUMNS = ("n_params", "n_images", "n_captions", "n_classes")
+INTEGER_COLUMNS = ("n_params", "resolution", "n_images", "n_captions", "n_classes")
 # columns added after summaries were first written: an older summary reads with them empty
-OPTIONAL_COLUMNS = ("n_classes",)
+OPTIONAL_COLUMNS = (*ATTRIBUTE_COLUMNS, "n_classes")
 MISSING_HINT = (
     "it is written by an evaluation step (vlstress evaluate / evaluate-text / evaluate-image); "
     "run the workflow (`dvc repro` or `snakemake`) for the current params first"
@@ -95,6 +110,7 @@ def record_rows(rec: record_format.Record) -> list[dict[str, Any]]:
         "weights": rec.model["weights"],
         "weights_kind": model.get("weights", ""),
         "n_params": _number(model.get("n_params")),
+        **attribute_cells(model.get("attributes")),
         "dataset": rec.dataset["name"],
         "n_images": _number(rec.dataset.get("n_images")),
         "n_captions": _number(rec.dataset.get("n_captions")),
@@ -115,6 +131,14 @@ def record_rows(rec: record_format.Record) -> list[dict[str, Any]]:
         }
         for metric, value in sorted(rec.metrics.items())
     ]
+
+
+def attribute_cells(found: Any) -> dict[str, Any]:
+    """A record's model attributes as the summary's cells (None: an empty cell)."""
+    found = found if isinstance(found, dict) else {}
+    cells = {column: found.get(column) for column in ATTRIBUTE_COLUMNS}
+    cells["resolution"] = _number(cells["resolution"])
+    return cells
 
 
 def read_records(paths: Iterable[Path]) -> list[tuple[Path, record_format.Record]]:

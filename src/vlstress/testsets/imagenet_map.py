@@ -9,10 +9,22 @@ A class is mapped, in this order, by
 - its class id, when that is an ImageNet wnid (ImageNet, -V2, -Sketch, -R, -A, -C, and every
   corrupted, typographic or stylized copy of them: they keep their source's ids);
 - ObjectNet's official mapping (`labelmaps.objectnet_to_imagenet`) for an ObjectNet folder.
-A class none of them maps is an error naming it: no class is scored from nothing. The model's score
-of a class is then log(mean exp(logit)) over its ImageNet classes (`class_map_matrix`): its softmax
-is the mean probability of those classes, model-vs-human's rule for the 16 shape-bias categories;
-for a class of one ImageNet class it is that class's logit (the ImageNet-R/-A protocol).
+A class none of them maps is an error naming it: no class is scored from nothing, except in the
+video sets, whose own map leaves some classes without ImageNet classes (YTBB-Robust: 5 of 24): the
+testbed scores those -inf, never predicted, and so does this.
+
+The model's score of a class from its ImageNet classes' logits follows one rule (`class_map_rule`,
+recorded in the classifier's sidecar and in the records):
+- `max-logit`: the largest logit among them, imagenet-testbed's rule for the video sets
+  (`src/eval_settings/imagenet_vid_robust.py` and `ytbb_robust.py`, `merge_op='max'` over the
+  logits restricted to the set's ImageNet classes; `src/models/model_base.py` line 44) and
+  ObjectNet (`src/eval_settings/objectnet.py`: the argmax over the 113 classes' ImageNet logits,
+  right when it is one of the image's class's): kinds `MAX_LOGIT_KINDS`;
+- `mean-prob`: log(mean exp(logit)), whose softmax over the set's classes is the mean probability of
+  each class's ImageNet classes: model-vs-human's rule for the 16 shape-bias categories, and every
+  other set;
+- `identity`: every class is one ImageNet class, scored by its logit (the ImageNet-R/-A protocol,
+  and ImageNet itself), where the two rules agree.
 """
 
 from __future__ import annotations
@@ -40,6 +52,11 @@ SELF_MAPPED_KINDS = (
     "imagenet-vid-robust",
     "ytbb-robust",
 )
+# the video sets (vlstress.testsets.video_kinds): imagenet-testbed takes the max logit
+# imagenet-testbed's rule for its video sets and ObjectNet (eval_settings/imagenet_vid_robust.py,
+# ytbb_robust.py: merge_op max; objectnet.py: argmax over the 113 classes' ImageNet logits)
+MAX_LOGIT_KINDS = ("imagenet-vid-robust", "ytbb-robust", "objectnet")
+MAX_LOGIT, MEAN_PROB, IDENTITY = "max-logit", "mean-prob", "identity"
 SHIPPED = "data/imagenet_maps"  # maps by name: demo (the demo's objects), coco-supercategories
 
 
@@ -110,12 +127,16 @@ def imagenet_classes(
     mapped = (data.source or {}).get("imagenet_indices")
     if isinstance(mapped, dict):
         own = {int(label): sorted(int(i) for i in indices) for label, indices in mapped.items()}
-    found, missing = [], []
+    found: list[list[int]] = []
+    missing = []
+    video = data.kind in MAX_LOGIT_KINDS and bool(own)
     for label, (name, class_id) in enumerate(zip(data.classes, data.class_ids)):
         if name in given or class_id in given:
             found.append(list(given.get(name, given.get(class_id, []))))
         elif label in own:
             found.append(sorted(own[label]))
+        elif video:  # the testbed's -inf: a class its map leaves out is never predicted
+            found.append([])
         elif class_id in wnids:
             found.append([wnids[class_id]])
         elif class_id in objectnet:
@@ -135,9 +156,22 @@ def imagenet_classes(
     return found
 
 
+def class_map_rule(kind: str, classes: Sequence[Sequence[int]]) -> str:
+    """How a set of this kind with these classes (ImageNet indices each) is scored from the 1000
+    logits: `max-logit` (the video sets), `identity` (one ImageNet class each), else
+    `mean-prob` (see the module doc)."""
+    if kind in MAX_LOGIT_KINDS:
+        return MAX_LOGIT
+    if all(len(indices) == 1 for indices in classes):
+        return IDENTITY
+    return MEAN_PROB
+
+
 def class_map_matrix(classes: Sequence[Sequence[int]], n_imagenet: int = 1000) -> np.ndarray:
-    """(classes x 1000) float32: row c averages the probabilities of class c's ImageNet classes."""
+    """(classes x 1000) float32: row c averages the probabilities of class c's ImageNet classes
+    (its members are the nonzero entries; a row of zeros: a class never predicted)."""
     matrix = np.zeros((len(classes), n_imagenet), dtype=np.float32)
     for row, indices in enumerate(classes):
-        matrix[row, list(indices)] = 1.0 / len(indices)
+        if len(indices):
+            matrix[row, list(indices)] = 1.0 / len(indices)
     return matrix

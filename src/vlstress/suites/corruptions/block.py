@@ -10,6 +10,7 @@ from typing import ClassVar
 class CorruptionsParams:
     KEY: ClassVar[str] = "corruptions"
     testset: str
+    source: str  # generate | the folder of the released ImageNet-C
     names: tuple[str, ...]  # vlstress.suites.corruptions.imagenet_c.CORRUPTIONS
     severities: tuple[int, ...]
     seed: int

@@ -92,5 +92,14 @@ def add_corrupt_arguments(parser: argparse.ArgumentParser) -> None:
         "--chunk-size", type=positive_int, default=64, help="images per task of a worker"
     )
     parser.add_argument(
+        "--source",
+        default="generate",
+        help=(
+            "generate (corrupt the images) or the folder of the released ImageNet-C "
+            "(<corruption>/<severity>/<wnid>/<file>.JPEG): its files of the test set's images are "
+            "listed in place (the test set must be ImageNet val, kind imagenet)"
+        ),
+    )
+    parser.add_argument(
         "--out", required=True, type=Path, help="folder to write (manifest.json + s<severity>/)"
     )

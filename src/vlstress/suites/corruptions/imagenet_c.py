@@ -338,6 +338,68 @@ def generate(
     return data
 
 
+RELEASED_KINDS = ("imagenet",)  # clean sets whose entries are ImageNet val's <wnid>/<file>
+
+
+def read_released(
+    clean: ClassificationSet,
+    name: str,
+    severities: Sequence[int],
+    released: str | Path,
+    out_dir: str | Path,
+    provenance: dict[str, Any] | None = None,
+) -> ClassificationSet:
+    """The released ImageNet-C files of `clean`'s images (ImageNet val, `<wnid>/<file>`), read in
+    place: out_dir/manifest.json lists `<released>/<name>/<severity>/<wnid>/<file>` for every image
+    and severity (root = `<released>/<name>`), so the corrupted set is embedded and scored as a
+    generated one. The clean set must be of kind imagenet; a missing file is named and leaves no
+    output."""
+    for severity in severities:
+        check_corruption(name, severity)
+    if not severities or len(set(severities)) != len(severities):
+        raise VlstressError(f"severities must be distinct values in 1..5, got {list(severities)}")
+    if clean.kind not in RELEASED_KINDS:
+        raise VlstressError(
+            f"released ImageNet-C {released}: the corrupted test set {clean.dataset} is of kind "
+            f"{clean.kind}, not ImageNet val (kind imagenet): the released files are ImageNet val's"
+        )
+    root = Path(released) / name
+    images = [
+        {
+            "path": f"{severity}/{entry['path']}",
+            "label": entry["label"],
+            "severity": severity,
+            "source_path": str(Path(clean.root) / entry["path"]),
+        }
+        for severity in severities
+        for entry in clean.images
+    ]
+    missing = [e["path"] for e in images if not (root / e["path"]).is_file()]
+    if missing:
+        raise VlstressError(
+            f"released ImageNet-C {root}: {len(missing)} of {len(images)} files of "
+            f"{clean.dataset} are missing: {', '.join(missing[:3])}"
+            + (", ..." if len(missing) > 3 else "")
+        )
+    data = clean.derived(
+        f"{clean.dataset}-c-{name}",
+        "corruption",
+        str(root),
+        images,
+        {
+            "corruption": name,
+            "family": CORRUPTIONS[name],
+            "severities": list(severities),
+            "released": str(Path(released)),
+            "format": "jpeg (the released ImageNet-C files)",
+        },
+        provenance=provenance,
+    )
+    with atomic_dir(Path(out_dir)) as tmp:
+        write_manifest(tmp / "manifest.json", data)  # checks it too
+    return data
+
+
 def corrupted_set(
     clean: ClassificationSet, job: Job, out_dir: Path, provenance: dict[str, Any]
 ) -> ClassificationSet:

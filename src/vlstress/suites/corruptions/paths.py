@@ -37,6 +37,15 @@ def evaluations(params: Params) -> list[Evaluation]:
     ]
 
 
+RELEASED = "imagenet-c"  # a corruption record's `images` when the files are the released ones
+
+
+def images(source: str, clean_kind: str | None) -> str | None:
+    """What a corruption record says was corrupted (condition `images`): `imagenet-c` for the
+    released ImageNet-C files, else the clean test set's kind (None when unknown)."""
+    return RELEASED if source != "generate" else clean_kind
+
+
 def folders(params: Params) -> list[str]:
     return [e.testset for e in evaluations(params)]
 

@@ -25,6 +25,7 @@ SUITE = Suite(
         Stage(
             "corrupt",
             "vlstress corrupt --manifest {in.testset} --corruption {corruption}"
+            " --source {p.corruptions.source}"
             " --severities {severity} --seed {p.corruptions.seed} --size {p.corruptions.size}"
             " --workers {p.corruptions.workers} --out {out.corrupted}",
             inputs={"testset": "data/testsets/{p.corruptions.testset}"},

@@ -1,6 +1,7 @@
 """The work of `vlstress evaluate-stability`: a model's flip probability and top-5 distance on
 every perturbation's sequences, one record each (task `stability`, condition {set, perturbation,
-difficulty}).
+difficulty, images}: `images` is the kind of the test set the frames come from, e.g. `imagenet`,
+when the frames' manifest says it; mFR against AlexNet's published values needs ImageNet val).
 
 Scores are the model's frame embeddings x the clean test set's zero-shot classifier (cosine; the
 logit scale changes no rank). Frames are regrouped into sequences by the manifest's `sequence` and
@@ -68,6 +69,8 @@ def evaluate(evaluation: Evaluation, *, noise: bool) -> Record:
         * float(np.mean([p[0] == labels[rows[0]] for p, rows in zip(predictions, groups)])),
         "top1_frames": 100.0 * float(np.mean(scores.argmax(axis=1) == labels)),
     }
+    images = (testset.source or {}).get("clean_kind")
+    condition = {**evaluation.condition, **({"images": images} if images else {})}
     return assemble(
         "stability",
         dataset={
@@ -77,13 +80,18 @@ def evaluate(evaluation: Evaluation, *, noise: bool) -> Record:
             "n_frames": len(testset.images),
             "n_classes": len(testset.classes),
         },
-        condition=evaluation.condition,
+        condition=condition,
         metrics=values,
         provenance=provenance.build(
             "evaluate-stability",
             {
                 "noise": noise,
                 "pairs": "frame 0 vs each" if noise else f"consecutive, stride {difficulty}",
+                **(
+                    {"class_map_rule": clf_meta["class_map_rule"]}
+                    if "class_map_rule" in clf_meta
+                    else {}
+                ),
             },
             seed=emb_meta["provenance"]["seed"],
             model=model,

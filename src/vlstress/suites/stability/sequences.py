@@ -92,6 +92,7 @@ def sequence_set(
             "size": size,
             "n_sequences": len(rows),
             "protocol": protocol,
+            "clean_kind": clean.kind,  # ImageNet val (kind imagenet) compares with the paper's
         },
         provenance=provenance or {},
     )

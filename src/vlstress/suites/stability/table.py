@@ -1,6 +1,8 @@
 """The stability suite's tables (ImageNet-P's layout): rows = models; flip probability (%) per
 perturbation, its mean (mFP) and, against a baseline model, the mean flip rate (mFR, %); the same
-for the top-5 distance (mT5D, and relative to the baseline in %). Means and ratios are computed from
+for the top-5 distance (mT5D, and relative to the baseline in %). Beside them, mFR and relative mT5D
+against AlexNet's published values (vlstress.suites.stability.published) where the run's sequences
+compare with them, else the reason. Means and ratios are computed from
 the unrounded values of the summary (cells round for display only); each caption names the number
 of sequences per perturbation and the baseline model."""
 
@@ -12,6 +14,7 @@ import pandas as pd
 
 from vlstress.report import records
 from vlstress.report.frames import cell, render_frame_set
+from vlstress.suites.stability import published
 from vlstress.suites.stability.metrics import relative
 from vlstress.suites.stability.perturbations import PERTURBATIONS
 
@@ -29,6 +32,43 @@ def values(agg: pd.DataFrame, metric: str) -> dict[str, dict[str, float]]:
     return out
 
 
+def conditions(agg: pd.DataFrame) -> list[dict]:
+    """The conditions of the stability records."""
+    return [json.loads(c) for c in records.rows(agg, "stability")["condition_json"]]
+
+
+def alexnet(agg: pd.DataFrame) -> tuple[str | None, dict | None, int]:
+    """(why the AlexNet columns hold no number, None when they do; AlexNet's published values;
+    the run's difficulty)."""
+    found = conditions(agg)
+    values = published.alexnet_values()
+    difficulties = sorted({int(c["difficulty"]) for c in found if "difficulty" in c})
+    reason = published.comparability(
+        [str(c.get("perturbation")) for c in found],
+        [c.get(published.IMAGES_KEY) for c in found],
+        difficulties,
+        values,
+    )
+    if reason is None and len(difficulties) != 1:
+        reason = "not comparable: the records mix difficulties " + ", ".join(map(str, difficulties))
+    return reason, values, difficulties[0] if difficulties else 1
+
+
+def _alexnet_cell(
+    per: dict[str, float], metric: str, reason: str | None, values: dict | None, difficulty: int
+) -> str:
+    """The ratio (%) of a model's values to AlexNet's published ones, or why there is none."""
+    if reason is not None or values is None:
+        return published.cell_text(reason or published.NOT_SHIPPED)
+    column = 0 if metric == "flip_probability" else 1
+    return cell(published.alexnet_relative(per, difficulty, values, column))
+
+
+def _alexnet_name(relative_name: str) -> str:
+    """`mFR (%)` -> `mFR vs AlexNet (%)`."""
+    return relative_name.replace(" (%)", "") + " vs AlexNet (%)"
+
+
 def order(names) -> list[str]:
     """Perturbations in the registry's order (the paper's: noise, blur, weather, digital,
     geometry), unknown names last."""
@@ -43,7 +83,10 @@ def frame(
     relative_name: str,
     baseline: str | None,
     notes: list[str],
+    against_alexnet: tuple[str | None, dict | None, int] | None = None,
 ) -> pd.DataFrame | None:
+    """Rows: models; FP (or T5D) per perturbation, the mean, the ratio to `baseline` and, given
+    `against_alexnet` (`alexnet`), the ratio to AlexNet's published values or why there is none."""
     found = values(agg, metric)
     if not found:
         return None
@@ -64,6 +107,8 @@ def frame(
                     f"{', '.join(zero)}, left out of the mean"
                 )
                 notes.extend([note] if note not in notes else [])
+        if against_alexnet is not None:
+            row[_alexnet_name(relative_name)] = _alexnet_cell(per, metric, *against_alexnet)
         out[labels[model]] = row
     return pd.DataFrame.from_dict(out, orient="index").rename_axis("model")
 
@@ -89,8 +134,11 @@ def render(table: pd.DataFrame, block: dict, baseline: str | None) -> tuple[str,
     notes: list[str] = []
     if baseline is not None and baseline not in values(agg, "flip_probability"):
         notes.append(f"baseline {baseline!r} has no stability records: no relative values")
-    fp = frame(agg, "flip_probability", "mFP", "mFR (%)", baseline, notes)
-    t5d = frame(agg, "top5_distance", "mT5D", "mT5D rel. (%)", baseline, notes)
+    against_alexnet = alexnet(agg)
+    if against_alexnet[0] is not None and values(agg, "flip_probability"):
+        notes.append(f"AlexNet columns (the paper's normalisation): {against_alexnet[0]}")
+    fp = frame(agg, "flip_probability", "mFP", "mFR (%)", baseline, notes, against_alexnet)
+    t5d = frame(agg, "top5_distance", "mT5D", "mT5D rel. (%)", baseline, notes, against_alexnet)
     frames = {
         "stability-fp": (caption(FP_CAPTION, table, "flip_probability", "mFR", baseline), fp),
         "stability-t5d": (

@@ -53,7 +53,16 @@ def evaluate(evaluation: Evaluation, k_max: int) -> Record:
         },
         provenance=provenance.build(
             "evaluate-video",
-            {"k": k_max, "correct": "top-1 in the frame's own labels"},
+            {
+                "k": k_max,
+                "correct": "top-1 in the frame's own labels",
+                # an ImageNet classifier's 1000 logits to the set's classes: imagenet-testbed's max
+                **(
+                    {"class_map_rule": clf_meta["class_map_rule"]}
+                    if "class_map_rule" in clf_meta
+                    else {}
+                ),
+            },
             seed=emb_meta["provenance"]["seed"],
             model=model,
             device=emb_meta["provenance"]["device"],

@@ -13,6 +13,16 @@ class Robustness:
     transform: Literal["logit", "probit", "linear"]
     fit: Literal["ols", "huber"]
     mce_baseline: str | None
+    # the line of effective robustness: testbed (imagenet-testbed's ImageNet-trained models, where
+    # a shift has a testbed column) | run (this run's models) | a CSV file in the testbed's layout
+    baselines: str
+    bootstrap: int  # resamples of the published baselines for the 95% band; 0 = none
+
+
+@dataclass(frozen=True)
+class Published:
+    tolerance: float  # points, under the published protocol
+    protocol_tolerance: float  # points, where the templates or class names differ
 
 
 @dataclass(frozen=True)
@@ -22,6 +32,7 @@ class ZeroshotParams:
     templates: str  # openai | simple | single | a template file
     in_distribution: str
     robustness: Robustness
+    published: Published
     # "set=file,...": each test set's classes as ImageNet-1k classes (a json file, or `demo`), for
     # supervised ImageNet classifiers (timm models); sets of the ImageNet family need none
     imagenet_maps: str | None = None

@@ -98,6 +98,7 @@ def build(
 
 
 CLASS_MAP = "imagenet-probabilities"  # sidecar `scores` of a timm model's class map
+MAX_LOGIT = "max-logit"  # sidecar `class_map_rule` of the video sets (imagenet_map.MAX_LOGIT)
 
 
 def class_map(testset, imagenet_map: str | None, classes: list[str] | None = None) -> np.ndarray:
@@ -112,17 +113,34 @@ def class_map(testset, imagenet_map: str | None, classes: list[str] | None = Non
     return maps.class_map_matrix(maps.imagenet_classes(testset, given))
 
 
+def class_map_rule(testset, imagenet_map: str | None, classes: list[str] | None = None) -> str:
+    """How `class_map`'s classes are scored from the 1000 logits (sidecar `class_map_rule`):
+    `max-logit` for the video sets (imagenet-testbed's), `identity`, or `mean-prob`
+    (vlstress.testsets.imagenet_map.class_map_rule)."""
+    from vlstress.testsets import imagenet_map as maps
+    from vlstress.testsets.labelmaps import imagenet_classnames
+
+    if classes is not None and list(classes) == list(imagenet_classnames()):
+        return maps.IDENTITY
+    given = maps.read_map(imagenet_map) if imagenet_map else None
+    return maps.class_map_rule(testset.kind, maps.imagenet_classes(testset, given))
+
+
 def scores(embeddings: np.ndarray, weights: np.ndarray, meta: dict[str, Any]) -> np.ndarray:
     """Class scores of image embeddings: the cosines (in the inputs' dtype) for an image-text model;
     for a class map (float64), log(sum_j W[c, j] exp(logit_j)): its softmax over the classes is the
     mean probability of each class's ImageNet classes, and a class of one ImageNet class scores
-    that class's logit (so max-logit and energy OOD scores keep their meaning)."""
+    that class's logit (so max-logit and energy OOD scores keep their meaning). With sidecar
+    `class_map_rule: max-logit` (the video sets, as imagenet-testbed scores them) a class scores the
+    largest logit of its ImageNet classes instead; a class without any scores -inf."""
     if meta.get("scores") != CLASS_MAP:
         return embeddings @ weights.T
     from scipy.special import logsumexp
 
     index, log_weight = _members(np.asarray(weights))
     logits = np.asarray(embeddings, dtype=np.float64)
+    if meta.get("class_map_rule") == MAX_LOGIT:
+        return np.max(logits[:, index] + np.where(np.isinf(log_weight), -np.inf, 0.0), axis=2)
     # exact for every class, however far below the top logit: no exp of a whole row
     return logsumexp(logits[:, index] + log_weight, axis=2)
 
@@ -135,6 +153,9 @@ def torch_scores(features, weights, meta: dict[str, Any]):
         return torch.nn.functional.normalize(features.float(), dim=-1) @ weights.T
     index, log_weight = _members(weights.detach().cpu().numpy())
     gathered = features.float()[:, torch.as_tensor(index, device=features.device)]
+    if meta.get("class_map_rule") == MAX_LOGIT:
+        mask = np.where(np.isinf(log_weight), -np.inf, 0.0)
+        return (gathered + torch.as_tensor(mask, device=features.device)).amax(dim=2)
     return torch.logsumexp(gathered + torch.as_tensor(log_weight, device=features.device), dim=2)
 
 

@@ -128,7 +128,17 @@ def evaluate(
         metrics=values,
         provenance=provenance.build(
             "evaluate-zeroshot",
-            {"ks": ks, "task": task, "templates": clf_meta.get("templates_source")},
+            {
+                "ks": ks,
+                "task": task,
+                "templates": clf_meta.get("templates_source"),
+                # a supervised ImageNet classifier's rule from 1000 logits to the set's classes
+                **(
+                    {"class_map_rule": clf_meta["class_map_rule"]}
+                    if "class_map_rule" in clf_meta
+                    else {}
+                ),
+            },
             seed=emb_meta["provenance"]["seed"],
             model=model,
             device=emb_meta["provenance"]["device"],

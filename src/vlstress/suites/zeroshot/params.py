@@ -13,7 +13,7 @@ SCHEMA = yaml.safe_load(
 zeroshot:
   type: object
   description: "zero-shot classification under natural shifts (docs/zeroshot.md)"
-  required: [testsets, templates, imagenet_maps, in_distribution, robustness]
+  required: [testsets, templates, imagenet_maps, in_distribution, robustness, published]
   additionalProperties: false
   properties:
     testsets:
@@ -33,13 +33,36 @@ zeroshot:
                     {class: [wnid or index, ...]} (or demo): how a supervised ImageNet classifier
                     (arch timm:<name>) scores them; the ImageNet family (imagenet, -v2, -sketch,
                     -r, -a, -c, objectnet) needs none. null = none given"
+    published:
+      type: object
+      description: "each model's clean top-1 beside the published number (docs/zeroshot.md,
+                    The published check)"
+      required: [tolerance, protocol_tolerance]
+      additionalProperties: false
+      properties:
+        tolerance: {type: number, minimum: 0,
+                    description: "points |run - published| may differ by under the published
+                                  protocol"}
+        protocol_tolerance: {type: number, minimum: 0,
+                             description: "the same where the classifier differs from the
+                                           published one: templates other than openai, one's own
+                                           class names, a timm model on ObjectNet"}
     robustness:
       type: object
-      required: [transform, fit, mce_baseline]
+      required: [transform, fit, mce_baseline, baselines, bootstrap]
       additionalProperties: false
       properties:
         transform: {enum: [logit, probit, linear]}
         fit: {enum: [ols, huber]}
+        baselines: {type: string, minLength: 1,
+                    description: "the line of effective robustness: testbed (imagenet-testbed's 85
+                                  ImageNet-trained models, for an imagenet in-distribution set and
+                                  the shifts of a testbed column; the others get run's) | run
+                                  (this run's models) | a CSV file in the testbed table's layout
+                                  (percent)"}
+        bootstrap: {type: integer, minimum: 0,
+                    description: "resamples of the published baselines for the 95% band and ER
+                                  interval (seeded by `seed`); 0 = none"}
         mce_baseline: {type: [string, "null"],
                        description: "model slug whose corruption errors normalise the others (mCE);
                                      null = no mCE"}
@@ -66,10 +89,32 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
         )
     found += imagenet_map_problems(zeroshot["imagenet_maps"], testsets)
     found += unmapped_problems(params, testsets)
+    published = zeroshot["published"]
+    if published["protocol_tolerance"] < published["tolerance"]:
+        found.append(
+            f"zeroshot.published.protocol_tolerance ({published['protocol_tolerance']}) is below "
+            f"zeroshot.published.tolerance ({published['tolerance']}): the wider protocol "
+            "tolerance must be at least as large"
+        )
     baseline = zeroshot["robustness"]["mce_baseline"]
     if baseline is not None:
         found += classifier_problems(params["models"], baseline, "zeroshot.robustness.mce_baseline")
+    found += baselines_problems(zeroshot["robustness"]["baselines"])
     return found
+
+
+def baselines_problems(value: str) -> list[str]:
+    """zeroshot.robustness.baselines: testbed, run, or a readable CSV of the testbed's layout."""
+    if value in ("testbed", "run"):  # no table to read (pandas stays unimported)
+        return []
+    from vlstress.errors import VlstressError
+    from vlstress.suites.zeroshot.robustness_lines import read_reference
+
+    try:
+        read_reference(value)
+    except VlstressError as exc:
+        return [f"zeroshot.robustness.baselines: {exc} (or testbed | run)"]
+    return []
 
 
 def imagenet_map_problems(value: str | None, testsets: dict[str, Any]) -> list[str]:

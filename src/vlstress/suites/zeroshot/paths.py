@@ -16,6 +16,7 @@ from vlstress.workflow.paths import (
     TESTSET,
     TESTSET_EMB,
     ZEROSHOT_EMB,
+    ZEROSHOT_RECORD,
     inside,
 )
 
@@ -103,3 +104,25 @@ def shaping_params(params: Params) -> list[str]:
 
 def testset_params(params: Params) -> list[str]:
     return ["zeroshot.testsets"] if SUITE in params.on else []
+
+
+# ---- what the published check of a model reads: each test set's record and folder
+def record_evaluations(params: Params) -> list[tuple[str, str]]:
+    """(zero-shot record, test-set folder) of every test set (`{model}` kept in the record)."""
+    return [
+        (ZEROSHOT_RECORD.replace("{testset}", name), TESTSET.format(testset=name))
+        for name in testsets(params)
+    ]
+
+
+def record_paths(params: Params) -> list[str]:
+    """The records and the test-set folders (Snakemake inputs)."""
+    found = record_evaluations(params)
+    return [record for record, _ in found] + [folder for _, folder in found]
+
+
+def record_deps(params: Params) -> list[str]:
+    """The records (files: their folder holds the check's own output) and the test sets' folder
+    (DVC dependencies)."""
+    found = record_evaluations(params)
+    return [record for record, _ in found] + data_folders(params)

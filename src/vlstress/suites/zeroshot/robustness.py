@@ -20,11 +20,13 @@ The line is fitted per shift over the baseline models only, on transformed axes:
 [EPSILON, 1 − EPSILON] before the transform (EPSILON = 1e-4, half an image of a
 5,000-image test set: below what any of the test sets here can resolve). Fits come from
 scikit-learn: `ols` (LinearRegression) or `huber` (HuberRegressor, unregularised, so a
-few off-line models cannot drag the line).
+few off-line models cannot drag the line). `bootstrap_band` gives a line's uncertainty: the
+percentile bootstrap over its baseline models (scipy.stats.bootstrap), at any ID accuracies.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 
@@ -39,6 +41,9 @@ REQUIRED_COLUMNS = ("model", "id_accuracy", "shifted_accuracy")
 ACCURACY_COLUMNS = ("id_accuracy", "shifted_accuracy")
 DEFAULT_SHIFT = "shifted"  # the shift name of a table without a `shift` column
 SCALES = (1, 100)
+# a bootstrap band leaves out resamples without a line (every model at one ID accuracy), up to
+# this share of them; more, and the baselines are too few for a band
+DEGENERATE_SHARE = 0.05
 HUBER_EPSILON = 1.35  # scikit-learn's default: 95% efficiency on Gaussian residuals
 
 
@@ -177,6 +182,92 @@ def fit_line(
         fit=fit,
         n=int(len(x)),
         epsilon=epsilon,
+    )
+
+
+# --------------------------------------------------------------------------- the band
+
+
+@dataclass(frozen=True)
+class Band:
+    """A line's bootstrap band: the `confidence` interval of the predicted (transformed) shifted
+    accuracy at each point of `axis` (transformed ID accuracies), over `n_resamples` refits on the
+    baseline models resampled with replacement (seeded by `seed`)."""
+
+    axis: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    n_resamples: int
+    seed: int
+    confidence: float
+
+
+def bootstrap_band(
+    id_accuracy: Sequence[float],
+    shifted_accuracy: Sequence[float],
+    axis: Sequence[float] | np.ndarray,
+    transform: str = "logit",
+    fit: str = "ols",
+    epsilon: float = EPSILON,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> Band:
+    """The percentile bootstrap (scipy.stats.bootstrap, paired) of the line `fit_line` fits to
+    these baselines (fractions), evaluated at `axis` (transformed ID accuracies): resample the
+    baseline models with replacement, refit, and take the (1 ± confidence) / 2 percentiles of the
+    predicted transformed accuracy at each point. Seeded: the same inputs give the same band."""
+    from scipy import stats
+
+    if n_resamples < 1:
+        raise VlstressError(f"a bootstrap needs at least 1 resample, got {n_resamples}")
+    line = fit_line(id_accuracy, shifted_accuracy, transform, fit, epsilon)
+    if line.n < 3:
+        raise VlstressError(f"a bootstrap band needs at least 3 baseline models, got {line.n}")
+    points = np.asarray(axis, dtype=float)
+    to_axis = get_transform(transform).to_axis
+    tx = to_axis(np.asarray(id_accuracy, dtype=float), epsilon)
+    ty = to_axis(np.asarray(shifted_accuracy, dtype=float), epsilon)
+
+    def predicted(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        if len(np.unique(x)) < 2:  # every resampled model at one ID accuracy: no line
+            return np.full(points.shape, np.nan)
+        # OLS by numpy.polyfit: the same least-squares line as LinearRegression, 5x faster to
+        # refit a thousand times
+        slope, intercept = np.polyfit(x, y, 1) if fit == "ols" else FITS[fit](x, y)
+        return slope * points + intercept
+
+    with warnings.catch_warnings():  # resamples without a line: handled below
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        result = stats.bootstrap(
+            (tx, ty),
+            predicted,
+            paired=True,
+            vectorized=False,
+            n_resamples=n_resamples,
+            confidence_level=confidence,
+            method="percentile",
+            rng=np.random.default_rng(seed),
+        )
+    low, high = result.confidence_interval.low, result.confidence_interval.high
+    distribution = np.asarray(result.bootstrap_distribution, dtype=float).reshape(len(points), -1)
+    valid = ~np.isnan(distribution).any(axis=0)
+    if not valid.all():  # resamples of one ID accuracy have no line: left out, unless too many
+        if valid.sum() < (1 - DEGENERATE_SHARE) * n_resamples:
+            raise VlstressError(
+                f"{int((~valid).sum())} of {n_resamples} bootstrap resamples of the {line.n} "
+                "baselines hold one ID accuracy only (no line): too few distinct baselines for a "
+                "band"
+            )
+        tail = 100 * (1 - confidence) / 2
+        low, high = np.percentile(distribution[:, valid], [tail, 100 - tail], axis=1)
+    return Band(
+        axis=points,
+        low=np.asarray(low, dtype=float),
+        high=np.asarray(high, dtype=float),
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence=confidence,
     )
 
 

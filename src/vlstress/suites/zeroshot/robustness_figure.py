@@ -5,12 +5,15 @@ model above the line is effectively robust and its vertical gap is visible at a 
 One panel per shift. Baselines are grey points, the fitted line is solid, y = x is
 dashed (no accuracy lost to the shift); this run's models (those that are not baselines)
 and any highlighted ones are coloured and labelled with their ER in percentage points, the labels
-moved apart and off the points by adjustText; models on the same point are concentric rings (the
-first drawn the largest), so that none hides another.
+moved apart and off the points by adjustText (more than LABELLED_MODELS models: named in the legend
+instead, where labels would bury the points); models on the same point are concentric rings (the
+first drawn the largest), so that none hides another. Baselines that are not rows of the results
+(imagenet-testbed's models, `clouds`) are a grey cloud, n in the legend; a line's bootstrap band
+(`bands`) is shaded around it; `titles` names each panel's line under the shift.
 Ticks sit at their transformed positions but read in accuracy %. Artists carry a `gid`
-(`baselines`, `fit`, `identity`, `model:<name>`) so tests and tools can find them. With a
-`families` mapping, each family of model (image-text open_clip models, supervised ImageNet
-classifiers of timm) has its own marker shape, named in the legend (`family:<kind>`).
+(`baselines`, `cloud`, `band`, `fit`, `identity`, `model:<name>`) so tests and tools can find
+them. With a `families` mapping, each family of model (image-text open_clip models, supervised
+ImageNet classifiers of timm) has its own marker shape, named in the legend (`family:<kind>`).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
-from vlstress.suites.zeroshot.robustness import FIT_TITLES, Line, get_transform  # noqa: E402
+from vlstress.suites.zeroshot.robustness import FIT_TITLES, Band, Line, get_transform  # noqa: E402
 
 BASELINE_COLOR = "0.6"
 PANELS_PER_ROW = 3
@@ -38,6 +41,10 @@ TICK_ACCURACIES = (0.5, 0.1, 0.9, 0.01, 0.99, 0.3, 0.7, 0.2, 0.8, 0.05, 0.95, 0.
 LINEAR_TICKS = tuple(i / 10 for i in range(11))
 MIN_TICK_GAP = 1 / 16  # of the axis span
 ITERATIONS = 500  # of adjustText's label placement (it stops earlier once no label overlaps)
+# up to this many coloured models are labelled at their points (with their ER); more are named in
+# the legend only, where labels would bury the points
+LABELLED_MODELS = 8
+CLOUD_LABEL = "published baselines"
 # marker and legend title of each family of model (vlstress.embedding.models.model_kind)
 FAMILIES = {
     "open_clip": ("o", "image-text (open_clip)"),
@@ -116,12 +123,32 @@ def _panel(
     id_name: str,
     names: dict[str, str],
     families: dict[str, str],
+    cloud: pd.DataFrame | None = None,
+    band: Band | None = None,
+    title: str | None = None,
+    labelled: bool = True,
 ) -> Labels:
     axis = get_transform(line.transform)
     x = axis.to_axis(rows["id_accuracy"].to_numpy(), line.epsilon)
     y = axis.to_axis(rows["shifted_accuracy"].to_numpy(), line.epsilon)
     coloured = rows["model"].isin(list(colours)).to_numpy()
     grey = ~coloured & rows["baseline"].to_numpy(dtype=bool)
+    every_x, every_y = x, y
+    if cloud is not None:  # published baselines: the grey cloud the line is fitted on
+        cx = axis.to_axis(cloud["id_accuracy"].to_numpy(), line.epsilon)
+        cy = axis.to_axis(cloud["shifted_accuracy"].to_numpy(), line.epsilon)
+        ax.scatter(
+            cx,
+            cy,
+            s=14,
+            color=BASELINE_COLOR,
+            alpha=0.8,
+            linewidths=0,
+            label=CLOUD_LABEL,
+            gid="cloud",
+            zorder=2,
+        )
+        every_x, every_y = np.concatenate([x, cx]), np.concatenate([y, cy])
     others = ~coloured & ~grey  # neither fitted nor labelled (e.g. published CLIP models)
     if others.any():
         ax.scatter(
@@ -135,21 +162,38 @@ def _panel(
             gid="others",
             zorder=2,
         )
-    ax.scatter(
-        x[grey],
-        y[grey],
-        s=14,
-        color=BASELINE_COLOR,
-        alpha=0.8,
-        linewidths=0,
-        label=f"baselines ({line.n} fitted)",
-        gid="baselines",
-        zorder=2,
-    )
-    low, high = float(min(x.min(), y.min())), float(max(x.max(), y.max()))
+    if grey.any():  # (a line over the run's own models has them all in colour)
+        ax.scatter(
+            x[grey],
+            y[grey],
+            s=14,
+            color=BASELINE_COLOR,
+            alpha=0.8,
+            linewidths=0,
+            label=f"baselines ({line.n} fitted)",
+            gid="baselines",
+            zorder=2,
+        )
+    low = float(min(every_x.min(), every_y.min()))
+    high = float(max(every_x.max(), every_y.max()))
     pad = 0.05 * max(high - low, 1e-3)
     low, high = low - pad, high + pad
     grid = np.array([low, high])
+    if band is not None:
+        ax.fill_between(
+            band.axis,
+            band.low,
+            band.high,
+            color="0.25",
+            alpha=0.3,
+            linewidth=0,
+            label=(
+                f"{100 * band.confidence:g}% band (bootstrap over the baselines, "
+                f"{band.n_resamples} resamples)"
+            ),
+            gid="band",
+            zorder=2.5,
+        )
     ax.plot(
         grid,
         line.slope * grid + line.intercept,
@@ -187,6 +231,8 @@ def _panel(
             gid=f"model:{row.model}",
             zorder=4,
         )
+        if not labelled:  # named in the legend instead
+            continue
         # no "-0.0": a value that rounds to zero reads +0.0
         er = row.effective_robustness_pp if round(row.effective_robustness_pp, 1) != 0 else 0.0
         # start a quarter of the way to the panel's centre, where there is room (points crowd
@@ -209,10 +255,34 @@ def _panel(
     positions, labels = _ticks(line.transform, low, high)
     ax.set_xticks(positions, labels)
     ax.set_yticks(positions, labels)
-    ax.set_title(shift)
+    ax.set_title(
+        shift if title is None else f"{shift}\n" + textwrap.fill(f"line: {title}", 46),
+        fontsize="small",
+    )
     ax.set_xlabel(f"{id_name} accuracy (%)")
     ax.set_ylabel(f"{shift} accuracy (%)")
     return Labels(texts, x, y, list(x[coloured]), list(y[coloured]))
+
+
+def _legend_entries(axes, colours: dict[str, tuple], labelled: bool, names, clouds) -> list:
+    """(handle, label) of every series of the panels, once each: the published baselines with
+    their n (the range over the panels), the models when they are not labelled at their points."""
+    seen: dict[str, object] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(label, handle)
+    keep = []
+    for label, handle in seen.items():
+        if label in colours:
+            if not labelled:
+                keep.append((handle, names.get(label, label)))
+            continue
+        if label == CLOUD_LABEL:
+            sizes = sorted({len(cloud) for cloud in clouds.values()})
+            n = f"{sizes[0]}" if len(sizes) == 1 else f"{sizes[0]}–{sizes[-1]}"
+            label = f"{CLOUD_LABEL} (n = {n}; per panel in its title)"
+        keep.append((handle, label))
+    return keep
 
 
 def draw(
@@ -223,18 +293,27 @@ def draw(
     caption: str | None = None,
     names: dict[str, str] | None = None,
     families: dict[str, str] | None = None,
+    clouds: dict[str, pd.DataFrame] | None = None,
+    bands: dict[str, Band] | None = None,
+    titles: dict[str, str] | None = None,
 ) -> plt.Figure:
     """One panel per shift of `lines`; `results` is the frame of
     `robustness.effective_robustness`; `names`: model -> the label shown (default: the model);
-    `families`: model -> its kind, one marker shape per kind (default: circles)."""
+    `families`: model -> its kind, one marker shape per kind (default: circles); `clouds`: shift ->
+    published baselines (id_accuracy, shifted_accuracy) drawn as a grey cloud (`gid` `cloud`);
+    `bands`: shift -> the line's bootstrap band (`band`); `titles`: shift -> the line, named under
+    the panel's title. Up to LABELLED_MODELS coloured models are labelled at their points with
+    their ER; more are named in the legend."""
     shifts = list(lines)
     first = lines[shifts[0]]
+    names, clouds, bands, titles = names or {}, clouds or {}, bands or {}, titles or {}
     models = coloured_models(results, highlight)
-    palette = sns.color_palette("colorblind", max(len(models), 1))
+    labelled = len(models) <= LABELLED_MODELS
+    palette = sns.color_palette("colorblind" if len(models) <= 10 else "husl", max(len(models), 1))
     colours = {model: palette[i % len(palette)] for i, model in enumerate(models)}
     ncols = min(PANELS_PER_ROW, len(shifts))
     nrows = math.ceil(len(shifts) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 4.4 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 4.6 * nrows), squeeze=False)
     placed = []
     for ax, shift in zip(axes.flat, shifts):
         labels = _panel(
@@ -244,15 +323,17 @@ def draw(
             colours,
             shift,
             id_name,
-            names or {},
+            names,
             families or {},
+            clouds.get(shift),
+            bands.get(shift),
+            titles.get(shift),
+            labelled,
         )
         placed.append((ax, labels))
     for ax in list(axes.flat)[len(shifts) :]:
         ax.set_axis_off()
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    # models are labelled at their points
-    keep = [(h, label) for h, label in zip(handles, labels) if label not in colours]
+    keep = _legend_entries(list(axes.flat)[: len(shifts)], colours, labelled, names, clouds)
     kinds = families or {}
     drawn = sorted({kinds[model] for model in models if model in kinds})
     if len(drawn) > 1:  # the shapes need a key only when there is more than one
@@ -265,10 +346,18 @@ def draw(
             keep.append((proxy, title))
     # beside the panels, never over a point or its label
     axes.flat[ncols - 1].legend(
-        *zip(*keep), loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="x-small", frameon=False
+        *zip(*keep),
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+        fontsize="x-small",
+        frameon=False,
+        ncols=max(1, math.ceil(len(keep) / (24 * nrows))),
     )
     title = (
-        f"Effective robustness: {first.transform} axes, {FIT_TITLES[first.fit]} fit over "
+        f"Effective robustness: {first.transform} axes, {FIT_TITLES[first.fit]} fit; each panel "
+        "names the baselines its line is fitted over"
+        if titles
+        else f"Effective robustness: {first.transform} axes, {FIT_TITLES[first.fit]} fit over "
         "baseline models"
     )
     fig.suptitle(textwrap.fill(title, 40 * ncols))  # one panel: two lines, inside the figure

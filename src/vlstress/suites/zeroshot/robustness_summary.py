@@ -5,9 +5,11 @@ summary table (`vlstress summarize`).
   inputs of the corruption table (mCA, relative drop, mCE: vlstress.suites.corruptions, which
   the command calls; this suite does not import it);
 - effective robustness: every shift (each test set other than the in-distribution one, the
-  mean over corruptions, the typographic attack) against the in-distribution test set, with a
-  line fitted over this run's models (vlstress.suites.zeroshot.robustness), and the scatter.
-  With fewer than two models its columns are null and a note says why.
+  mean over corruptions, the typographic attack) against the in-distribution test set, placed
+  against the line of imagenet-testbed's ImageNet-trained models where the shift has one, else
+  the line fitted over this run's models, each row and panel naming its line
+  (vlstress.suites.zeroshot.robustness_lines), and the scatter. A shift with neither (fewer than
+  two models of the run) has null ER columns and a note says why.
 
 Also the command's flags (`add_arguments`).
 """
@@ -39,6 +41,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--transform", choices=("logit", "probit", "linear"), default="logit")
     parser.add_argument("--fit", choices=("ols", "huber"), default="ols")
     parser.add_argument(
+        "--params",
+        action="append",
+        type=Path,
+        default=None,
+        help="params file(s) of the run: the kind of each test set (zeroshot.testsets)",
+    )
+    parser.add_argument(
+        "--baselines",
+        default="testbed",
+        help=(
+            "the line of each shift: testbed (imagenet-testbed's ImageNet-trained models, where "
+            "the shift has a testbed column; default) | run (this run's models) | a CSV file in "
+            "the testbed table's layout (percent)"
+        ),
+    )
+    parser.add_argument(
+        "--bootstrap",
+        type=int,
+        default=1000,
+        help="resamples of the published baselines for the 95%% band and ER interval; 0 = none",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
+    parser.add_argument(
         "--out-corruptions", required=True, type=Path, help="CSV: mCA, relative drop, mCE per model"
     )
     parser.add_argument(
@@ -49,6 +74,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         help="Markdown: CE per corruption, mCE, mCA; effective robustness per shift (optional)",
+    )
+    parser.add_argument(
+        "--out-tex",
+        type=Path,
+        default=None,
+        help="LaTeX: the effective-robustness table (optional)",
     )
     parser.add_argument(
         "--out-json",
@@ -70,6 +101,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def testset_kinds(params_files: list[Path] | None) -> dict[str, str]:
+    """Test set -> its kind (zeroshot.testsets), from the run's params files; none given: {}."""
+    if not params_files:
+        return {}
+    from vlstress.params import Params
+    from vlstress.suites.zeroshot.block import ZeroshotParams
+
+    block = Params.load(params_files).block(ZeroshotParams)
+    return {name: entry.kind for name, entry in block.testsets.items()}
+
+
+def reference_path(baselines: str) -> Path:
+    """The file of published baselines (`testbed`, or a CSV file)."""
+    from vlstress.suites.zeroshot.baselines import TESTBED, published_path
+
+    return published_path(TESTBED) if baselines == TESTBED else Path(baselines)
+
+
 def corruption_top1(table):
     """The corruption records' top-1 (model, corruption, severity, top1) and the clean top-1 per
     model."""
@@ -83,6 +132,8 @@ def corruption_top1(table):
             "corruption": conditions.map(lambda c: c["corruption"]),
             "severity": conditions.map(lambda c: c["severity"]),
             "top1": rows["value"],
+            # the kind of the corrupted images' source: comparable with AlexNet's errors or not
+            "images": conditions.map(lambda c: c.get("images")),
         }
     )
     clean = (
@@ -122,40 +173,45 @@ def shift_table(table, in_distribution: str, corruptions):
     return frame.dropna(subset=["id_accuracy"])
 
 
-def effective(table, in_distribution: str, corruptions, transform: str, fit: str):
-    """(effective robustness per (shift, model) in fractions, the line per shift, and the note
-    that says why there is none: no lines means the ER columns are null)."""
-    from vlstress.errors import VlstressError
-    from vlstress.suites.zeroshot import robustness
+def effective(
+    table,
+    in_distribution: str,
+    corruptions,
+    transform: str,
+    fit: str,
+    kinds: dict[str, str] | None = None,
+    baselines: str = "run",
+    n_resamples: int = 0,
+    seed: int = 0,
+):
+    """(effective robustness per (shift, model) in fractions, the line of each shift
+    (robustness_lines.ShiftLine), and the note that says why a shift has none: its ER columns are
+    null). `kinds`: test set -> its kind; `baselines`: `testbed`, a CSV file, or `run` (the line
+    over this run's models for every shift, as before the testbed line existed)."""
+    from vlstress.suites.zeroshot import robustness_lines
 
     shifts = shift_table(table, in_distribution, corruptions)
-    n_models = shifts["model"].nunique()
-    note = None
+    percent = shifts.assign(
+        id_accuracy=shifts["id_accuracy"] / 100, shifted_accuracy=shifts["shifted_accuracy"] / 100
+    )
     if shifts.empty:
         note = (
             f"no shifted accuracies: only the in-distribution test set {in_distribution!r} "
             "was evaluated"
         )
-    elif n_models < 2:
-        note = f"effective robustness needs a line over at least 2 models; this run has {n_models}"
-    percent = shifts.assign(
-        id_accuracy=shifts["id_accuracy"] / 100, shifted_accuracy=shifts["shifted_accuracy"] / 100
+        empty = percent.assign(predicted=None, effective_robustness=None, relative_robustness=None)
+        return empty, {}, note
+    reference = robustness_lines.read_reference(baselines)
+    found, lines, notes = robustness_lines.place(
+        percent, kinds or {}, in_distribution, reference, transform, fit, n_resamples, seed
     )
-    lines = {}
-    if note is None:
-        try:  # e.g. every model at the same in-distribution accuracy: no line through them
-            lines = robustness.fit_lines(percent, "all", transform, fit)
-        except VlstressError as exc:
-            note = f"no baseline line over this run's models: {exc}"
-    if lines:
-        found = robustness.effective_robustness(percent, "all", transform, fit, lines=lines)
-    else:
-        found = percent.assign(
-            predicted=None,
-            effective_robustness=None,
-            relative_robustness=percent["shifted_accuracy"] - percent["id_accuracy"],
-        )
-    return found, lines, note
+    n_models = shifts["model"].nunique()
+    if n_models < 2 and notes:  # today's wording where the run alone cannot make a line
+        notes = [
+            f"effective robustness needs a line over at least 2 models; this run has {n_models}"
+            + ("" if not lines else f" (placed against published lines: {', '.join(lines)})")
+        ]
+    return found, lines, "; ".join(notes) or None
 
 
 def csv_text(frame, float_format: str) -> str:
@@ -175,6 +231,10 @@ def numbers(corruptions, found, lines, note: str | None, block: dict[str, Any]) 
     for row in found.itertuples(index=False):
         models.setdefault(row.model, {})[f"ER {row.shift}"] = _number(row.effective_robustness, 100)
         models[row.model][f"RR {row.shift}"] = _number(row.relative_robustness, 100)
+        low = _number(getattr(row, "effective_robustness_low_pp", None))
+        if low is not None:  # the bootstrap interval of ER against a published line
+            models[row.model][f"ER {row.shift} low"] = low
+            models[row.model][f"ER {row.shift} high"] = _number(row.effective_robustness_high_pp)
     return {
         "models": models,
         "lines": {s: line.to_dict() for s, line in lines.items()},
@@ -203,33 +263,39 @@ def figure(
     n_note: str | None = None,
 ):
     """The effective-robustness scatter, or a placeholder that says why there is none (after
-    vlstress.report.figures.setup); `names`: model -> its label in the summary; `families`: model
-    -> its kind (open_clip, timm), drawn as marker shapes; `n_note`: the images behind each
-    accuracy, stated under the panels."""
+    vlstress.report.figures.setup); `lines`: shift -> robustness_lines.ShiftLine (each panel
+    names its line; published baselines are the grey cloud, with the bootstrap band); `names`:
+    model -> its label in the summary; `families`: model -> its kind (open_clip, timm), drawn as
+    marker shapes; `n_note`: the images behind each accuracy, stated under the panels."""
     from vlstress.errors import VlstressError
     from vlstress.report import figures
     from vlstress.suites.zeroshot.robustness_figure import draw
 
     if lines:
-        fitted = max(line.n for line in lines.values())
+        run_fits = [shift.line.n for shift in lines.values() if shift.cloud is None]
         caption = (
-            f"Note: the line is fitted over this run's {fitted} models themselves; with two it "
-            "passes through both, so ER is 0 by construction. Add models, or place them among "
-            "published ones with `vlstress effective-robustness`."
-            if fitted <= 2
+            f"Note: a line over the run's own models is fitted over {max(run_fits)} of them; "
+            "through two it passes through both, so their ER is 0 by construction. Add models, "
+            "or place them against the testbed line (zeroshot.robustness.baselines: testbed, "
+            "with an ImageNet in-distribution set)."
+            if run_fits and max(run_fits) <= 2
             else None
         )
-        caption = " ".join(part for part in (n_note, caption) if part) or None
+        caption = " ".join(part for part in (n_note, note and f"Note: {note}.", caption) if part)
+        shown = found[found["shift"].isin(list(lines))]
         return draw(
-            found,
-            lines,
-            highlight=sorted(found["model"].unique()),
+            shown,
+            {shift: entry.line for shift, entry in lines.items()},
+            highlight=sorted(shown["model"].unique()),
             id_name=in_distribution,
-            caption=caption,
+            caption=caption or None,
             names=names,
             families=families,
+            clouds={s: e.cloud for s, e in lines.items() if e.cloud is not None},
+            bands={s: e.band for s, e in lines.items() if e.band is not None},
+            titles={s: e.text for s, e in lines.items()},
         )
-    if note is None:  # fit_lines fits a line per shift or raises
+    if note is None:  # every shift has a line, or a note says why not
         raise VlstressError("no effective-robustness line was fitted, and no reason was given")
     return figures.placeholder("Effective robustness", note)
 

@@ -57,10 +57,15 @@ def classifier(
 
     def logit_scale(run: Loaded) -> dict[str, Any]:
         from vlstress.embedding import heads
-        from vlstress.suites.zeroshot.classifier import CLASS_MAP, model_logit_scale
+        from vlstress.suites.zeroshot.classifier import CLASS_MAP, class_map_rule, model_logit_scale
 
         if run.spec.kind == "timm":  # scores are log-probabilities: no scale
-            return {"logit_scale": 1.0, "scores": CLASS_MAP, "imagenet_map": map_source}
+            return {
+                "logit_scale": 1.0,
+                "scores": CLASS_MAP,
+                "imagenet_map": map_source,
+                "class_map_rule": class_map_rule(testset, imagenet_map, classes),
+            }
         if heads.of(run.model) is None:
             return model_logit_scale(run.model)
         if heads.rows_for(run.model, names) is not None:  # the rows hold the scale

@@ -21,7 +21,7 @@ from vlstress.workflow.paths import (
     ZEROSHOT_RECORD,
 )
 from vlstress.workflow.spec import Axis, Output, PathList, Stage, Suite
-from vlstress.workflow.stages import figures_stage, small, testset_stage
+from vlstress.workflow.stages import figures_stage, small, tables_stage, testset_stage
 
 SUITE = Suite(
     "zeroshot",
@@ -85,13 +85,15 @@ SUITE = Suite(
         ),
         Stage(
             "robustness",
-            "vlstress robustness --summary {in.summary}"
+            "vlstress robustness {params_files} --summary {in.summary}"
             " --in-distribution {p.zeroshot.in_distribution}"
             " --mce-baseline {p.zeroshot.robustness.mce_baseline}"
             " --transform {p.zeroshot.robustness.transform} --fit {p.zeroshot.robustness.fit}"
+            " --baselines {p.zeroshot.robustness.baselines}"
+            " --bootstrap {p.zeroshot.robustness.bootstrap} --seed {p.seed}"
             " --out-corruptions {out.corruptions} --out-effective {out.effective}"
-            " --out-md {out.md} --out-json {out.json} --out-scores {out.scores}"
-            " --out-fig {out.png}",
+            " --out-md {out.md} --out-tex {out.tex} --out-json {out.json}"
+            " --out-scores {out.scores} --out-fig {out.png}",
             inputs={"summary": SUMMARY},
             outputs={
                 "corruptions": small(
@@ -109,6 +111,7 @@ SUITE = Suite(
                     caption="robustness",
                     category="Zero-shot robustness",
                 ),
+                "tex": small("results/robustness/effective.tex"),
                 "json": small("results/robustness/robustness.json"),
                 "scores": small("results/robustness/scores", directory=True, metric=True),
                 "png": Output(
@@ -119,11 +122,34 @@ SUITE = Suite(
                 ),
                 "pdf": Output("results/figures/effective_robustness.pdf"),
             },
+            # a CSV of published baselines named by zeroshot.robustness.baselines is an input
+            external=("zeroshot.robustness.baselines",),
             suite="zeroshot",
-            doc="mCE of the corruptions and effective robustness of every shift, from the summary",
+            doc="mCE of the corruptions and effective robustness of every shift (against "
+            "imagenet-testbed's line where the shift has one, else the run's), from the summary",
+        ),
+        Stage(
+            "published_check",
+            "vlstress published-check {params_files} --model {model}"
+            " --tolerance {p.zeroshot.published.tolerance}"
+            " --protocol-tolerance {p.zeroshot.published.protocol_tolerance} --out {out.records}",
+            input_lists={"evaluations": "zeroshot_records"},
+            outputs={"records": small("results/metrics/{model}/published-check.json", record=True)},
+            axes=("model",),
+            suite="zeroshot",
+            doc="clean top-1 on each test set beside open_clip's or imagenet-testbed's published "
+            "number, where the protocol is the published one",
         ),
         figures_stage(
             "zeroshot", "vlstress.suites.zeroshot.figures", {"zeroshot_accuracy": ()}, "Figures"
+        ),
+        tables_stage(
+            "zeroshot",
+            "vlstress.suites.zeroshot.published_table",
+            {
+                "md": small("results/tables/published.md", caption="tables", category="Tables"),
+                "tex": small("results/tables/published.tex", caption="tables", category="Tables"),
+            },
         ),
     ),
     commands={
@@ -140,6 +166,10 @@ SUITE = Suite(
             "vlstress.suites.zeroshot.commands.robustness",
             "corruption (mCE), typographic and effective-robustness tables of this run's records",
         ),
+        "published-check": (
+            "vlstress.suites.zeroshot.commands.published_check",
+            "one model's clean top-1 on each test set beside the published number",
+        ),
         "effective-robustness": (
             "vlstress.suites.zeroshot.commands.effective_robustness",
             "effective and relative robustness from any table of ID and shifted accuracies",
@@ -154,11 +184,15 @@ SUITE = Suite(
             paths.evaluation_paths, paths.evaluation_folders, paths.shaping_params
         ),
         "zeroshot_data": PathList(paths.testset_folders, paths.data_folders, paths.shaping_params),
+        "zeroshot_records": PathList(paths.record_paths, paths.record_deps, paths.shaping_params),
     },
     providers={
         "classifiers": "vlstress.suites.zeroshot.sets",
         "zeroshot": "vlstress.suites.zeroshot.sets",
         "evaluations": "vlstress.suites.zeroshot.paths",
     },
-    tasks={"zeroshot": Task("zero-shot classification", (), noun="test sets")},
+    tasks={
+        "zeroshot": Task("zero-shot classification", (), noun="test sets"),
+        "published-check": Task("clean top-1 against the published number", (), noun="test sets"),
+    },
 )

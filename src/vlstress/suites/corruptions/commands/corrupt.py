@@ -4,7 +4,8 @@ severities.
 Writes OUT/s<severity>/<index>.png and OUT/manifest.json (a classification manifest whose
 entries keep `label` and add `severity` and `source_path`; root = OUT). Files do not depend
 on --workers or --chunk-size. See vlstress.suites.corruptions.imagenet_c for seeds, sizes and
-formats, and vlstress.suites.corruptions.flags for the flags.
+formats, and vlstress.suites.corruptions.flags for the flags. With `--source <folder>` nothing is
+corrupted: the manifest lists the released ImageNet-C files of the test set's images in place.
 """
 
 from __future__ import annotations
@@ -30,7 +31,15 @@ def run(args: argparse.Namespace) -> None:
         "size": args.size,
         "format": args.fmt,
     }
-    block = provenance_block(args.manifest, params, args.seed)
+    released = args.source != "generate"
+    block = provenance_block(
+        args.manifest, {**params, **({"source": args.source} if released else {})}, args.seed
+    )
+    if released:  # the released ImageNet-C files, read in place
+        corruptions.read_released(
+            clean, args.corruption, args.severities, args.source, args.out, block
+        )
+        return
     corruptions.generate(
         clean,
         args.corruption,

@@ -9,6 +9,11 @@ record per condition, `<out-dir>/corruption-<name>-s<severity>.json` with its pe
 One job instead of one per condition: at the papers' scale (19 x 5 conditions) these were 95 of
 ~130 jobs per model, and planning time grows with jobs (docs/throughput.md). Every condition is
 evaluated before anything is written, so a bad one leaves no record behind.
+
+Each record's condition also names what was corrupted (`images`: `imagenet-c` for the released
+ImageNet-C files, else the kind of the clean test set from its record, e.g. `imagenet` for ImageNet
+val): the mCE against AlexNet's published errors is comparable only for ImageNet val
+(vlstress.suites.zeroshot.corruption_error).
 """
 
 from __future__ import annotations
@@ -46,14 +51,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    from dataclasses import replace
+
     from vlstress.io import sidecar, write_json
     from vlstress.params import Params
-    from vlstress.record import write_record
-    from vlstress.suites.corruptions.paths import evaluations, record_name
+    from vlstress.record import read_record, write_record
+    from vlstress.suites.corruptions import paths
+    from vlstress.suites.corruptions.block import CorruptionsParams
     from vlstress.suites.zeroshot import evaluation
 
+    params = Params.load(args.params)
+    conditions = paths.evaluations(params)
+    clean_kind = (
+        None if args.clean_record is None else read_record(args.clean_record).dataset["kind"]
+    )
+    images = (
+        paths.images(params.block(CorruptionsParams).source, clean_kind) if conditions else None
+    )
     found = []
-    for condition in evaluations(Params.load(args.params)):
+    for condition in conditions:
         one = condition.for_model(args.model)
         corruption, severity = one.condition["corruption"], one.condition["severity"]
         record, per_class = evaluation.evaluate(
@@ -66,7 +82,9 @@ def run(args: argparse.Namespace) -> None:
             clean_record=args.clean_record,
             ks=args.ks,
         )
-        found.append((args.out_dir / record_name(corruption, severity), record, per_class))
+        if images is not None:
+            record = replace(record, condition={**record.condition, "images": images})
+        found.append((args.out_dir / paths.record_name(corruption, severity), record, per_class))
     for path, record, per_class in found:
         write_record(path, record)
         write_json(sidecar(path), per_class)

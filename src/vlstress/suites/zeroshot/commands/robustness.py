@@ -7,11 +7,13 @@ From the long summary table (`vlstress summarize`):
   per shift; vlstress.suites.zeroshot.robustness_tables);
 - effective robustness: every shift (each test set other than the in-distribution one,
   the mean over corruptions, the typographic attack) against the in-distribution test
-  set, with a line fitted over this run's models (vlstress.suites.zeroshot.robustness_summary,
-  which also holds the flags), and the scatter.
-Effective robustness needs at least two models; with fewer its columns are null and the
-figure says why. To place models among published ones, use `vlstress effective-robustness`
-on a table of accuracies.
+  set, placed against the line of imagenet-testbed's ImageNet-trained models where the shift
+  has one (--baselines testbed, the default; a 95% bootstrap band), else the line fitted over
+  this run's models; every row and panel names its line
+  (vlstress.suites.zeroshot.robustness_summary, which also holds the flags, and
+  robustness_lines), and the scatter; `--out-tex` writes the tables in LaTeX.
+A shift placed against the run's own models needs at least two of them; with fewer its
+columns are null and the figure says why.
 """
 
 from __future__ import annotations
@@ -39,20 +41,37 @@ def run(args: argparse.Namespace) -> None:
     table = figures.mark_random_init(records.read_summary(args.summary))
     top1, clean = summary.corruption_top1(table)
     corruptions = corruption_table(top1, clean, args.mce_baseline if not top1.empty else None)
+    kinds = summary.testset_kinds(args.params)
     effective, lines, note = summary.effective(
-        table, args.in_distribution, corruptions, args.transform, args.fit
+        table,
+        args.in_distribution,
+        corruptions,
+        args.transform,
+        args.fit,
+        kinds,
+        args.baselines,
+        args.bootstrap,
+        args.seed,
     )
-    if not lines:
-        log.warning("%s: effective robustness left null", note)
+    if note:
+        log.warning("%s: effective robustness left null there", note)
     params = {
         "in_distribution": args.in_distribution,
         "mce_baseline": args.mce_baseline,
         "transform": args.transform,
         "fit": args.fit,
+        "baselines": args.baselines,
+        "bootstrap": args.bootstrap,
+        "seed": args.seed,
+        "testset_kinds": kinds,
     }
-    block = provenance.build(
-        "robustness", params, inputs={str(args.summary): sha256_file(args.summary)}
-    )
+    inputs = {str(args.summary): sha256_file(args.summary)}
+    for entry in lines.values():  # the published table behind a line
+        if entry.cloud is not None:
+            reference = summary.reference_path(args.baselines)
+            inputs[str(reference)] = sha256_file(reference)
+            break
+    block = provenance.build("robustness", params, inputs=inputs)
     write_text(args.out_corruptions, summary.csv_text(corruptions, "%.4f"))
     write_text(args.out_effective, summary.csv_text(effective, "%.6f"))
     if args.out_md is not None:
@@ -68,8 +87,19 @@ def run(args: argparse.Namespace) -> None:
             args.in_distribution,
             note,
             labels,
+            args.transform,
+            args.bootstrap,
         )
         write_text(args.out_md, f"{text}\n\n<!-- provenance\n{dumps_json(block)}-->\n")
+    if args.out_tex is not None:
+        from vlstress.suites.zeroshot.robustness_tables import latex
+
+        labels = dict(zip(table["model"], table["label"]))
+        from vlstress.io import dumps_json
+
+        text = latex(effective, args.in_distribution, labels, args.transform, args.bootstrap)
+        stamp = "".join(f"% {line}\n" for line in dumps_json(block).splitlines())
+        write_text(args.out_tex, f"{text}\n% provenance\n{stamp}")
     body = summary.numbers(corruptions, effective, lines, note, block)
     write_json(args.out_json, body)
     write_scores(args.out_scores, summary.scores(body))

@@ -59,7 +59,7 @@ test: install
 	python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 test-fast: install
-	python -m pytest -m "not slow"
+	python -m pytest -n $(TEST_WORKERS) -m "not slow"
 
 lint: install
 	vlstress pipeline check

@@ -102,8 +102,8 @@ def test_the_gates_classes_of_a_set_are_those_its_step_writes(demo, tmp_path):
 
 def llava_folder(root: Path, *names: str) -> Path:
     root.mkdir()
-    for name in names:
-        (root / name).write_text("{}")
+    for name in names:  # a config names the LLaVA class that loads it (llava_entries.MODEL_CLASSES)
+        (root / name).write_text('{"model_type": "llava"}' if name == "config.json" else "{}")
     return root
 
 

@@ -34,6 +34,7 @@ SLOWEST_FIRST = (
     "test_workflow_edits.py",
     "test_workflow_zeroshot.py",
     "test_pipeline.py",
+    "test_hub.py",
     "test_video_workflow.py",
     "test_runs.py",
     "test_figures.py",

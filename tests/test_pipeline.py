@@ -1061,6 +1061,40 @@ def test_a_folder_rewritten_with_the_same_bytes_gets_its_time_back(tmp_path, mon
     assert folder_times._time("out") == first + 20 * 10**9
 
 
+def test_a_large_file_rewritten_with_the_same_bytes_gets_its_time_back(tmp_path, monkeypatch):
+    """A file output over Snakemake's checksum limit (1 MB: embeddings, weights) after a forced
+    rerun with the same bytes has the time it had; a small one is left to Snakemake's checksums;
+    new bytes keep their new time."""
+    from vlstress.pipeline import folder_times
+
+    monkeypatch.chdir(tmp_path)
+    source, large, small = Path("source.txt"), Path("emb.npy"), Path("rec.json")
+    source.write_text("in")
+    os.utime(source, ns=(10**18, 10**18))
+    data = bytes(range(256)) * (folder_times.CHECKSUM_LIMIT // 256 + 1)
+
+    def write(path: Path, content: bytes, ns: int) -> None:
+        path.write_bytes(content)
+        os.utime(path, ns=(ns, ns))
+
+    first = 2 * 10**18
+    write(large, data, first)
+    write(small, b"{}", first)
+    outputs = [("emb.npy", ["source.txt"]), ("rec.json", ["source.txt"])]
+    folder_times.remember(outputs)
+    write(large, data, first + 10**9)  # forced again: the same bytes, a newer time
+    write(small, b"{}", first + 10**9)
+    folder_times.remember(outputs)
+    assert large.stat().st_mtime_ns == first
+    assert small.stat().st_mtime_ns == first + 10**9  # Snakemake's own checksum covers it
+    write(large, data, first + 5 * 10**9)  # rewritten by DVC: put back before planning
+    folder_times.restore()
+    assert large.stat().st_mtime_ns == first
+    write(large, data[:-1] + b"x", first + 20 * 10**9)  # new bytes: the new time stays
+    folder_times.remember(outputs)
+    assert large.stat().st_mtime_ns == first + 20 * 10**9
+
+
 def test_render_drops_the_lock_entries_of_stages_that_are_gone(tmp_path):
     """DVC keeps a removed model's or a renamed stage's entry in dvc.lock forever: render drops
     them and leaves every kept entry byte for byte as DVC wrote it."""

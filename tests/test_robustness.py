@@ -440,12 +440,15 @@ def test_figure_draws_baselines_fit_identity_and_labelled_models():
         x, y = lines_by_gid["fit"].get_data()
         line = lines[ax.get_title()]
         assert np.allclose(y, line.slope * np.asarray(x) + line.intercept)
-        labels = [t.get_text() for t in ax.texts]
-        assert any(t.startswith("mine\nER ") and t.endswith(" pp") for t in labels)
+        labels = [t.get_text() for t in ax.texts]  # the ER at each point, the name in the legend
+        assert len(labels) == 2 and all(re.fullmatch(r"ER [+-]\d+\.\d pp", t) for t in labels)
         ticks = [t.get_text() for t in ax.get_xticklabels()]
         assert "50" in ticks and all(re.fullmatch(r"\d+(\.\d+)?", t) for t in ticks)
         position = ax.get_xticks()[ticks.index("50")]
         assert position == pytest.approx(0.0)  # probit(0.5) = 0: ticks sit at transformed positions
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
+    legend = [t.get_text() for found in legends for t in found.get_texts()]
+    assert "mine" in legend and "c" in legend
     import matplotlib.pyplot as plt
 
     plt.close(fig)
@@ -610,7 +613,7 @@ def test_labels_of_close_models_do_not_overlap_each_other_or_the_points():
     fig.canvas.draw()
     (ax,) = [ax for ax in fig.axes if ax.axison]
     renderer = fig.canvas.get_renderer()
-    boxes = [t.get_window_extent(renderer) for t in ax.texts if t.get_text().startswith("vit")]
+    boxes = [t.get_window_extent(renderer) for t in ax.texts if t.get_text().startswith("ER ")]
     assert len(boxes) == 4
     for i, box in enumerate(boxes):
         assert not any(box.overlaps(other) for other in boxes[i + 1 :])

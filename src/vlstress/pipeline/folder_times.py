@@ -1,7 +1,11 @@
-"""A folder output keeps its time while its bytes stay the same (Snakemake, after a forced rerun).
+"""A folder output, or a file output over 1 MB, keeps its time while its bytes stay the same
+(Snakemake, after a forced rerun).
 
 Snakemake decides from times: a folder output (a test set, a stylized copy) is as new as its
-`.snakemake_timestamp`, or the folder itself. A step forced to run again (`snakemake --forcerun X
+`.snakemake_timestamp`, or the folder itself, and a file as its mtime. For a file up to
+`CHECKSUM_LIMIT` Snakemake itself looks past a newer time to the bytes it recorded (its
+`--max-checksum-file-size`, 1 MB); a larger one (embeddings, a model's weights) is handled here
+as a folder is. A step forced to run again (`snakemake --forcerun X
 --until X`, `dvc repro -f -s X`) writes the same bytes with a new time, and Snakemake then wanted
 to rerun every step downstream, while DVC (content hashes) had nothing to do. So both front ends
 agree, the time of each folder output is remembered with a digest of its content (each file's
@@ -29,6 +33,7 @@ from vlstress.io import write_text
 from vlstress.pipeline import external
 
 RECORD = Path(".snakemake/vlstress/folder-times.json")
+CHECKSUM_LIMIT = 1_000_000  # bytes: Snakemake's own max_checksum_file_size
 TIMESTAMP = ".snakemake_timestamp"  # Snakemake's marker of a folder output's time
 
 
@@ -67,6 +72,9 @@ def _time(path: str) -> int:
 
 
 def _set_time(folder: str, ns: int) -> None:
+    if not os.path.isdir(folder):  # a large file output: its own time
+        os.utime(folder, ns=(ns, ns))
+        return
     stamp = os.path.join(folder, TIMESTAMP)
     if not os.path.exists(stamp):
         Path(stamp).touch()
@@ -102,11 +110,12 @@ def _unchanged(folder: str, held: dict[str, Any]) -> bool:
 
 
 def remember(outputs: Iterable[tuple[str, list[str]]]) -> None:
-    """After a run: each (folder output, the inputs of its step) of the run's jobs."""
+    """After a run: each (folder or large file output, the inputs of its step) of the run's
+    jobs."""
     record, changed = _load(), False
     for folder, inputs in outputs:
         folder = os.path.normpath(folder)
-        if not os.path.isdir(folder):
+        if not _kept(folder):
             continue
         held = record.get(folder)
         if held is not None and _unchanged(folder, held) and held.get("inputs") == inputs:
@@ -122,7 +131,7 @@ def restore() -> None:
     back."""
     record, changed = _load(), False
     for folder, held in list(record.items()):
-        if not os.path.isdir(folder):
+        if not _kept(folder):
             continue
         if _unchanged(folder, held):
             continue
@@ -132,12 +141,19 @@ def restore() -> None:
         _save(record)
 
 
+def _kept(path: str) -> bool:
+    """A folder, or a file larger than Snakemake checksums itself."""
+    if os.path.isdir(path):
+        return True
+    return os.path.isfile(path) and os.path.getsize(path) > CHECKSUM_LIMIT
+
+
 def job_folders(workflow) -> list[tuple[str, list[str]]]:
-    """(folder output, inputs of its job) of every job of a Snakemake run's DAG."""
+    """(folder or large file output, inputs of its job) of every job of a Snakemake run's DAG."""
     found = []
     for job in workflow.dag.jobs:
         inputs = sorted(os.path.normpath(str(path)) for path in job.input)
         for path in job.output:
-            if getattr(path, "is_directory", False):
+            if getattr(path, "is_directory", False) or _kept(str(path)):
                 found.append((str(path), inputs))
     return found

@@ -4,9 +4,10 @@ Why this layout: on logit/probit axes the baseline models fall on a straight lin
 model above the line is effectively robust and its vertical gap is visible at a glance.
 One panel per shift. Baselines are grey points, the fitted line is solid, y = x is
 dashed (no accuracy lost to the shift); this run's models (those that are not baselines)
-and any highlighted ones are coloured and labelled with their ER in percentage points, the labels
-moved apart and off the points by adjustText (more than LABELLED_MODELS models: named in the legend
-instead, where labels would bury the points); models on the same point are concentric rings (the
+and any highlighted ones are coloured and named in the legend (names are long: at the points they
+would cover the lines), and up to LABELLED_MODELS of them carry their ER in percentage points at
+their point, the labels moved apart and off the points by adjustText (more would bury the points);
+models on the same point are concentric rings (the
 first drawn the largest), so that none hides another. Baselines that are not rows of the results
 (imagenet-testbed's models, `clouds`) are a grey cloud, n in the legend; a line's bootstrap band
 (`bands`) is shaded around it; `titles` names each panel's line under the shift.
@@ -41,8 +42,8 @@ TICK_ACCURACIES = (0.5, 0.1, 0.9, 0.01, 0.99, 0.3, 0.7, 0.2, 0.8, 0.05, 0.95, 0.
 LINEAR_TICKS = tuple(i / 10 for i in range(11))
 MIN_TICK_GAP = 1 / 16  # of the axis span
 ITERATIONS = 500  # of adjustText's label placement (it stops earlier once no label overlaps)
-# up to this many coloured models are labelled at their points (with their ER); more are named in
-# the legend only, where labels would bury the points
+# up to this many coloured models carry their ER at their points (all are named in the legend);
+# more labels would bury the points
 LABELLED_MODELS = 8
 CLOUD_LABEL = "published baselines"
 # marker and legend title of each family of model (vlstress.embedding.models.model_kind)
@@ -240,7 +241,7 @@ def _panel(
         text = ax.text(
             xi + 0.25 * (middle - xi),
             yi + 0.25 * (middle - yi),
-            f"{names.get(row.model, row.model)}\nER {er + 0.0:+.1f} pp",
+            f"ER {er + 0.0:+.1f} pp",
             ha="center",
             va="center",
             fontsize="x-small",
@@ -256,7 +257,7 @@ def _panel(
     ax.set_xticks(positions, labels)
     ax.set_yticks(positions, labels)
     ax.set_title(
-        shift if title is None else f"{shift}\n" + textwrap.fill(f"line: {title}", 46),
+        shift if title is None else f"{shift}\n" + textwrap.fill(f"line: {title}", 38),
         fontsize="small",
     )
     ax.set_xlabel(f"{id_name} accuracy (%)")
@@ -264,9 +265,9 @@ def _panel(
     return Labels(texts, x, y, list(x[coloured]), list(y[coloured]))
 
 
-def _legend_entries(axes, colours: dict[str, tuple], labelled: bool, names, clouds) -> list:
+def _legend_entries(axes, colours: dict[str, tuple], names, clouds) -> list:
     """(handle, label) of every series of the panels, once each: the published baselines with
-    their n (the range over the panels), the models when they are not labelled at their points."""
+    their n (the range over the panels), and each model by its name."""
     seen: dict[str, object] = {}
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
@@ -274,8 +275,7 @@ def _legend_entries(axes, colours: dict[str, tuple], labelled: bool, names, clou
     keep = []
     for label, handle in seen.items():
         if label in colours:
-            if not labelled:
-                keep.append((handle, names.get(label, label)))
+            keep.append((handle, names.get(label, label)))
             continue
         if label == CLOUD_LABEL:
             sizes = sorted({len(cloud) for cloud in clouds.values()})
@@ -302,8 +302,8 @@ def draw(
     `families`: model -> its kind, one marker shape per kind (default: circles); `clouds`: shift ->
     published baselines (id_accuracy, shifted_accuracy) drawn as a grey cloud (`gid` `cloud`);
     `bands`: shift -> the line's bootstrap band (`band`); `titles`: shift -> the line, named under
-    the panel's title. Up to LABELLED_MODELS coloured models are labelled at their points with
-    their ER; more are named in the legend."""
+    the panel's title. Coloured models are named in the legend; up to LABELLED_MODELS carry their
+    ER at their points."""
     shifts = list(lines)
     first = lines[shifts[0]]
     names, clouds, bands, titles = names or {}, clouds or {}, bands or {}, titles or {}
@@ -333,7 +333,7 @@ def draw(
         placed.append((ax, labels))
     for ax in list(axes.flat)[len(shifts) :]:
         ax.set_axis_off()
-    keep = _legend_entries(list(axes.flat)[: len(shifts)], colours, labelled, names, clouds)
+    keep = _legend_entries(list(axes.flat)[: len(shifts)], colours, names, clouds)
     kinds = families or {}
     drawn = sorted({kinds[model] for model in models if model in kinds})
     if len(drawn) > 1:  # the shapes need a key only when there is more than one

@@ -266,6 +266,14 @@ def test_released_imagenet_c_refuses_missing_files_and_other_sets(tmp_path):
     # what the corruption records say was corrupted
     assert images("generate", "imagenet") == "imagenet"
     assert images(str(tmp_path / "ImageNet-C"), "imagenet") == "imagenet-c"
+    # generated at another size than ImageNet-C's 224: said, and so not comparable with AlexNet
+    assert images("generate", "imagenet", 160) == "imagenet at 160 px"
+    assert images("generate", "imagenet", 0) == "imagenet at original size"
+    alex = alexnet_errors()
+    full = {c: 100 * alex[c] for c in IMAGENET_C}
+    table = corruption_table(_top1({"m": full}, images="imagenet at 160 px"), {"m": 50.0}, None)
+    assert table.loc[0, "mCE_alexnet"] is None
+    assert "corruptions of a imagenet at 160 px set" in table.loc[0, "alexnet_note"]
 
 
 def test_the_params_check_wants_imagenet_val_for_the_released_files():

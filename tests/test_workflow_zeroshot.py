@@ -134,12 +134,12 @@ def test_corruption_and_typographic_records(run):
         for name in CORRUPTIONS:
             for severity in SEVERITIES:
                 record = _record(run, model, f"corruption-{name}-s{severity}")
-                # `images`: what was corrupted (the clean set's kind): not ImageNet val, so no mCE
-                # against AlexNet's published errors
+                # `images`: what was corrupted (the clean set's kind, and the size when it is not
+                # ImageNet-C's 224): not ImageNet val, so no mCE against AlexNet's published errors
                 assert record["condition"] == {
                     "corruption": name,
                     "severity": severity,
-                    "images": "coco-objects",
+                    "images": "coco-objects at 96 px",
                 }
                 assert record["metrics"]["top1_clean"] == clean
                 assert record["metrics"]["drop"] == pytest.approx(clean - record["metrics"]["top1"])
@@ -160,7 +160,9 @@ def test_robustness_tables(run):
     assert corruptions.loc["vit-s-32-random", "mCE"] == pytest.approx(100.0)
     # corruptions of COCO crops: no mCE against AlexNet's published errors, the reason instead
     assert corruptions["mCE_alexnet"].isna().all()
-    assert corruptions["alexnet_note"].str.contains("corruptions of a coco-objects set").all()
+    assert (
+        corruptions["alexnet_note"].str.contains("corruptions of a coco-objects at 96 px set").all()
+    )
     for model in MODELS:
         top1 = [
             _record(run, model, f"corruption-{c}-s{s}")["metrics"]["top1"]

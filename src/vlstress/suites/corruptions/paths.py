@@ -40,10 +40,19 @@ def evaluations(params: Params) -> list[Evaluation]:
 RELEASED = "imagenet-c"  # a corruption record's `images` when the files are the released ones
 
 
-def images(source: str, clean_kind: str | None) -> str | None:
+IMAGENET_C_SIZE = 224  # ImageNet-C's images: resized and centre-cropped to 224 before corrupting
+
+
+def images(source: str, clean_kind: str | None, size: int = IMAGENET_C_SIZE) -> str | None:
     """What a corruption record says was corrupted (condition `images`): `imagenet-c` for the
-    released ImageNet-C files, else the clean test set's kind (None when unknown)."""
-    return RELEASED if source != "generate" else clean_kind
+    released ImageNet-C files, else the clean test set's kind (None when unknown), with the size
+    the corruptions were made at when it is not ImageNet-C's (`imagenet at 160 px`, `imagenet at
+    original size`): a blur or noise of another size is another corruption."""
+    if source != "generate":
+        return RELEASED
+    if clean_kind is None or size == IMAGENET_C_SIZE:
+        return clean_kind
+    return f"{clean_kind} at {size} px" if size else f"{clean_kind} at original size"
 
 
 def folders(params: Params) -> list[str]:

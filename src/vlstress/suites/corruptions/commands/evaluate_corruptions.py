@@ -65,9 +65,8 @@ def run(args: argparse.Namespace) -> None:
     clean_kind = (
         None if args.clean_record is None else read_record(args.clean_record).dataset["kind"]
     )
-    images = (
-        paths.images(params.block(CorruptionsParams).source, clean_kind) if conditions else None
-    )
+    block = params.block(CorruptionsParams)
+    images = paths.images(block.source, clean_kind, block.size) if conditions else None
     found = []
     for condition in conditions:
         one = condition.for_model(args.model)

@@ -421,5 +421,7 @@ def test_an_added_corruption_severity_embeds_one_set_and_reruns_no_classifier_or
     assert new["condition"] == {
         "corruption": "gaussian_noise",
         "severity": 1,
-        "images": "demo-objects",  # what was corrupted: the clean set's kind
+        # what was corrupted: the clean set's kind, at the small demo's corruption size (ImageNet-C
+        # corrupts 224 px crops; another size is said)
+        "images": "demo-objects at 64 px",
     }, new["condition"]

@@ -217,6 +217,7 @@ def test_the_engine_imports_no_suite_and_suites_only_the_code_they_use():
         "stylized": {"zeroshot", "corruptions"},  # the copy's evaluation; the resize and crop
         "overlap": {"zeroshot", "corruptions"},  # its evaluations and classifier; image loading
         "assistant": {"zeroshot"},  # a classifier's scores among the options
+        "findings": set(),  # reads the summary only
     }
 
 
@@ -228,6 +229,8 @@ REPORT_STEPS = (
     "robustness",
     "finetune-table",
     "stability-report",
+    "fingerprints",
+    "cards",
 )
 MODEL_LIBRARIES = {"torch", "torchvision", "open_clip", "timm", "torchattacks", "torchmetrics"}
 

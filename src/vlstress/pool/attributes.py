@@ -28,19 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from vlstress.embedding.kinds import TIMM_PREFIX, model_kind
+from vlstress.pool.fields import FIELDS
 
-FIELDS = (
-    "family",
-    "tower",
-    "params_image_m",
-    "params_text_m",
-    "resolution",
-    "pretrain_data",
-    "samples_seen_b",
-    "loss",
-    "finetune_method",
-    "finetune_base",
-)
 TOWERS = ("cnn", "transformer", "hybrid")
 LOSSES = ("clip", "siglip", "coca", "supervised")
 HF_HUB = "hf-hub:"

@@ -7,6 +7,25 @@ from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
+class Headline:
+    """A metric a task leads with: the robustness card shows it with its interval, the fingerprints
+    group models by it. Values are the records' (percent for proportions)."""
+
+    metric: str  # "top1", "i2t_R@1", "ece"
+    label: str  # "top-1 (%)"
+    higher_is_better: bool = True
+    # a share of items: a Wilson interval over n items, n being the summary column `n_column`, or
+    # the record's count metric `n_metric`, or that count times the sum of the `n_share` metrics
+    # (percent of it; shape bias: the shape and texture decisions among the cue-conflict images)
+    proportion: bool = False
+    n_column: str = "n_images"
+    n_metric: str | None = None
+    n_share: tuple[str, ...] = ()
+    scale: float = 1.0  # what turns the record's value into the headline's unit (a fraction: 100)
+    condition: str | None = None  # only this condition (canonical text), e.g. "category=all"
+
+
+@dataclass(frozen=True)
 class Task:
     """Display info of one record task."""
 
@@ -20,6 +39,7 @@ class Task:
     distractor: str = ""  # what a false top-1 is: "an altered caption"
     sweep: str | None = None  # numeric condition key a sweep figure draws on its x axis
     sweep_label: str = ""  # x-axis label of that sweep
+    headlines: tuple[Headline, ...] = ()  # what a robustness card shows of its records
 
     @property
     def stressed(self) -> bool:

@@ -22,6 +22,7 @@ import pandas as pd
 
 from vlstress import record as record_format
 from vlstress.errors import VlstressError
+from vlstress.pool.fields import FIELDS
 from vlstress.record import weights_short
 from vlstress.report import tasks
 
@@ -32,18 +33,7 @@ METRIC_ORDER = ("R@1", "R@5", "R@10", "R@1_original", "false_R@1", "drop_rate")
 
 # What the papers group models by: the model's `attributes` (vlstress.pool.attributes), one
 # column each, empty where unknown.
-ATTRIBUTE_COLUMNS = [
-    "family",
-    "tower",
-    "params_image_m",
-    "params_text_m",
-    "resolution",
-    "pretrain_data",
-    "samples_seen_b",
-    "loss",
-    "finetune_method",
-    "finetune_base",
-]
+ATTRIBUTE_COLUMNS = list(FIELDS)
 # Per-record columns of the long table, in order (`summary.csv`).
 RECORD_COLUMNS = [
     "model",

@@ -1,7 +1,7 @@
 """Zero-shot classification under adversarial attacks in pixel space (torchattacks): robust accuracy
 against eps."""
 
-from vlstress.report.display import Task
+from vlstress.report.display import Headline, Task
 from vlstress.workflow.paths import CARD, CLASSIFIER, CLASSIFIERS, RUN_FLAGS, of
 from vlstress.workflow.spec import Axis, Stage, Suite
 from vlstress.workflow.stages import figures_stage, small, tables_stage
@@ -68,7 +68,13 @@ SUITE = Suite(
     params="vlstress.suites.adversarial.params",
     tasks={
         "adversarial": Task(
-            "zero-shot classification under adversarial attacks", (), noun="attacks"
+            "zero-shot classification under adversarial attacks",
+            (),
+            noun="attacks",
+            headlines=(
+                Headline("robust_top1", "robust top-1 (%)", proportion=True),
+                Headline("attack_success", "attack success (%)", False, proportion=True),
+            ),
         )
     },
 )

@@ -3,7 +3,7 @@ interaction study, ImageNet-D's VQA protocol): each image's options are its true
 classes a named classifier confused it with most; assistants answer by generation (parsed
 strictly), every classifier of the registry by its zero-shot scores among the same options."""
 
-from vlstress.report.display import Task
+from vlstress.report.display import Headline, Task
 from vlstress.suites.assistant.paths import ANSWERS, CHOICES, OPTIONS
 from vlstress.workflow.paths import CARD, CLASSIFIERS, ZEROSHOT_EMB
 from vlstress.workflow.spec import Axis, Output, Stage, Suite
@@ -105,7 +105,10 @@ SUITE = Suite(
     params="vlstress.suites.assistant.params",
     tasks={
         "multiple_choice": Task(
-            "multiple-choice questions (assistant vs classifiers)", (), noun="test sets"
+            "multiple-choice questions (assistant vs classifiers)",
+            (),
+            noun="test sets",
+            headlines=(Headline("accuracy", "accuracy (%)", proportion=True),),
         )
     },
 )

@@ -1,7 +1,7 @@
 """Calibration of the zero-shot softmax (ECE, NLL, Brier) and temperature scaling carried to shifted
 sets."""
 
-from vlstress.report.display import Task
+from vlstress.report.display import Headline, Task
 from vlstress.workflow.spec import Output, Stage, Suite
 from vlstress.workflow.stages import figures_stage, small, tables_stage
 
@@ -62,5 +62,15 @@ SUITE = Suite(
         ),
     },
     params="vlstress.suites.calibration.params",
-    tasks={"calibration": Task("calibration of the zero-shot softmax", (), noun="sets")},
+    tasks={
+        "calibration": Task(
+            "calibration of the zero-shot softmax",
+            (),
+            noun="sets",
+            headlines=(
+                Headline("ece", "ECE (%)", False),
+                Headline("ece_ts", "ECE after temperature scaling (%)", False),
+            ),
+        )
+    },
 )

@@ -59,6 +59,8 @@ from PIL import Image, UnidentifiedImageError
 
 from vlstress.errors import VlstressError
 from vlstress.io import atomic_dir
+from vlstress.testsets import imagenet_c as imagenet_c_shape
+from vlstress.testsets.imagenet_c import SEVERITIES
 from vlstress.testsets.manifest import ClassificationSet
 from vlstress.testsets.manifest import write as write_manifest
 
@@ -85,10 +87,9 @@ CORRUPTIONS: dict[str, str] = {
     "spatter": "extra",
     "saturate": "extra",
 }
-# the 15 of ImageNet-C
-IMAGENET_C = [name for name, family in CORRUPTIONS.items() if family != "extra"]
-SEVERITIES = (1, 2, 3, 4, 5)
-DEFAULT_SIZE = 224  # ImageNet-C: Resize(256) + CenterCrop(224)
+# the 15 of ImageNet-C (a list, as imagecorruptions names them): those not "extra" above
+IMAGENET_C = list(imagenet_c_shape.IMAGENET_C)
+DEFAULT_SIZE = imagenet_c_shape.SIZE
 MIN_SIDE = 32  # imagecorruptions refuses smaller images
 FORMATS: dict[str, tuple[str, dict[str, Any]]] = {
     "png": (".png", {"format": "PNG", "compress_level": 6}),

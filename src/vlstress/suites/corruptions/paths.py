@@ -6,6 +6,7 @@ from __future__ import annotations
 from vlstress.params import Params
 from vlstress.suites.corruptions.block import CorruptionsParams
 from vlstress.suites.zeroshot.paths import Evaluation, classifier
+from vlstress.testsets.imagenet_c import SIZE as IMAGENET_C_SIZE
 from vlstress.workflow.paths import ZEROSHOT_EMB, inside
 
 SUITE = "corruptions"
@@ -38,9 +39,6 @@ def evaluations(params: Params) -> list[Evaluation]:
 
 
 RELEASED = "imagenet-c"  # a corruption record's `images` when the files are the released ones
-
-
-IMAGENET_C_SIZE = 224  # ImageNet-C's images: resized and centre-cropped to 224 before corrupting
 
 
 def images(source: str, clean_kind: str | None, size: int = IMAGENET_C_SIZE) -> str | None:

@@ -1,6 +1,6 @@
 """Zero-shot classification under ImageNet-C style corruptions (accuracy, mCE)."""
 
-from vlstress.report.display import Task
+from vlstress.report.display import Headline, Task
 from vlstress.suites.corruptions.paths import (
     CORRUPTED,
     RECORD,
@@ -80,6 +80,11 @@ SUITE = Suite(
         "evaluations": "vlstress.suites.corruptions.paths",
     },
     tasks={
-        "corruption": Task("zero-shot classification under corruptions", (), noun="corruptions")
+        "corruption": Task(
+            "zero-shot classification under corruptions",
+            (),
+            noun="corruptions",
+            headlines=(Headline("top1", "top-1 (%)", proportion=True),),
+        )
     },
 )

@@ -1,6 +1,6 @@
 """Out-of-distribution detection with the zero-shot classifier (MCM, MSP, max logit, energy)."""
 
-from vlstress.report.display import Task
+from vlstress.report.display import Headline, Task
 from vlstress.suites.ood.paths import (
     OOD_EMB,
     OOD_SET,
@@ -96,6 +96,10 @@ SUITE = Suite(
             (),
             noun="OOD sets and scores",
             names={"mcm": "MCM", "msp": "MSP", "max_logit": "max logit", "energy": "energy"},
+            headlines=(
+                Headline("auroc", "AUROC (%)"),
+                Headline("fpr95", "FPR@95 (%)", False),
+            ),
         )
     },
 )

@@ -1,7 +1,7 @@
 """Data overlap: near-duplicates of test images in a training collection (faiss), and accuracy on
 the overlapping vs the clean subset."""
 
-from vlstress.report.display import Task
+from vlstress.report.display import Headline, Task
 from vlstress.suites.overlap.paths import (
     COLLECTION,
     DETECTED,
@@ -96,5 +96,19 @@ SUITE = Suite(
         "overlap_sets": PathList(set_paths, set_folders, set_params),
         "overlap_testsets": PathList(testset_paths, testset_folders, set_params),
     },
-    tasks={"overlap": Task("accuracy on training-set near-duplicates", (), noun="test sets")},
+    tasks={
+        "overlap": Task(
+            "accuracy on training-set near-duplicates",
+            (),
+            noun="test sets",
+            headlines=(
+                Headline(
+                    "top1_clean_subset",
+                    "top-1 on the clean subset (%)",
+                    proportion=True,
+                    n_metric="n_clean_subset",
+                ),
+            ),
+        )
+    },
 )

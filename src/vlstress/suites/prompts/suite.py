@@ -7,7 +7,7 @@ AutoCLIP read them and the image embeddings already computed.
 """
 
 from vlstress.embedding.kinds import IMAGE_TEXT_KINDS
-from vlstress.report.display import Task
+from vlstress.report.display import Headline, Task
 from vlstress.suites.prompts import lists
 from vlstress.workflow.spec import PathList, Stage, Suite
 from vlstress.workflow.stages import figures_stage, small, tables_stage
@@ -86,6 +86,7 @@ SUITE = Suite(
             "zero-shot classification vs number of prompt templates",
             (),
             noun="test sets and template counts",
+            headlines=(Headline("top1", "top-1 (%)", proportion=True),),
         ),
         "prompt_count_ood": Task(
             "OOD detection (MCM) vs number of prompt templates",

@@ -6,7 +6,7 @@ caption sets), so the start-up of a model step is paid once per model (docs/thro
 """
 
 from vlstress.embedding.kinds import IMAGE_TEXT_KINDS
-from vlstress.report.display import Task
+from vlstress.report.display import Headline, Task
 from vlstress.workflow.paths import (
     CARD,
     EVALUATE_FLAGS,
@@ -93,7 +93,13 @@ SUITE = Suite(
     },
     tasks={
         "retrieval": Task(
-            "retrieval on the original gallery", ("i2t", "t2i"), noun="original gallery"
+            "retrieval on the original gallery",
+            ("i2t", "t2i"),
+            noun="original gallery",
+            headlines=(
+                Headline("i2t_R@1", "image → text R@1 (%)", proportion=True),
+                Headline("t2i_R@1", "text → image R@1 (%)", proportion=True, n_column="n_captions"),
+            ),
         )
     },
 )

@@ -1,7 +1,7 @@
 """RoCOCO image stress-tests: each test image mixed or patched with a partner (text → image)."""
 
 from vlstress.embedding.kinds import IMAGE_TEXT_KINDS
-from vlstress.report.display import Task
+from vlstress.report.display import Headline, Task
 from vlstress.suites.rococo_image.paths import (
     VARIANT_DIR,
     VARIANT_EMB,
@@ -79,6 +79,9 @@ SUITE = Suite(
             distractor="a mixed image",
             sweep="lam",
             sweep_label="λ (share of the original image)",
+            headlines=(
+                Headline("t2i_R@1", "text → image R@1 (%)", proportion=True, n_column="n_captions"),
+            ),
         )
     },
 )

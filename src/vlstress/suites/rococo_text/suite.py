@@ -1,7 +1,7 @@
 """RoCOCO text stress-tests: one word of each caption replaced (image → text)."""
 
 from vlstress.embedding.kinds import IMAGE_TEXT_KINDS
-from vlstress.report.display import Task
+from vlstress.report.display import Headline, Task
 from vlstress.suites.rococo_text.paths import (
     EI_SCORES,
     NLTK_DATA,
@@ -155,6 +155,7 @@ SUITE = Suite(
             },
             noun="text sets",
             distractor="an altered caption",
+            headlines=(Headline("i2t_R@1", "image → text R@1 (%)", proportion=True),),
         )
     },
 )

@@ -2,7 +2,7 @@
 classifier decide by an object's shape or by its texture? The stimuli are one more zero-shot image
 set and classifier of each model's two zero-shot jobs."""
 
-from vlstress.report.display import Task
+from vlstress.report.display import Headline, Task
 from vlstress.suites.shape_bias.paths import (
     STIMULI,
     STIMULI_CLASSIFIER,
@@ -86,6 +86,17 @@ SUITE = Suite(
             "shape bias (cue-conflict)",
             (),
             noun="categories",
+            headlines=(
+                Headline(
+                    "shape_bias",
+                    "shape bias (% of shape or texture decisions)",
+                    proportion=True,
+                    n_metric="n_conflict",
+                    n_share=("shape_decisions", "texture_decisions"),
+                    scale=100.0,
+                    condition="category=all",
+                ),
+            ),
         )
     },
 )

@@ -1,7 +1,7 @@
 """Stability under small changes: ImageNet-P style perturbation sequences, flip probability and
 top-5 distance."""
 
-from vlstress.report.display import Task
+from vlstress.report.display import Headline, Task
 from vlstress.suites.stability.paths import RECORD, SEQUENCES, data_folders, folders, shaping_params
 from vlstress.workflow.paths import CLASSIFIERS, SUMMARY, ZEROSHOT_EMB
 from vlstress.workflow.spec import Axis, Output, PathList, Stage, Suite
@@ -80,7 +80,10 @@ SUITE = Suite(
     providers={"zeroshot": "vlstress.suites.stability.sets"},
     tasks={
         "stability": Task(
-            "stability under perturbation sequences (ImageNet-P)", (), noun="perturbations"
+            "stability under perturbation sequences (ImageNet-P)",
+            (),
+            noun="perturbations",
+            headlines=(Headline("flip_probability", "flip probability (%)", False),),
         )
     },
 )

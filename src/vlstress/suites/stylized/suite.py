@@ -1,6 +1,6 @@
 """Zero-shot classification of an AdaIN-stylized copy of a test set (Stylized-ImageNet's recipe)."""
 
-from vlstress.report.display import Task
+from vlstress.report.display import Headline, Task
 from vlstress.suites.stylized.paths import (
     STYLIZED,
     STYLIZED_EMB,
@@ -81,6 +81,11 @@ SUITE = Suite(
     },
     providers={"zeroshot": "vlstress.suites.stylized.sets"},
     tasks={
-        "stylized": Task("zero-shot classification of stylized images", (), noun="stylizations")
+        "stylized": Task(
+            "zero-shot classification of stylized images",
+            (),
+            noun="stylizations",
+            headlines=(Headline("top1", "top-1 (%)", proportion=True),),
+        )
     },
 )

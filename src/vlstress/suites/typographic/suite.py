@@ -1,6 +1,6 @@
 """Zero-shot classification under typographic attacks (a wrong class name written on the image)."""
 
-from vlstress.report.display import Task
+from vlstress.report.display import Headline, Task
 from vlstress.suites.typographic.paths import (
     TYPOGRAPHIC,
     TYPOGRAPHIC_EMB,
@@ -74,7 +74,13 @@ SUITE = Suite(
     },
     tasks={
         "typographic": Task(
-            "zero-shot classification under a typographic attack", (), noun="attacks"
+            "zero-shot classification under a typographic attack",
+            (),
+            noun="attacks",
+            headlines=(
+                Headline("top1", "top-1 (%)", proportion=True),
+                Headline("attack_success", "attack success (%)", False, proportion=True),
+            ),
         )
     },
 )

@@ -1,7 +1,7 @@
 """Robustness across time: pm-k accuracy on anchor frames and their neighbours
 (ImageNet-Vid-Robust)."""
 
-from vlstress.report.display import Task
+from vlstress.report.display import Headline, Task
 from vlstress.suites.video.paths import RECORD, set_folders, set_params, set_paths
 from vlstress.workflow.spec import PathList, Stage, Suite
 from vlstress.workflow.stages import figures_stage, small, tables_stage
@@ -41,5 +41,12 @@ SUITE = Suite(
     },
     params="vlstress.suites.video.params",
     lists={"video_sets": PathList(set_paths, set_folders, set_params)},
-    tasks={"video": Task("accuracy across time (pm-k)", (), noun="video test sets")},
+    tasks={
+        "video": Task(
+            "accuracy across time (pm-k)",
+            (),
+            noun="video test sets",
+            headlines=(Headline("pm10", "pm-10 (% of anchors)", proportion=True),),
+        )
+    },
 )

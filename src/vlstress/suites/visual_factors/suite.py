@@ -3,7 +3,7 @@
 zero-shot jobs already wrote; one step across the models fits the factor-level effective
 robustness from the summary."""
 
-from vlstress.report.display import Task
+from vlstress.report.display import Headline, Task
 from vlstress.workflow.paths import (
     CLASSIFIER,
     CLASSIFIERS,
@@ -81,5 +81,12 @@ SUITE = Suite(
         ),
     },
     params="vlstress.suites.visual_factors.params",
-    tasks={"visual_factors": Task("ImageNet-X factors of variation", (), noun="factors")},
+    tasks={
+        "visual_factors": Task(
+            "ImageNet-X factors of variation",
+            (),
+            noun="factors",
+            headlines=(Headline("error_ratio", "error ratio", False),),
+        )
+    },
 )

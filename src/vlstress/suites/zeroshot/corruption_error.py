@@ -32,6 +32,7 @@ import math
 import pandas as pd
 
 from vlstress.errors import VlstressError
+from vlstress.testsets.imagenet_c import IMAGENET_C, SEVERITIES
 
 COLUMNS = [
     "model",
@@ -49,26 +50,6 @@ COLUMNS = [
 ]
 
 ALEXNET_FILE = "data/published/alexnet_imagenet_c.csv"
-# the 15 ImageNet-C corruptions, in the paper's order (the 4 extra "validation" ones have no
-# published AlexNet error), and the severities AlexNet's errors average over
-IMAGENET_C = (
-    "gaussian_noise",
-    "shot_noise",
-    "impulse_noise",
-    "defocus_blur",
-    "glass_blur",
-    "motion_blur",
-    "zoom_blur",
-    "snow",
-    "frost",
-    "fog",
-    "brightness",
-    "contrast",
-    "elastic_transform",
-    "pixelate",
-    "jpeg_compression",
-)
-SEVERITIES = (1, 2, 3, 4, 5)
 # condition key of a corruption record naming the kind of the corrupted images' source; the kinds
 # whose corruptions compare with AlexNet's published errors (ImageNet val, generated or released)
 IMAGES_KEY = "images"

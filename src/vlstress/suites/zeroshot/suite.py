@@ -6,7 +6,7 @@ and OOD copies other suites add). Two folders, so the attacks, which read only a
 rerun when an image set is added.
 """
 
-from vlstress.report.display import Task
+from vlstress.report.display import Headline, Task
 from vlstress.suites.zeroshot import paths
 from vlstress.workflow.paths import (
     CARD,
@@ -192,7 +192,12 @@ SUITE = Suite(
         "evaluations": "vlstress.suites.zeroshot.paths",
     },
     tasks={
-        "zeroshot": Task("zero-shot classification", (), noun="test sets"),
+        "zeroshot": Task(
+            "zero-shot classification",
+            (),
+            noun="test sets",
+            headlines=(Headline("top1", "top-1 (%)", proportion=True),),
+        ),
         "published-check": Task("clean top-1 against the published number", (), noun="test sets"),
     },
 )

@@ -1,0 +1,567 @@
+"""A robustness card per model (static HTML) and an index page comparing the run's models, from the
+headline table (`headlines.headline_table`) of the summary and the metric records behind it.
+
+A card shows the model (label, arch, weights, attributes), the caveats a reader must see before
+any number (random-init weights, a calibration temperature on its search bound or worsening the
+held-out NLL, headline numbers on fewer than `headlines.SMALL_N` items), every headline number
+grouped by task with its interval, its item count, where the model sits among the run's models and
+the published number where the run has one, a link to each number's record file, and one embedded
+figure. Pages are self-contained (figure as a data URI, inline JavaScript, no network) and
+deterministic: the same summary and records give the same bytes (no timestamps)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import math
+import os
+import re
+import urllib.parse
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from markupsafe import Markup
+
+from vlstress import __version__
+from vlstress.errors import VlstressError
+from vlstress.io import atomic_dir
+from vlstress.record import Record
+from vlstress.report import tasks
+from vlstress.report.records import ATTRIBUTE_COLUMNS, RECORD_COLUMNS
+from vlstress.suites.findings import headlines
+
+CASE = ("model", "task", "dataset", "condition")
+RANDOM_INIT = "random-init"
+PUBLISHED_TASK = "published-check"
+PUBLISHED_AGAINST = ("zeroshot", "top1")  # the headline the published number is compared with
+CALIBRATION_FLAGS = {
+    "temperature_at_bound": "the calibration temperature sits on its search bound",
+    "temperature_worsens_held_out_nll": "temperature scaling worsens the held-out NLL",
+}
+NO_INTERVAL = "—, needs per-item outcomes"
+ATTRIBUTE_NAMES = {
+    "family": "family",
+    "tower": "image tower",
+    "params_image_m": "image tower parameters (M)",
+    "params_text_m": "text tower parameters (M)",
+    "resolution": "resolution",
+    "pretrain_data": "pretraining data",
+    "samples_seen_b": "samples seen (B)",
+    "loss": "loss",
+    "finetune_method": "fine-tuning method",
+    "finetune_base": "fine-tuned from",
+}
+
+
+# --------------------------------------------------------------------------- names and links
+
+
+def page_name(model: str) -> str:
+    """The card's file name: the slug where it is plain (letters, digits, `._+-`), else the slug
+    with the rest as `_` and a short hash of the slug, so that two slugs never share a page; never
+    `index.html` and never hidden."""
+    safe = re.sub(r"[^A-Za-z0-9._+-]", "_", model)
+    if safe != model or safe.startswith(".") or safe.lower() == "index":
+        safe = f"{safe.lstrip('.') or '_'}-{hashlib.sha256(model.encode()).hexdigest()[:8]}"
+    return f"{safe}.html"
+
+
+def record_links(found: Iterable[tuple[Path, Record]], out_dir: Path) -> dict[tuple, list[str]]:
+    """(model, task, set, condition) -> the URLs of its record files (replicate seeds: several),
+    relative to the cards folder `out_dir`. `condition` is the summary's canonical text."""
+    base = os.path.abspath(out_dir)
+    links: dict[tuple, set[str]] = {}
+    for path, rec in found:
+        key = (
+            rec.model["slug"],
+            rec.task,
+            rec.dataset["name"],
+            tasks.condition_key(rec.condition),
+        )
+        relative = Path(os.path.relpath(os.path.abspath(path), base)).as_posix()
+        links.setdefault(key, set()).add(urllib.parse.quote(relative))
+    return {key: sorted(urls) for key, urls in links.items()}
+
+
+# --------------------------------------------------------------------------- what a card says
+
+
+@dataclass(frozen=True)
+class Model:
+    slug: str
+    label: str
+    arch: str
+    weights: str
+    weights_kind: str
+    random_base: str | None  # the random-init model it was fine-tuned from
+    attributes: tuple[tuple[str, str], ...]
+    page: str
+
+
+@dataclass
+class Card:
+    model: Model
+    caveats: list[str]
+    groups: list[tuple[str, list[dict[str, Any]]]]  # task title -> its rows
+    figure: str | None  # data URI
+    n_models: int
+
+
+def check_summary(summary: pd.DataFrame) -> None:
+    """The columns of `vlstress summarize`'s long table (`read_summary` adds the optional ones)."""
+    missing = [c for c in RECORD_COLUMNS if c not in summary.columns]
+    if missing:
+        raise VlstressError(
+            f"the summary table lacks column(s) {', '.join(missing)}; re-run `vlstress summarize`"
+        )
+
+
+def _text(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def models(summary: pd.DataFrame) -> list[Model]:
+    """Every model of the summary, in its order, with what the card says about its weights."""
+    first = summary.drop_duplicates("model")
+    kinds = dict(zip(first["model"].astype(str), first["weights_kind"].map(_text)))
+    found = []
+    for row in first.to_dict("records"):
+        slug = str(row["model"])
+        base = _text(row.get("finetune_base"))
+        if not base and kinds[slug] == "checkpoint" and "+" in slug:
+            base = slug.partition("+")[0]  # the fine-tuning suite names a variant <base>+<method>
+        random_base = (
+            base if base and (base == RANDOM_INIT or kinds.get(base) == RANDOM_INIT) else None
+        )
+        attributes = (
+            [("parameters", f"{int(row['n_params']):,}")] if _text(row.get("n_params")) else []
+        )
+        attributes += [
+            (ATTRIBUTE_NAMES[c], _text(row.get(c))) for c in ATTRIBUTE_COLUMNS if _text(row.get(c))
+        ]
+        found.append(
+            Model(
+                slug=slug,
+                label=_text(row["label"]) or slug,
+                arch=_text(row["arch"]),
+                weights=_text(row["weights"]),
+                weights_kind=kinds[slug],
+                random_base=random_base,
+                attributes=tuple(attributes),
+                page=page_name(slug),
+            )
+        )
+    return found
+
+
+def _flagged(summary: pd.DataFrame, model: str, metric: str) -> list[str]:
+    rows = summary[
+        (summary["model"] == model)
+        & (summary["task"] == "calibration")
+        & (summary["metric"] == metric)
+        & (summary["value"] == 1)
+    ]
+    return list(dict.fromkeys(f"{r.dataset} ({r.condition_label})" for r in rows.itertuples()))
+
+
+def caveats(model: Model, summary: pd.DataFrame, rows: pd.DataFrame) -> list[str]:
+    """What a reader must know before reading the model's numbers."""
+    out = []
+    if model.weights_kind == RANDOM_INIT:
+        out.append(
+            "Random-init weights: these numbers describe an untrained network, not what the "
+            "architecture reaches once trained."
+        )
+    if model.random_base:
+        out.append(
+            f"Fine-tuned from a random-init base ({model.random_base}): its weights were trained "
+            "from random ones, whatever its name says."
+        )
+    for metric, text in CALIBRATION_FLAGS.items():
+        where = _flagged(summary, model.slug, metric)
+        if where:
+            out.append(f"Calibration: {text} on {', '.join(where)}.")
+    small = rows[rows["n"] < headlines.SMALL_N]
+    for n, group in small.groupby("n", sort=True):
+        titles = ", ".join(dict.fromkeys(group["task_title"]))
+        width = ((group["hi"] - group["lo"]) / 2).max()
+        spread = f"interval ±{width:.1f} points" if np.isfinite(width) else "no interval yet"
+        out.append(
+            f"n = {_count(n)}: {spread} ({len(group)} headline number"
+            f"{'s' if len(group) > 1 else ''}: {titles})."
+        )
+    return out
+
+
+def _count(n: float) -> str:
+    return f"{n:.0f}" if float(n).is_integer() else f"{n:.1f}"
+
+
+def _value(value: float) -> str:
+    return f"{value:.1f}" if np.isfinite(value) else "—"
+
+
+def _interval(lo: float, hi: float) -> str:
+    return f"[{lo:.1f}, {hi:.1f}]" if np.isfinite(lo) and np.isfinite(hi) else NO_INTERVAL
+
+
+def published_numbers(summary: pd.DataFrame) -> dict[tuple[str, str], dict[str, float]]:
+    """(model, set) -> published_top1, run_top1, diff_pp (run − published) where the run has a
+    published number to compare with."""
+    rows = summary[summary["task"] == PUBLISHED_TASK]
+    if rows.empty:
+        return {}
+    values = rows.groupby(["model", "dataset", "metric"])["value"].mean().unstack("metric")
+    out = {}
+    for (model, dataset), numbers in values.iterrows():
+        if pd.notna(numbers.get("published_top1")) and pd.notna(numbers.get("diff_pp")):
+            out[(str(model), str(dataset))] = {
+                "published": float(numbers["published_top1"]),
+                "run": float(numbers.get("run_top1", float("nan"))),
+                "diff": float(numbers["diff_pp"]),
+            }
+    return out
+
+
+def _standing(percentile: float, n_models: int) -> str:
+    if not np.isfinite(percentile):
+        return "—"
+    others = n_models - 1
+    k = round(percentile / 100 * others)
+    return f"{percentile:.0f} ({k} of {others} other{'s' if others > 1 else ''})"
+
+
+def card_rows(
+    rows: pd.DataFrame,
+    links: Mapping[tuple, list[str]],
+    published: Mapping[tuple[str, str], dict[str, float]],
+    pool_size: pd.Series,
+) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The model's headline rows as cells, grouped by task title (in the table's order)."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in rows.to_dict("records"):
+        key = tuple(row[c] for c in CASE)
+        urls = links.get(key)
+        if not urls:
+            raise VlstressError(
+                f"no metric record among those given holds model {row['model']!r}, task "
+                f"{row['task']!r}, set {row['dataset']!r}, condition {row['condition']!r}, which "
+                "the summary has: the summary and the records disagree; re-run `vlstress summarize`"
+            )
+        against = None
+        if (row["task"], row["metric"]) == PUBLISHED_AGAINST:
+            found = published.get((row["model"], row["dataset"]))
+            if found:
+                against = f"{found['published']:.1f} (run − published {found['diff']:+.1f} pp)"
+        n_models = int(pool_size.get(key[1:] + (row["metric"],), 1))
+        seeds = int(row["n_seeds"]) if pd.notna(row["n_seeds"]) else 1
+        groups.setdefault(row["task_title"], []).append(
+            {
+                "dataset": row["dataset"],
+                "condition": row["condition_label"],
+                "metric": row["metric_label"],
+                "value": _value(row["value"]),
+                "interval": _interval(row["lo"], row["hi"]),
+                "n": _count(row["n"]) if pd.notna(row["n"]) else "?",
+                "small": bool(pd.notna(row["n"]) and row["n"] < headlines.SMALL_N),
+                "seeds": seeds,
+                "standing": _standing(row["percentile"], n_models),
+                "published": against,
+                "records": urls,
+            }
+        )
+    return list(groups.items())
+
+
+# --------------------------------------------------------------------------- the figure
+
+
+def _is_percent(label: str) -> bool:
+    return "%" in label
+
+
+def figure_uri(model: str, rows: pd.DataFrame, table: pd.DataFrame) -> str | None:
+    """Each headline number of `model` (blue dot, 95% interval) against the run's other models on
+    the same row (grey dots), a block of rows per task and metric: metrics in percent share one
+    0-100 axis, any other metric gets its own. A PNG data URI, the same bytes for the same input."""
+    from matplotlib.figure import Figure
+
+    from vlstress.report import figures
+
+    if rows.empty:
+        return None
+    figures.setup()
+    percent = rows["metric_label"].map(_is_percent)
+    blocks = [rows[percent]] + [g for _, g in rows[~percent].groupby("metric", sort=False)]
+    blocks = [b for b in blocks if not b.empty]
+    lines = [len(b) + b.groupby(["task", "metric"], sort=False).ngroups for b in blocks]
+    fig = Figure(figsize=(9.0, 0.19 * sum(lines) + 0.9 * len(blocks) + 0.3))
+    axes = fig.subplots(
+        len(blocks), 1, squeeze=False, gridspec_kw={"height_ratios": [n + 3 for n in lines]}
+    )[:, 0]
+    others = table[table["model"] != model]
+    for ax, block in zip(axes, blocks):
+        _draw_block(ax, block, others)
+        if _is_percent(block["metric_label"].iloc[0]):
+            ax.set_xlim(-2, 102)
+            ax.set_xlabel("percent", fontsize=8)
+        else:
+            ax.set_xlabel(block["metric_label"].iloc[0], fontsize=8)
+    fig.suptitle(
+        "blue: this model (95% interval where one is defined); grey: the run's other models",
+        fontsize=9,
+        x=0.01,
+        ha="left",
+    )
+    fig.set_layout_engine("constrained")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90, metadata={"Software": None})
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _shorten(text: str, most: int = 48) -> str:
+    """A row label that leaves the plot room (the card's table has it in full): cut in the
+    middle, since a condition's last words (`severity=5`) are what tell rows apart."""
+    if len(text) <= most:
+        return text
+    head = most // 2 - 1
+    return text[:head] + "…" + text[len(text) - (most - head - 1) :]
+
+
+def _draw_block(ax: Any, block: pd.DataFrame, others: pd.DataFrame) -> None:
+    """Rows of one axis: a bold heading per task and metric (written inside the plot, so that the
+    labels leave the numbers room), then one line per set × condition."""
+    from matplotlib.transforms import blended_transform_factory
+
+    # from the figure's left edge: a heading runs over the row labels and the plot alike
+    across = blended_transform_factory(ax.figure.transFigure, ax.transData)
+    labels: list[str] = []
+    y = 0
+    for shade, ((_, _), group) in enumerate(block.groupby(["task", "metric"], sort=False)):
+        first = group.iloc[0]
+        better = "higher" if first["higher_is_better"] else "lower"
+        ax.text(
+            0.01,
+            y,
+            f"{first['task_title']}: {first['metric_label']} ({better} is better)",
+            transform=across,
+            fontsize=7.5,
+            fontweight="bold",
+            va="center",
+            ha="left",
+            in_layout=False,
+        )
+        if shade % 2:
+            ax.axhspan(y - 0.5, y + len(group) + 0.5, color="0.95", zorder=0, linewidth=0)
+        labels.append("")
+        y += 1
+        keys = ["task", "metric", "dataset", "condition"]
+        pool = group[keys].merge(others[[*keys, "value"]], on=keys, how="left")
+        place = {k: y + i for i, k in enumerate(zip(group["dataset"], group["condition"]))}
+        ax.scatter(
+            pool["value"],
+            [place[k] for k in zip(pool["dataset"], pool["condition"])],
+            s=12,
+            color="0.6",
+            zorder=2,
+            linewidths=0,
+        )
+        ys = np.arange(y, y + len(group))
+        value, lo, hi = (group[c].to_numpy(dtype="float64") for c in ("value", "lo", "hi"))
+        has = np.isfinite(lo) & np.isfinite(hi)
+        ax.errorbar(
+            value[has],
+            ys[has],
+            # a rounding hair outside the interval (0% and its lower bound 1e-15) is no error
+            xerr=np.clip([value[has] - lo[has], hi[has] - value[has]], 0.0, None),
+            fmt="none",
+            ecolor="C0",
+            elinewidth=1.3,
+            capsize=2,
+            zorder=3,
+        )
+        ax.scatter(value, ys, s=22, color="C0", zorder=4)
+        labels += [
+            f"{_shorten(f'{d} · {c}')}  (n = {_count(n) if pd.notna(n) else '?'})"
+            for d, c, n in zip(group["dataset"], group["condition_label"], group["n"])
+        ]
+        y += len(group)
+    ax.set_yticks(np.arange(y), labels=labels, fontsize=7)
+    ax.set_ylim(y - 0.5, -0.5)
+    ax.tick_params(axis="x", labelsize=7)
+    ax.grid(axis="y", visible=False)
+
+
+# --------------------------------------------------------------------------- the index
+
+
+def index_columns(table: pd.DataFrame) -> list[dict[str, Any]]:
+    """One column per (task, headline metric): the model's value where the metric has a single
+    (set, condition), else the mean over the model's sets and conditions (the header says which)."""
+    columns = []
+    for (task, metric), group in table.groupby(["task", "metric"], sort=False):
+        cases = group[["dataset", "condition"]].drop_duplicates()
+        first = group.iloc[0]
+        single = len(cases) == 1
+        how = (
+            f"{first['dataset']} · {first['condition_label']}"
+            if single
+            else f"mean over {len(cases)} sets × conditions"
+        )
+        cells = {}
+        for model, rows in group.groupby("model", sort=False):
+            tip = "; ".join(
+                f"{r['dataset']} · {r['condition_label']}: {_value(r['value'])} "
+                f"{_interval(r['lo'], r['hi'])}, n = {_count(r['n']) if pd.notna(r['n']) else '?'}"
+                for r in rows.to_dict("records")
+            )
+            mean = float(rows["value"].mean())
+            if not single:
+                small = f"of {len(rows)}"
+            elif np.isfinite(rows["lo"].iloc[0]):
+                small = _interval(rows["lo"].iloc[0], rows["hi"].iloc[0])
+            else:
+                small = "no interval"
+            cells[str(model)] = {"value": mean, "text": _value(mean), "small": small, "tip": tip}
+        columns.append(
+            {
+                "title": first["task_title"],
+                "metric": first["metric_label"],
+                "how": how,
+                "better": "high" if first["higher_is_better"] else "low",
+                "cells": cells,
+            }
+        )
+    return columns
+
+
+# --------------------------------------------------------------------------- pages
+
+
+def _provenance_json(block: Mapping[str, Any]) -> Markup:
+    """The provenance as JSON safe inside <script>: no `<`, `>` or `&` as such."""
+    text = json.dumps(block, sort_keys=True, indent=1, ensure_ascii=False, default=str)
+    text = text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+    return Markup(text)
+
+
+def _environment():
+    from jinja2 import DictLoader, Environment, StrictUndefined, select_autoescape
+
+    from vlstress.suites.findings import pages
+
+    return Environment(
+        loader=DictLoader({"card.html.j2": pages.CARD, "index.html.j2": pages.INDEX}),
+        autoescape=select_autoescape(default=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def with_percentiles(table: pd.DataFrame) -> pd.DataFrame:
+    table = table.copy()
+    table["percentile"] = headlines.percentiles(table) if not table.empty else []
+    return table
+
+
+def pages(
+    summary: pd.DataFrame,
+    found: Iterable[tuple[Path, Record]],
+    out_dir: Path,
+    *,
+    confidence: float,
+    summary_sha256: str,
+    provenance: Mapping[str, Any],
+) -> dict[str, str]:
+    """File name -> HTML of every card and of `index.html`."""
+    check_summary(summary)
+    table = with_percentiles(headlines.headline_table(summary, confidence))
+    links = record_links(found, out_dir)
+    published = published_numbers(summary)
+    pool_size = table.groupby(["task", "dataset", "condition", "metric"])["model"].nunique()
+    env = _environment()
+    common = {
+        "version": __version__,
+        "summary_sha256": summary_sha256,
+        "confidence": f"{100 * confidence:g}",
+        "provenance": _provenance_json(provenance),
+        "small_n": headlines.SMALL_N,
+    }
+    everyone = models(summary)
+    out = {}
+    for model in everyone:
+        rows = table[table["model"] == model.slug]
+        card = Card(
+            model=model,
+            caveats=caveats(model, summary, rows),
+            groups=card_rows(rows, links, published, pool_size),
+            figure=figure_uri(model.slug, rows, table),
+            n_models=len(everyone),
+        )
+        out[model.page] = env.get_template("card.html.j2").render(card=card, **common)
+    out["index.html"] = env.get_template("index.html.j2").render(
+        models=everyone, columns=index_columns(table), **common
+    )
+    return out
+
+
+def write_pages(out_dir: Path, found: Mapping[str, str]) -> None:
+    """The cards folder, replaced as a whole."""
+    with atomic_dir(out_dir) as tmp:
+        for name, html in sorted(found.items()):
+            (tmp / name).write_text(html, encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- the headline tables
+
+
+def headlines_csv(table: pd.DataFrame) -> str:
+    """Every headline row with its interval and percentile."""
+    return with_percentiles(table).to_csv(index=False, lineterminator="\n")
+
+
+def headlines_markdown(table: pd.DataFrame, confidence: float) -> str:
+    """Per task, a row per model × set × condition × metric: `value [lo, hi]` and n; a model
+    fine-tuned from a random-init one is labelled so."""
+    from vlstress.report.figures import mark_random_init
+
+    table = mark_random_init(table)
+    level = f"{100 * confidence:g}%"
+    parts = [
+        "# Headline metrics",
+        "",
+        f"Values in percent (shape bias: a share of shape or texture decisions). Intervals: "
+        f"Wilson's {level} score interval for proportions, over the items each record counted; "
+        "none yet for the other metrics (ECE, AUROC, FPR@95, flip probability, error ratios), "
+        "whose intervals need the per-item outcomes.",
+    ]
+    for _, group in table.groupby("task", sort=False):
+        cells = pd.DataFrame(
+            {
+                "model": group["label"],
+                "set": group["dataset"],
+                "condition": group["condition_label"],
+                "metric": group["metric_label"],
+                f"value [{level} interval]": [
+                    f"{_value(v)} {_interval(lo, hi)}" if np.isfinite(lo) else f"{_value(v)}"
+                    for v, lo, hi in zip(group["value"], group["lo"], group["hi"])
+                ],
+                "n": [_count(n) if pd.notna(n) else "?" for n in group["n"]],
+            }
+        )
+        parts += ["", f"## {group['task_title'].iloc[0]}", "", cells.to_markdown(index=False)]
+    if table.empty:
+        parts += ["", "No headline metrics in this run."]
+    return "\n".join(parts) + "\n"

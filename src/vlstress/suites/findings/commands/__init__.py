@@ -1,0 +1,1 @@
+"""The findings suite's commands: `vlstress fingerprints`, `vlstress cards`."""

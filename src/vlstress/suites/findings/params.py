@@ -1,0 +1,65 @@
+"""The params block of findings: schema and checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from vlstress.params_check import unknown
+
+# what the fingerprints may group models by: the model attributes of the records, the kind of
+# weights, and `size` (the image tower's parameters, in thirds of the run's pool)
+GROUPINGS = (
+    "family",
+    "tower",
+    "pretrain_data",
+    "loss",
+    "finetune_method",
+    "finetune_base",
+    "resolution",
+    "weights_kind",
+    "size",
+)
+
+SCHEMA = yaml.safe_load(
+    r"""
+findings:
+  type: object
+  description: >-
+    headline metrics with intervals, fingerprints by model attributes, a robustness card per
+    model (docs/findings.md)
+  required: [attributes, min_group, bootstrap, confidence]
+  additionalProperties: false
+  properties:
+    attributes:
+      type: string
+      minLength: 1
+      description: >-
+        comma-separated model attributes the fingerprints group by (findings.params.GROUPINGS)
+    min_group:
+      type: integer
+      minimum: 2
+      description: "a group of fewer models is shown as too small"
+    bootstrap:
+      type: integer
+      minimum: 100
+      description: "bootstrap resamples of each group's offset (BCa)"
+    confidence:
+      type: number
+      exclusiveMinimum: 0.5
+      exclusiveMaximum: 1
+      description: "of every interval"
+"""
+)
+
+
+def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
+    if "findings" not in on or "findings" not in params:
+        return []
+    names = [name.strip() for name in str(params["findings"]["attributes"]).split(",")]
+    return [
+        "findings.attributes: " + unknown("model attribute", name, GROUPINGS)
+        for name in names
+        if name not in GROUPINGS
+    ]

@@ -1,0 +1,78 @@
+"""What the numbers mean: the run's headline metrics with intervals, fingerprints (each model
+attribute's offset from the pooled line of a robustness metric against in-distribution top-1), and
+a robustness card per model. Report stages: they read the summary (no model work)."""
+
+from vlstress.workflow.paths import SUMMARY
+from vlstress.workflow.spec import Output, Stage, Suite
+from vlstress.workflow.stages import small
+
+FINDINGS = "results/findings"
+
+SUITE = Suite(
+    "findings",
+    "headline metrics with intervals, fingerprints by model attributes, a robustness card per"
+    " model",
+    needs=("findings",),
+    requires=("zeroshot",),
+    stages=(
+        Stage(
+            "fingerprints",
+            "vlstress fingerprints --summary {in.summary}"
+            " --in-distribution {p.zeroshot.in_distribution}"
+            " --attributes {p.findings.attributes} --min-group {p.findings.min_group}"
+            " --bootstrap {p.findings.bootstrap} --confidence {p.findings.confidence}"
+            " --seed {p.seed} --out-csv {out.csv} --out-md {out.md} --out-tex {out.tex}"
+            " --out-json {out.json} --out-fig {out.png} --out-lines {out.lines_png}",
+            inputs={"summary": SUMMARY},
+            outputs={
+                "csv": small(f"{FINDINGS}/fingerprints.csv"),
+                "md": small(
+                    f"{FINDINGS}/fingerprints.md", caption="fingerprints", category="Tables"
+                ),
+                "tex": small(f"{FINDINGS}/fingerprints.tex"),
+                "json": small(f"{FINDINGS}/fingerprints.json"),
+                "png": Output(
+                    "results/figures/fingerprints.png", caption="fingerprints", category="Figures"
+                ),
+                "pdf": Output("results/figures/fingerprints.pdf"),
+                "lines_png": Output(
+                    "results/figures/fingerprint_lines.png",
+                    caption="fingerprint_lines",
+                    category="Figures",
+                ),
+                "lines_pdf": Output("results/figures/fingerprint_lines.pdf"),
+            },
+            suite="findings",
+            doc="each model attribute's offset from the pooled line of every headline metric"
+            " against in-distribution top-1, with intervals and Holm's correction",
+        ),
+        Stage(
+            "cards",
+            "vlstress cards {params_files} --summary {in.summary}"
+            " --confidence {p.findings.confidence}"
+            " --out-dir {out.cards} --out-csv {out.csv} --out-md {out.md}",
+            inputs={"summary": SUMMARY},
+            input_lists={"records": "records"},
+            outputs={
+                # pages with embedded figures: in the DVC cache (and remote), as the figures are
+                "cards": Output("results/cards", directory=True),
+                "csv": small(f"{FINDINGS}/headlines.csv"),
+                "md": small(f"{FINDINGS}/headlines.md", caption="headlines", category="Tables"),
+            },
+            suite="findings",
+            doc="a static HTML robustness card per model and an index comparing them; every"
+            " headline metric with its interval",
+        ),
+    ),
+    commands={
+        "fingerprints": (
+            "vlstress.suites.findings.commands.fingerprints",
+            "robustness fingerprints of model attributes: offsets from the pooled line, intervals",
+        ),
+        "cards": (
+            "vlstress.suites.findings.commands.cards",
+            "a static HTML robustness card per model and a sortable index of all models",
+        ),
+    },
+    params="vlstress.suites.findings.params",
+)

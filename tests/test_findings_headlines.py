@@ -1,0 +1,133 @@
+"""The headline table of the findings suite: the tasks' declared headline metrics, one row per
+(model, task, set, condition), Wilson intervals for shares, the pool percentile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vlstress.report import tasks
+from vlstress.report.records import RECORD_COLUMNS, read_summary
+from vlstress.suites.findings.headlines import headline_table, percentiles
+from vlstress.suites.findings.intervals import wilson_percent
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_wilson_matches_newcombes_published_intervals():
+    """Newcombe (1998), Statistics in Medicine 17:857, Table I, method 3 (score interval):
+    81/263 -> 0.2553-0.3662, 15/148 -> 0.0624-0.1605, 20/20 -> 0.8389-1."""
+    lo, hi = wilson_percent(
+        np.array([81 / 263 * 100, 15 / 148 * 100, 100.0]), np.array([263, 148, 20])
+    )
+    assert np.round(lo / 100, 4).tolist() == [0.2553, 0.0624, 0.8389]
+    assert np.round(hi / 100, 4).tolist() == [0.3662, 0.1605, 1.0]
+
+
+def test_wilson_is_empty_without_items_and_narrows_with_more():
+    lo, hi = wilson_percent(np.array([20.0, 20.0, 20.0, np.nan]), np.array([30, 300, 0, 30]))
+    assert np.isnan(lo[2]) and np.isnan(hi[3])
+    assert hi[0] - lo[0] > 2.5 * (hi[1] - lo[1])  # about sqrt(10) narrower
+    # the demo's n = 30: a top-1 of 20% is 9.5% to 37.3%, an interval of about ±14 points
+    assert (round(lo[0], 1), round(hi[0], 1)) == (9.5, 37.3)
+
+
+def _row(model, task, metric, value, **kw):
+    row = dict.fromkeys(RECORD_COLUMNS)
+    row.update(
+        model=model,
+        label=model,
+        arch="ViT-S-32-alt",
+        weights="random-init (seed 0)",
+        weights_kind="random-init",
+        dataset="objects",
+        n_images=30,
+        n_captions=150,
+        task=task,
+        condition="original",
+        condition_label="original",
+        condition_json="{}",
+        metric=metric,
+        value=value,
+    )
+    row.update(kw)
+    return row
+
+
+def _summary(tmp_path: Path, rows: list[dict]) -> pd.DataFrame:
+    path = tmp_path / "summary.csv"
+    pd.DataFrame(rows, columns=RECORD_COLUMNS).to_csv(path, index=False)
+    return read_summary(path)
+
+
+def test_headlines_follow_each_tasks_declaration(tmp_path):
+    cat = {"condition": "category=cat", "condition_label": "cat"}
+    everything = {"condition": "category=all", "condition_label": "all"}
+    summary = _summary(
+        tmp_path,
+        [
+            _row("a", "zeroshot", "top1", 20.0),
+            _row("a", "zeroshot", "top5", 60.0),  # not a headline
+            _row("b", "zeroshot", "top1", 40.0),
+            # two replicate seeds: their mean
+            _row("a", "retrieval", "t2i_R@1", 10.0, seed=0, dataset="demo"),
+            _row("a", "retrieval", "t2i_R@1", 20.0, seed=1, dataset="demo"),
+            # shape bias (a fraction): a share of the shape + texture decisions (percent of the
+            # 16 cue-conflict images: 3 and 9 of them), of the category "all" only
+            *(
+                _row("a", "shape_bias", metric, value, **everything)
+                for metric, value in [
+                    ("shape_bias", 0.25),
+                    ("shape_decisions", 18.75),
+                    ("texture_decisions", 56.25),
+                    ("n_conflict", 16),
+                ]
+            ),
+            _row("a", "shape_bias", "shape_bias", 0.5, **cat),
+            _row("a", "calibration", "ece", 4.0),
+            _row("b", "calibration", "ece", 9.0),
+        ],
+    )
+    table = headline_table(summary).set_index(["model", "task", "metric"])
+    assert sorted(table.index) == sorted(
+        [
+            ("a", "zeroshot", "top1"),
+            ("b", "zeroshot", "top1"),
+            ("a", "retrieval", "t2i_R@1"),
+            ("a", "shape_bias", "shape_bias"),
+            ("a", "calibration", "ece"),
+            ("b", "calibration", "ece"),
+        ]
+    )
+    retrieval = table.loc[("a", "retrieval", "t2i_R@1")]
+    assert (retrieval["value"], retrieval["n"], retrieval["n_seeds"]) == (15.0, 150, 2)
+    shape = table.loc[("a", "shape_bias", "shape_bias")]
+    assert (shape["value"], shape["n"], shape["condition"]) == (25.0, 12, "category=all")
+    expected = wilson_percent(np.array([25.0]), np.array([12]))
+    assert (shape["lo"], shape["hi"]) == pytest.approx((expected[0][0], expected[1][0]))
+    ece = table.loc[("a", "calibration", "ece")]
+    assert np.isnan(ece["lo"]) and ece["interval"] == "" and not ece["higher_is_better"]
+    # a lower ECE is better: model a is ahead of b there, behind it on top-1
+    frame = headline_table(summary)
+    frame["percentile"] = percentiles(frame)
+    at = frame.set_index(["model", "task"])["percentile"]
+    assert at[("a", "calibration")] == 100.0 and at[("b", "calibration")] == 0.0
+    assert at[("a", "zeroshot")] == 0.0 and at[("b", "zeroshot")] == 100.0
+    assert np.isnan(at[("a", "retrieval")])  # alone on its row: no percentile
+
+
+def test_the_demos_headline_metrics_are_metrics_its_records_write():
+    """Every headline a task declares names a metric its records carry (the committed demo
+    summary): a renamed metric cannot leave the cards silently empty."""
+    summary = read_summary(REPO / "results" / "summary.csv")
+    written = summary.groupby("task")["metric"].agg(set)
+    for name, task in tasks.TASKS.items():
+        if name not in written:
+            continue  # a suite the demo leaves off (video, visual factors)
+        for headline in task.headlines:
+            assert headline.metric in written[name], (name, headline.metric)
+            counts = {headline.n_metric, *headline.n_share} - {None}
+            assert counts <= written[name], (name, counts)

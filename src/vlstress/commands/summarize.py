@@ -19,6 +19,12 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_record_arguments(parser)
+    summary.add_output_arguments(parser)
+
+
+def add_record_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--record PATH` or `--params FILE` (each repeatable): the records a step reads."""
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument(
         "--record", action="append", type=Path, help="a metric record file (repeatable)"
@@ -29,7 +35,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="params file (repeatable, merged in order): the records these params produce",
     )
-    summary.add_output_arguments(parser)
 
 
 def record_list(args: argparse.Namespace) -> list[Path]:

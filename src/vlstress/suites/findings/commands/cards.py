@@ -15,16 +15,9 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument(
-        "--record", action="append", type=Path, help="a metric record file (repeatable)"
-    )
-    source.add_argument(
-        "--params",
-        action="append",
-        type=Path,
-        help="params file (repeatable, merged in order): the records these params produce",
-    )
+    from vlstress.commands.summarize import add_record_arguments
+
+    add_record_arguments(parser)
     parser.add_argument(
         "--summary", required=True, type=Path, help="long CSV of `vlstress summarize`"
     )

@@ -11,9 +11,7 @@ deterministic: the same summary and records give the same bytes (no timestamps).
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import io
 import json
 import math
 import os
@@ -35,6 +33,9 @@ from vlstress.record import Record
 from vlstress.report import tasks
 from vlstress.report.records import ATTRIBUTE_COLUMNS, RECORD_COLUMNS
 from vlstress.suites.findings import headlines
+from vlstress.suites.findings.card_figure import figure_uri
+from vlstress.suites.findings.cells import count_text, interval_text, value_text
+from vlstress.suites.findings.headline_tables import with_percentiles
 
 CASE = ("model", "task", "dataset", "condition")
 RANDOM_INIT = "random-init"
@@ -44,7 +45,6 @@ CALIBRATION_FLAGS = {
     "temperature_at_bound": "the calibration temperature sits on its search bound",
     "temperature_worsens_held_out_nll": "temperature scaling worsens the held-out NLL",
 }
-NO_INTERVAL = "—, needs per-item outcomes"
 ATTRIBUTE_NAMES = {
     "family": "family",
     "tower": "image tower",
@@ -197,22 +197,10 @@ def caveats(model: Model, summary: pd.DataFrame, rows: pd.DataFrame) -> list[str
         width = ((group["hi"] - group["lo"]) / 2).max()
         spread = f"interval ±{width:.1f} points" if np.isfinite(width) else "no interval yet"
         out.append(
-            f"n = {_count(n)}: {spread} ({len(group)} headline number"
+            f"n = {count_text(n)}: {spread} ({len(group)} headline number"
             f"{'s' if len(group) > 1 else ''}: {titles})."
         )
     return out
-
-
-def _count(n: float) -> str:
-    return f"{n:.0f}" if float(n).is_integer() else f"{n:.1f}"
-
-
-def _value(value: float) -> str:
-    return f"{value:.1f}" if np.isfinite(value) else "—"
-
-
-def _interval(lo: float, hi: float) -> str:
-    return f"[{lo:.1f}, {hi:.1f}]" if np.isfinite(lo) and np.isfinite(hi) else NO_INTERVAL
 
 
 def published_numbers(summary: pd.DataFrame) -> dict[tuple[str, str], dict[str, float]]:
@@ -270,9 +258,9 @@ def card_rows(
                 "dataset": row["dataset"],
                 "condition": row["condition_label"],
                 "metric": row["metric_label"],
-                "value": _value(row["value"]),
-                "interval": _interval(row["lo"], row["hi"]),
-                "n": _count(row["n"]) if pd.notna(row["n"]) else "?",
+                "value": value_text(row["value"]),
+                "interval": interval_text(row["lo"], row["hi"]),
+                "n": count_text(row["n"]) if pd.notna(row["n"]) else "?",
                 "small": bool(pd.notna(row["n"]) and row["n"] < headlines.SMALL_N),
                 "seeds": seeds,
                 "standing": _standing(row["percentile"], n_models),
@@ -283,126 +271,11 @@ def card_rows(
     return list(groups.items())
 
 
-# --------------------------------------------------------------------------- the figure
-
-
-def _is_percent(label: str) -> bool:
-    return "%" in label
-
-
-def figure_uri(model: str, rows: pd.DataFrame, table: pd.DataFrame) -> str | None:
-    """Each headline number of `model` (blue dot, 95% interval) against the run's other models on
-    the same row (grey dots), a block of rows per task and metric: metrics in percent share one
-    0-100 axis, any other metric gets its own. A PNG data URI, the same bytes for the same input."""
-    from matplotlib.figure import Figure
-
-    from vlstress.report import figures
-
-    if rows.empty:
-        return None
-    figures.setup()
-    percent = rows["metric_label"].map(_is_percent)
-    blocks = [rows[percent]] + [g for _, g in rows[~percent].groupby("metric", sort=False)]
-    blocks = [b for b in blocks if not b.empty]
-    lines = [len(b) + b.groupby(["task", "metric"], sort=False).ngroups for b in blocks]
-    fig = Figure(figsize=(9.0, 0.19 * sum(lines) + 0.9 * len(blocks) + 0.3))
-    axes = fig.subplots(
-        len(blocks), 1, squeeze=False, gridspec_kw={"height_ratios": [n + 3 for n in lines]}
-    )[:, 0]
-    others = table[table["model"] != model]
-    for ax, block in zip(axes, blocks):
-        _draw_block(ax, block, others)
-        if _is_percent(block["metric_label"].iloc[0]):
-            ax.set_xlim(-2, 102)
-            ax.set_xlabel("percent", fontsize=8)
-        else:
-            ax.set_xlabel(block["metric_label"].iloc[0], fontsize=8)
-    fig.suptitle(
-        "blue: this model (95% interval where one is defined); grey: the run's other models",
-        fontsize=9,
-        x=0.01,
-        ha="left",
-    )
-    fig.set_layout_engine("constrained")
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=90, metadata={"Software": None})
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def _shorten(text: str, most: int = 48) -> str:
-    """A row label that leaves the plot room (the card's table has it in full): cut in the
-    middle, since a condition's last words (`severity=5`) are what tell rows apart."""
-    if len(text) <= most:
-        return text
-    head = most // 2 - 1
-    return text[:head] + "…" + text[len(text) - (most - head - 1) :]
-
-
-def _draw_block(ax: Any, block: pd.DataFrame, others: pd.DataFrame) -> None:
-    """Rows of one axis: a bold heading per task and metric (written inside the plot, so that the
-    labels leave the numbers room), then one line per set × condition."""
-    from matplotlib.transforms import blended_transform_factory
-
-    # from the figure's left edge: a heading runs over the row labels and the plot alike
-    across = blended_transform_factory(ax.figure.transFigure, ax.transData)
-    labels: list[str] = []
-    y = 0
-    for shade, ((_, _), group) in enumerate(block.groupby(["task", "metric"], sort=False)):
-        first = group.iloc[0]
-        better = "higher" if first["higher_is_better"] else "lower"
-        ax.text(
-            0.01,
-            y,
-            f"{first['task_title']}: {first['metric_label']} ({better} is better)",
-            transform=across,
-            fontsize=7.5,
-            fontweight="bold",
-            va="center",
-            ha="left",
-            in_layout=False,
-        )
-        if shade % 2:
-            ax.axhspan(y - 0.5, y + len(group) + 0.5, color="0.95", zorder=0, linewidth=0)
-        labels.append("")
-        y += 1
-        keys = ["task", "metric", "dataset", "condition"]
-        pool = group[keys].merge(others[[*keys, "value"]], on=keys, how="left")
-        place = {k: y + i for i, k in enumerate(zip(group["dataset"], group["condition"]))}
-        ax.scatter(
-            pool["value"],
-            [place[k] for k in zip(pool["dataset"], pool["condition"])],
-            s=12,
-            color="0.6",
-            zorder=2,
-            linewidths=0,
-        )
-        ys = np.arange(y, y + len(group))
-        value, lo, hi = (group[c].to_numpy(dtype="float64") for c in ("value", "lo", "hi"))
-        has = np.isfinite(lo) & np.isfinite(hi)
-        ax.errorbar(
-            value[has],
-            ys[has],
-            # a rounding hair outside the interval (0% and its lower bound 1e-15) is no error
-            xerr=np.clip([value[has] - lo[has], hi[has] - value[has]], 0.0, None),
-            fmt="none",
-            ecolor="C0",
-            elinewidth=1.3,
-            capsize=2,
-            zorder=3,
-        )
-        ax.scatter(value, ys, s=22, color="C0", zorder=4)
-        labels += [
-            f"{_shorten(f'{d} · {c}')}  (n = {_count(n) if pd.notna(n) else '?'})"
-            for d, c, n in zip(group["dataset"], group["condition_label"], group["n"])
-        ]
-        y += len(group)
-    ax.set_yticks(np.arange(y), labels=labels, fontsize=7)
-    ax.set_ylim(y - 0.5, -0.5)
-    ax.tick_params(axis="x", labelsize=7)
-    ax.grid(axis="y", visible=False)
-
-
 # --------------------------------------------------------------------------- the index
+
+
+def _n_text(n: float) -> str:
+    return count_text(n) if pd.notna(n) else "?"
 
 
 def index_columns(table: pd.DataFrame) -> list[dict[str, Any]]:
@@ -421,18 +294,23 @@ def index_columns(table: pd.DataFrame) -> list[dict[str, Any]]:
         cells = {}
         for model, rows in group.groupby("model", sort=False):
             tip = "; ".join(
-                f"{r['dataset']} · {r['condition_label']}: {_value(r['value'])} "
-                f"{_interval(r['lo'], r['hi'])}, n = {_count(r['n']) if pd.notna(r['n']) else '?'}"
+                f"{r['dataset']} · {r['condition_label']}: {value_text(r['value'])} "
+                f"{interval_text(r['lo'], r['hi'])}, n = {_n_text(r['n'])}"
                 for r in rows.to_dict("records")
             )
             mean = float(rows["value"].mean())
             if not single:
                 small = f"of {len(rows)}"
             elif np.isfinite(rows["lo"].iloc[0]):
-                small = _interval(rows["lo"].iloc[0], rows["hi"].iloc[0])
+                small = interval_text(rows["lo"].iloc[0], rows["hi"].iloc[0])
             else:
                 small = "no interval"
-            cells[str(model)] = {"value": mean, "text": _value(mean), "small": small, "tip": tip}
+            cells[str(model)] = {
+                "value": mean,
+                "text": value_text(mean),
+                "small": small,
+                "tip": tip,
+            }
         columns.append(
             {
                 "title": first["task_title"],
@@ -468,12 +346,6 @@ def _environment():
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-
-
-def with_percentiles(table: pd.DataFrame) -> pd.DataFrame:
-    table = table.copy()
-    table["percentile"] = headlines.percentiles(table) if not table.empty else []
-    return table
 
 
 def pages(
@@ -522,46 +394,3 @@ def write_pages(out_dir: Path, found: Mapping[str, str]) -> None:
     with atomic_dir(out_dir) as tmp:
         for name, html in sorted(found.items()):
             (tmp / name).write_text(html, encoding="utf-8")
-
-
-# --------------------------------------------------------------------------- the headline tables
-
-
-def headlines_csv(table: pd.DataFrame) -> str:
-    """Every headline row with its interval and percentile."""
-    return with_percentiles(table).to_csv(index=False, lineterminator="\n")
-
-
-def headlines_markdown(table: pd.DataFrame, confidence: float) -> str:
-    """Per task, a row per model × set × condition × metric: `value [lo, hi]` and n; a model
-    fine-tuned from a random-init one is labelled so."""
-    from vlstress.report.figures import mark_random_init
-
-    table = mark_random_init(table)
-    level = f"{100 * confidence:g}%"
-    parts = [
-        "# Headline metrics",
-        "",
-        f"Values in percent (shape bias: a share of shape or texture decisions). Intervals: "
-        f"Wilson's {level} score interval for proportions, over the items each record counted; "
-        "none yet for the other metrics (ECE, AUROC, FPR@95, flip probability, error ratios), "
-        "whose intervals need the per-item outcomes.",
-    ]
-    for _, group in table.groupby("task", sort=False):
-        cells = pd.DataFrame(
-            {
-                "model": group["label"],
-                "set": group["dataset"],
-                "condition": group["condition_label"],
-                "metric": group["metric_label"],
-                f"value [{level} interval]": [
-                    f"{_value(v)} {_interval(lo, hi)}" if np.isfinite(lo) else f"{_value(v)}"
-                    for v, lo, hi in zip(group["value"], group["lo"], group["hi"])
-                ],
-                "n": [_count(n) if pd.notna(n) else "?" for n in group["n"]],
-            }
-        )
-        parts += ["", f"## {group['task_title'].iloc[0]}", "", cells.to_markdown(index=False)]
-    if table.empty:
-        parts += ["", "No headline metrics in this run."]
-    return "\n".join(parts) + "\n"

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> None:
     from vlstress.errors import VlstressError
     from vlstress.io import sha256_file, write_text
     from vlstress.report.records import read_records, read_summary
-    from vlstress.suites.findings import cards, headlines
+    from vlstress.suites.findings import cards, headline_tables, headlines
 
     if not 0.5 < args.confidence < 1:
         raise VlstressError(f"--confidence {args.confidence}: expected a number in (0.5, 1)")
@@ -65,6 +65,6 @@ def run(args: argparse.Namespace) -> None:
     )
     table = headlines.headline_table(summary, args.confidence)
     cards.write_pages(args.out_dir, pages)
-    write_text(args.out_csv, cards.headlines_csv(table))
-    write_text(args.out_md, cards.headlines_markdown(table, args.confidence))
+    write_text(args.out_csv, headline_tables.headlines_csv(table))
+    write_text(args.out_md, headline_tables.headlines_markdown(table, args.confidence))
     log.info("%d card(s) and an index in %s", len(pages) - 1, args.out_dir)

@@ -1,0 +1,55 @@
+"""The run's headline table with intervals and standing: CSV and Markdown."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from vlstress.suites.findings import headlines
+from vlstress.suites.findings.cells import count_text, interval_text, value_text
+
+
+def with_percentiles(table: pd.DataFrame) -> pd.DataFrame:
+    table = table.copy()
+    table["percentile"] = headlines.percentiles(table) if not table.empty else []
+    return table
+
+
+def headlines_csv(table: pd.DataFrame) -> str:
+    """Every headline row with its interval and percentile."""
+    return with_percentiles(table).to_csv(index=False, lineterminator="\n")
+
+
+def headlines_markdown(table: pd.DataFrame, confidence: float) -> str:
+    """Per task, a row per model × set × condition × metric: `value [lo, hi]` and n; a model
+    fine-tuned from a random-init one is labelled so."""
+    from vlstress.report.figures import mark_random_init
+
+    table = mark_random_init(table)
+    level = f"{100 * confidence:g}%"
+    parts = [
+        "# Headline metrics",
+        "",
+        f"Values in percent (shape bias: a share of shape or texture decisions). Intervals: "
+        f"Wilson's {level} score interval for proportions, over the items each record counted; "
+        "none yet for the other metrics (ECE, AUROC, FPR@95, flip probability, error ratios), "
+        "whose intervals need the per-item outcomes.",
+    ]
+    for _, group in table.groupby("task", sort=False):
+        cells = pd.DataFrame(
+            {
+                "model": group["label"],
+                "set": group["dataset"],
+                "condition": group["condition_label"],
+                "metric": group["metric_label"],
+                f"value [{level} interval]": [
+                    f"{value_text(v)} {interval_text(lo, hi)}" if np.isfinite(lo) else value_text(v)
+                    for v, lo, hi in zip(group["value"], group["lo"], group["hi"])
+                ],
+                "n": [count_text(n) if pd.notna(n) else "?" for n in group["n"]],
+            }
+        )
+        parts += ["", f"## {group['task_title'].iloc[0]}", "", cells.to_markdown(index=False)]
+    if table.empty:
+        parts += ["", "No headline metrics in this run."]
+    return "\n".join(parts) + "\n"

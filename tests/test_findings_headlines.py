@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from vlstress.report import tasks
+from vlstress.report.intervals import wilson_percent
 from vlstress.report.records import RECORD_COLUMNS, read_summary
 from vlstress.suites.findings.headlines import headline_table, percentiles
-from vlstress.suites.findings.intervals import wilson_percent
 
 REPO = Path(__file__).resolve().parents[1]
 

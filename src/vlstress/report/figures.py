@@ -201,6 +201,44 @@ def sample_note(rows: pd.DataFrame, unit: str = "images") -> str:
     )
 
 
+WILSON_NOTE = "error bars: 95% Wilson interval over the n images of each bar"
+
+
+def wilson_bars(
+    ax: Any, data: pd.DataFrame, x: str, hue: str, order: Sequence[str], hue_order: Sequence[str]
+) -> int:
+    """95% Wilson intervals on the bars of a seaborn bar plot of shares in percent (`value` over
+    `n_images` items; `order` the x categories, `hue_order` one bar container each). A bar that
+    stands for more than one row (a mean) gets none. Returns how many bars got one."""
+    from vlstress.report.intervals import wilson_percent
+
+    cases = data.groupby([x, hue], sort=False)
+    drawn = 0
+    for container, level in zip(ax.containers, hue_order):
+        for bar in container:
+            centre = bar.get_x() + bar.get_width() / 2
+            name = order[round(centre)]  # categorical x positions are 0, 1, ...
+            key = (name, level)
+            if key not in cases.groups or len(cases.groups[key]) != 1:
+                continue
+            row = cases.get_group(key).iloc[0]
+            lo, hi = wilson_percent([row["value"]], [row["n_images"]])
+            if pd.isna(lo[0]):
+                continue
+            ax.errorbar(
+                centre,
+                row["value"],
+                yerr=[[max(row["value"] - lo[0], 0.0)], [max(hi[0] - row["value"], 0.0)]],
+                fmt="none",
+                ecolor="0.2",
+                elinewidth=1.0,
+                capsize=2.5,
+                zorder=3,
+            )
+            drawn += 1
+    return drawn
+
+
 def identical_series(values: pd.DataFrame, by: str = "label") -> dict[str, str]:
     """Series that repeat an earlier one exactly: `values` holds one row per (series, point) with
     a `point` column (any hashable) and `value`; returns series -> the earlier series it equals at

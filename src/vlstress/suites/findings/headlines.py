@@ -12,8 +12,8 @@ import pandas as pd
 
 from vlstress.report import tasks
 from vlstress.report.display import Headline
+from vlstress.report.intervals import wilson_percent
 from vlstress.report.records import ATTRIBUTE_COLUMNS
-from vlstress.suites.findings.intervals import wilson_percent
 
 CASE = ["model", "dataset", "task", "condition"]
 MODEL_COLUMNS = [

@@ -10,12 +10,14 @@ import pandas as pd
 import seaborn as sns
 
 from vlstress.report.figures import (
+    WILSON_NOTE,
     FigureResult,
     _add_notes,
     _tick,
     chance_levels,
     chance_line,
     sample_note,
+    wilson_bars,
 )
 from vlstress.report.figures import no_records as _none
 
@@ -40,6 +42,7 @@ def stylized_accuracy(table: pd.DataFrame) -> FigureResult:
         errorbar=None,
         ax=ax,
     )
+    bars = wilson_bars(ax, rows, "label", "which", labels, ["clean", "stylized (AdaIN)"])
     ax.set_xticks(range(len(labels)), [_tick(label) for label in labels])
     ax.set_xlabel("")
     ax.set_ylabel("zero-shot top-1 (%)")
@@ -63,6 +66,7 @@ def stylized_accuracy(table: pd.DataFrame) -> FigureResult:
         + (" (random weights: not a real stylization)" if random else ""),
         sample_note(rows),
         "dashed: chance (100 / classes)" if chance_levels(rows) else "chance unknown",
+        *([WILSON_NOTE] if bars else []),
     ]
     fig.tight_layout()
     _add_notes(fig, notes)

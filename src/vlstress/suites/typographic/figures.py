@@ -8,7 +8,15 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from vlstress.report.figures import FigureResult, _add_notes, _dataset, _tick, sample_note
+from vlstress.report.figures import (
+    WILSON_NOTE,
+    FigureResult,
+    _add_notes,
+    _dataset,
+    _tick,
+    sample_note,
+    wilson_bars,
+)
 from vlstress.report.figures import no_records as _none
 
 
@@ -36,6 +44,8 @@ def typographic_attack(table: pd.DataFrame) -> FigureResult:
         errorbar=None,
         palette="colorblind",
     )
+    labels = list(dict.fromkeys(data["label"]))
+    bars = wilson_bars(ax, data, "label", "measure", labels, list(names.values()))
     ax.set_xticks(ax.get_xticks())
     ax.set_xticklabels([_tick(t.get_text()) for t in ax.get_xticklabels()], fontsize="small")
     ax.set_xlabel("")
@@ -43,7 +53,7 @@ def typographic_attack(table: pd.DataFrame) -> FigureResult:
     ax.set_ylim(0, max(100.0, float(np.nanmax(data["value"])) + 5))
     ax.set_title(f"Typographic attack ({_dataset(data)})")
     sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, title=None)
-    notes = [sample_note(data)]
+    notes = [sample_note(data), *([WILSON_NOTE] if bars else [])]
     fig.tight_layout()
     _add_notes(fig, notes)
     return fig, notes

@@ -9,11 +9,13 @@ import pandas as pd
 import seaborn as sns
 
 from vlstress.report.figures import (
+    WILSON_NOTE,
     FigureResult,
     _add_notes,
     chance_levels,
     draw_chance,
     sample_note,
+    wilson_bars,
 )
 from vlstress.report.figures import no_records as _none
 from vlstress.report.figures import task_rows as _task
@@ -37,6 +39,9 @@ def zeroshot_accuracy(table: pd.DataFrame) -> FigureResult:
         errorbar=None,
         palette="colorblind",
     )
+    bars = wilson_bars(
+        ax, data.assign(dataset=data["dataset"].astype(str)), "dataset", "label", sets, labels
+    )
     chance = chance_levels(data)
     drawn = draw_chance(ax, [chance.get(name) for name in sets])
     ax.set_ylim(0, 100)
@@ -45,6 +50,8 @@ def zeroshot_accuracy(table: pd.DataFrame) -> FigureResult:
     ax.set_title("Zero-shot top-1 accuracy")
     sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, title=None)
     notes = [f"{len(sets)} test set(s): {', '.join(sets)}", sample_note(data)]
+    if bars:
+        notes.append(WILSON_NOTE)
     notes.append(
         "dashed: chance (100 / classes)" if drawn else "chance unknown: no class counts recorded"
     )

@@ -144,3 +144,35 @@ def test_dvc_keeps_a_failed_steps_record(project):
     put_back(root, good, stamp)
     status = run_ok("dvc", "status", cwd=root, env=env)
     assert "Data and pipelines are up to date" in status, status[-3000:]
+
+
+@pytest.mark.slow
+def test_snakemake_puts_back_a_failed_steps_cached_outputs(project):
+    """Snakemake deletes a job's outputs before it runs; when the job then fails, the outputs DVC
+    keeps in its cache (here a model's retrieval embeddings) come back as they were, and once the
+    input is good again nothing is left to do in either front end."""
+    root, env = project
+    folder = root / EMBEDDINGS
+
+    def contents() -> dict[str, bytes]:
+        return {
+            str(p.relative_to(folder)): p.read_bytes()
+            for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != STAMP
+        }
+
+    before = contents()
+    assert "images.npy" in before
+    manifest = root / "data" / "prepared" / "manifest.json"
+    good, ns = manifest.read_bytes(), manifest.stat().st_mtime_ns
+    manifest.write_text("{ not json")  # the embedding step fails on its own input
+    output = run_fails("snakemake", "--cores", "1", root=root, env=env)
+    assert "embed_retrieval" in output and "manifest.json" in output, output[-3000:]
+    assert f"put back 1 output(s) of the failed step(s) from the DVC cache: {EMBEDDINGS}" in output
+    assert contents() == before
+    manifest.write_bytes(good)
+    os.utime(manifest, ns=(ns, ns))
+    plan = run_ok("snakemake", "-n", "--cores", "1", cwd=root, env=env)
+    assert "Nothing to be done" in plan, plan[-3000:]
+    status = run_ok("dvc", "status", cwd=root, env=env)
+    assert "Data and pipelines are up to date" in status, status[-3000:]

@@ -205,10 +205,16 @@ WILSON_NOTE = "error bars: 95% Wilson interval over the n images of each bar"
 
 
 def wilson_bars(
-    ax: Any, data: pd.DataFrame, x: str, hue: str, order: Sequence[str], hue_order: Sequence[str]
+    ax: Any,
+    data: pd.DataFrame,
+    x: str,
+    hue: str,
+    order: Sequence[str],
+    hue_order: Sequence[str],
+    n_column: str = "n_images",
 ) -> int:
     """95% Wilson intervals on the bars of a seaborn bar plot of shares in percent (`value` over
-    `n_images` items; `order` the x categories, `hue_order` one bar container each). A bar that
+    `n_column` items; `order` the x categories, `hue_order` one bar container each). A bar that
     stands for more than one row (a mean) gets none. Returns how many bars got one."""
     from vlstress.report.intervals import wilson_percent
 
@@ -222,7 +228,7 @@ def wilson_bars(
             if key not in cases.groups or len(cases.groups[key]) != 1:
                 continue
             row = cases.get_group(key).iloc[0]
-            lo, hi = wilson_percent([row["value"]], [row["n_images"]])
+            lo, hi = wilson_percent([row["value"]], [row[n_column]])
             if pd.isna(lo[0]):
                 continue
             ax.errorbar(

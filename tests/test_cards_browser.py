@@ -35,9 +35,12 @@ def _chromium() -> str:
         return found
     if os.geteuid() != 0 or not shutil.which("apt-get"):
         pytest.skip("Chromium (Debian package `chromium`) is not installed and cannot be installed")
-    done = subprocess.run(
-        ["apt-get", "install", "-y", "chromium"], capture_output=True, text=True, timeout=900
-    )
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    install = ["apt-get", "install", "-y", "-q", "chromium"]
+    done = subprocess.run(install, capture_output=True, text=True, timeout=900, env=env)
+    if done.returncode != 0:  # a fresh machine may have no package lists yet
+        subprocess.run(["apt-get", "update", "-q"], capture_output=True, timeout=900, env=env)
+        done = subprocess.run(install, capture_output=True, text=True, timeout=900, env=env)
     if done.returncode != 0 or not Path(CHROMIUM).exists():
         pytest.skip(f"`apt-get install -y chromium` failed: {done.stderr[-500:]}")
     return CHROMIUM

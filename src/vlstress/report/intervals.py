@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from statsmodels.stats.proportion import proportion_confint
 
 
 def wilson_percent(
-    value_pct: np.ndarray, n: np.ndarray, confidence: float = 0.95
+    value_pct: ArrayLike, n: ArrayLike, confidence: float = 0.95
 ) -> tuple[np.ndarray, np.ndarray]:
     """The Wilson interval of shares given in percent of `n` items (NaN where n is missing or 0).
     A share averaged over seeds is a fractional count: the score interval takes it as it is."""
-    value_pct = np.asarray(value_pct, dtype="float64")
-    n = np.asarray(n, dtype="float64")
-    lo = np.full(value_pct.shape, np.nan)
-    hi = np.full(value_pct.shape, np.nan)
-    ok = np.isfinite(value_pct) & np.isfinite(n) & (n > 0)
+    values = np.asarray(value_pct, dtype="float64")
+    items = np.asarray(n, dtype="float64")
+    lo = np.full(values.shape, np.nan)
+    hi = np.full(values.shape, np.nan)
+    ok = np.isfinite(values) & np.isfinite(items) & (items > 0)
     if ok.any():
-        count = np.clip(value_pct[ok], 0.0, 100.0) / 100.0 * n[ok]
-        low, high = proportion_confint(count, n[ok], alpha=1.0 - confidence, method="wilson")
+        count = np.clip(values[ok], 0.0, 100.0) / 100.0 * items[ok]
+        low, high = proportion_confint(count, items[ok], alpha=1.0 - confidence, method="wilson")
         lo[ok] = 100.0 * np.asarray(low)
         hi[ok] = 100.0 * np.asarray(high)
     return lo, hi

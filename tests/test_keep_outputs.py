@@ -53,29 +53,63 @@ def test_git_tracked_files_are_kept_while_their_step_runs(repo_root):
     assert not is_flagged(rule_spec(embed, params, ["params.yaml"]).output["emb"], "update")
 
 
-def test_a_failed_jobs_kept_files_get_their_time_back_when_their_bytes_are_the_same(tmp_path):
+class FakeMetadata:
+    """Snakemake's metadata store, as `failed_jobs` uses it: records by output path."""
+
+    def __init__(self, records: dict[str, str]) -> None:
+        self.records = dict(records)
+
+    def _get_key(self, path) -> str:
+        return str(path)
+
+    def _read_record(self, key: str):
+        return self.records.get(key)
+
+    def _write_record(self, key: str, record) -> None:
+        self.records[key] = record
+
+    def _delete_record(self, key: str) -> bool:
+        return self.records.pop(key, None) is not None
+
+    def _clear_cache(self) -> None:
+        pass
+
+
+def test_a_failed_jobs_outputs_get_their_time_and_metadata_back(tmp_path):
+    """Kept files whose bytes are those of before get their old time back; every output of a job
+    that did not finish gets the metadata record it had (Snakemake records a failed job as
+    finished from its new inputs); a job that finished keeps what it wrote."""
     from types import SimpleNamespace
 
     from snakemake.ioflags import update
 
-    from vlstress.pipeline import snakemake as stages
+    from vlstress.pipeline import failed_jobs
 
     same, rewritten, done = (tmp_path / name for name in ("same.json", "new.json", "done.json"))
+    fresh = tmp_path / "fresh.json"  # an output the failed job never made before
     for path in (same, rewritten, done):
         path.write_text("old")
         os.utime(path, ns=(10**18, 10**18))
-    failed = SimpleNamespace(output=[update(str(same)), update(str(rewritten))])
+    failed = SimpleNamespace(output=[update(str(same)), update(str(rewritten)), str(fresh)])
     finished = SimpleNamespace(output=[update(str(done))])
     dag = SimpleNamespace(needrun_jobs=lambda: [failed, finished], finished_jobs=[])
-    workflow = SimpleNamespace(dag=dag)
-    stages.remember_kept_outputs(workflow)
-    for path, text in ((same, "old"), (rewritten, "new"), (done, "old")):
+    old = {str(p): f"record of {p.name}" for p in (same, rewritten, done)}
+    workflow = SimpleNamespace(dag=dag, persistence=FakeMetadata(old))
+    failed_jobs.remember(workflow)
+    for path, text in ((same, "old"), (rewritten, "new"), (done, "old"), (fresh, "new")):
         path.write_text(text)  # a copy put back, a file the job wrote before it failed, a rerun
+    workflow.persistence.records = {str(p): "finished from the new inputs" for p in failed.output}
+    workflow.persistence.records[str(done)] = "the rerun's"
     dag.finished_jobs = [finished]
-    stages.restore_kept_times(workflow)
+    assert failed_jobs.put_back(workflow) == []  # no DVC here: nothing to take from its cache
     assert same.stat().st_mtime_ns == 10**18
     assert rewritten.stat().st_mtime_ns != 10**18
     assert done.stat().st_mtime_ns != 10**18
+    assert workflow.persistence.records == {
+        str(same): "record of same.json",
+        str(rewritten): "record of new.json",
+        str(done): "the rerun's",
+    }
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +159,9 @@ def test_snakemake_keeps_a_failed_steps_record_and_its_time(project):
     assert record.read_bytes() == before
     # with its old time, the steps after it stay done once the input is good again
     assert record.stat().st_mtime_ns == ns
+    # the failure is not forgotten: as it is, the next run tries the step again
+    plan = run_ok("snakemake", "-n", "--cores", "1", cwd=root, env=env)
+    assert "evaluate" in plan and "Nothing to be done" not in plan, plan[-3000:]
     put_back(root, good, stamp)
     # the input as it was: the old record is the one it makes, nothing is left to do
     plan = run_ok("snakemake", "-n", "--cores", "1", cwd=root, env=env)
@@ -170,6 +207,8 @@ def test_snakemake_puts_back_a_failed_steps_cached_outputs(project):
     assert "embed_retrieval" in output and "manifest.json" in output, output[-3000:]
     assert f"put back 1 output(s) of the failed step(s) from the DVC cache: {EMBEDDINGS}" in output
     assert contents() == before
+    plan = run_ok("snakemake", "-n", "--cores", "1", cwd=root, env=env)
+    assert "embed_retrieval" in plan and "Nothing to be done" not in plan, plan[-3000:]
     manifest.write_bytes(good)
     os.utime(manifest, ns=(ns, ns))
     plan = run_ok("snakemake", "-n", "--cores", "1", cwd=root, env=env)

@@ -10,7 +10,6 @@ so a Snakemake job runs the same command line as the matching DVC stage.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -317,81 +316,6 @@ def remember_folder_times(workflow) -> None:
 
     if workflow.is_main_process and not workflow.dryrun:
         folder_times.remember(folder_times.job_folders(workflow))
-
-
-# path -> (size, mtime in ns, md5) of the kept outputs (`dvc.kept`) of the jobs about to run
-_KEPT: dict[str, tuple[int, int, str]] = {}
-# the other existing outputs of the jobs about to run: Snakemake deletes them before a job runs
-_CACHED: set[str] = set()
-
-
-def _md5(path: str) -> str:
-    with open(path, "rb") as handle:
-        return hashlib.file_digest(handle, "md5").hexdigest()
-
-
-def remember_kept_outputs(workflow) -> None:
-    """Before the jobs run (`onstart`, the main process of a real run): the size, time and md5 of
-    each existing `update()` output of the jobs about to run (small files: records, tables)."""
-    from snakemake.io import is_flagged
-
-    _KEPT.clear()
-    _CACHED.clear()
-    for job in workflow.dag.needrun_jobs():
-        for path in job.output:
-            if is_flagged(path, "update") and os.path.isfile(path):
-                stat = os.stat(path)
-                _KEPT[str(path)] = (stat.st_size, stat.st_mtime_ns, _md5(str(path)))
-            elif os.path.exists(path):
-                _CACHED.add(str(path))
-
-
-def restore_kept_times(workflow) -> None:
-    """After a failed run (`onerror`): Snakemake puts a failed job's `update()` outputs back by
-    copying them, with a new time (every step after it would run again); a file whose bytes are
-    those remembered gets its old time back. The outputs of jobs that finished are left alone."""
-    done = {str(path) for job in workflow.dag.finished_jobs for path in job.output}
-    for path, (size, ns, digest) in _KEPT.items():
-        if path in done or not os.path.isfile(path):
-            continue
-        stat = os.stat(path)
-        if stat.st_mtime_ns != ns and stat.st_size == size and _md5(path) == digest:
-            os.utime(path, ns=(ns, ns))
-
-
-def restore_cached_outputs(workflow, checkout=None, files: list[str] | None = None) -> list[str]:
-    """After a failed run (`onerror`): the outputs Snakemake deleted before running the jobs that
-    then failed (embeddings, data folders, checkpoints: everything but the git-tracked files that
-    `update()` keeps) come back from the DVC cache as dvc.lock last recorded them (a run of either
-    front end commits there), so a failing step loses no result. Their times come back at the next
-    run where their bytes are the same (`restore_folder_times`; Snakemake's checksums of small
-    files). Returns the paths put back."""
-    done = {str(path) for job in workflow.dag.finished_jobs for path in job.output}
-    lost = sorted(path for path in _CACHED - done if not os.path.exists(path))
-    if not lost or files != ["params.yaml"] or not os.path.isdir(".dvc"):
-        return []
-    if not shutil.which("dvc"):
-        print(f"vlstress: dvc not on PATH; {len(lost)} deleted output(s) not put back: {lost}")
-        return []
-    if checkout is not None:
-        checkout.release()  # `dvc checkout` takes the repository lock itself
-    found = subprocess.run(
-        ["dvc", "checkout", "--quiet", *lost], capture_output=True, text=True, check=False
-    )
-    back = [path for path in lost if os.path.exists(path)]
-    if back:
-        print(
-            f"vlstress: put back {len(back)} output(s) of the failed step(s) from the DVC cache: "
-            + ", ".join(back)
-        )
-    missing = [path for path in lost if not os.path.exists(path)]
-    if missing:
-        print(
-            "vlstress: not in the DVC cache (never recorded), so not put back: "
-            + ", ".join(missing)
-            + (f" ({found.stderr.strip().splitlines()[-1]})" if found.stderr.strip() else "")
-        )
-    return back
 
 
 def record_in_dvc_lock(workflow, checkout=None, files: list[str] | None = None) -> None:

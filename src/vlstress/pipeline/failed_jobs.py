@@ -25,6 +25,8 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Any
 
+from vlstress.pipeline import folder_times
+
 STAMP = ".snakemake_timestamp"  # Snakemake's time of a folder output
 
 
@@ -116,6 +118,8 @@ def put_back(workflow, checkout=None, files: list[str] | None = None) -> list[st
         time_ns, file_size = _BEFORE.cached[path]
         if file_size is None or os.path.getsize(path) == file_size:
             _restore_time(path, time_ns)
+    # their old time, not one raised to their step's newer inputs (`folder_times`)
+    folder_times.forget(back)
     for name in unfinished:
         path, record = _BEFORE.metadata[name]
         _set_record(workflow, path, record)

@@ -141,6 +141,18 @@ def restore() -> None:
         _save(record)
 
 
+def forget(paths: Iterable[str]) -> None:
+    """Outputs of a failed step put back as they were: their old time must stand against inputs
+    that may now be newer (the step is to run again), so nothing is remembered of them until a run
+    makes them again."""
+    record = _load()
+    gone = [os.path.normpath(path) for path in paths if os.path.normpath(path) in record]
+    for path in gone:
+        del record[path]
+    if gone:
+        _save(record)
+
+
 def _kept(path: str) -> bool:
     """A folder, or a file larger than Snakemake checksums itself."""
     if os.path.isdir(path):

@@ -770,17 +770,27 @@ def test_both_front_ends_run_the_same_commands(project):
     # card, 2 embeddings, 11 retrieval evaluations, 2 attacks and one step of every other per-model
     # stage); and one code stamp step per stage kind but the gate; the assistant suite: the
     # questions, the assistant's card and answers, the choice of each of the 6 other models, its
-    # figures and table (11)
+    # figures and table (11); findings: the fingerprints and the cards (2)
     kinds = len([s for s in active_stages(demo_params()) if not s.name.startswith("code_")])
     assistant = 1 + 2 + 6 + 2
     timm = 1 + 3 + 1 + 1 + 2 + 1 + 1 + 1 + 1 + 1 + 1 + 1
     retrieval, zeroshot = 46 + 1, 2 * 4 + 4 + 2 + 3 + 1 + 2 * 2 + 2 + 1 + 2
     finetune, report, rest = 4 + 1 + 1 + 1 + 1, 6 + 4, 1 + 5 + 6 + 6 + 5 + 6
-    methods = 2 + 1 + 3 * 29
-    assert kinds == 77
+    methods, findings = 2 + 1 + 3 * 29, 2
+    assert kinds == 79
     assert (
         sum(map(len, smk.values()))
-        == retrieval + zeroshot + finetune + report + rest + timm + methods + assistant + kinds - 1
+        == retrieval
+        + zeroshot
+        + finetune
+        + report
+        + rest
+        + timm
+        + methods
+        + assistant
+        + findings
+        + kinds
+        - 1
     )
 
 

@@ -144,6 +144,8 @@ REPORT_STEPS = {
     "finetune-table",
     "accuracy-vs-recall",
     "stability-report",
+    "fingerprints",
+    "cards",
 }
 
 

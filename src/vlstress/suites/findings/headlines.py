@@ -13,18 +13,11 @@ import pandas as pd
 from vlstress.report import tasks
 from vlstress.report.display import Headline
 from vlstress.report.intervals import wilson_percent
-from vlstress.report.records import ATTRIBUTE_COLUMNS
+from vlstress.report.records import RECORD_COLUMNS
 
 CASE = ["model", "dataset", "task", "condition"]
-MODEL_COLUMNS = [
-    "model",
-    "label",
-    "arch",
-    "weights",
-    "weights_kind",
-    "n_params",
-    *ATTRIBUTE_COLUMNS,
-]
+# what the summary says of the model: its columns before the evaluation's
+MODEL_COLUMNS = RECORD_COLUMNS[: RECORD_COLUMNS.index("dataset")]
 COLUMNS = [
     *MODEL_COLUMNS,
     "task",

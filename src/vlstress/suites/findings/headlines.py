@@ -13,9 +13,9 @@ import pandas as pd
 from vlstress.report import tasks
 from vlstress.report.display import Headline
 from vlstress.report.intervals import wilson_percent
-from vlstress.report.records import RECORD_COLUMNS
+from vlstress.report.records import CASE_COLUMNS, RECORD_COLUMNS
 
-CASE = ["model", "dataset", "task", "condition"]
+CASE = CASE_COLUMNS  # one (model, set, task, condition): a record
 # what the summary says of the model: its columns before the evaluation's
 MODEL_COLUMNS = RECORD_COLUMNS[: RECORD_COLUMNS.index("dataset")]
 COLUMNS = [

@@ -1,14 +1,19 @@
 """The robustness cards' HTML, as jinja2 templates (`cards` renders them): kept in a module so
 that the cards step depends on them as on its code (an edit reruns it)."""
 
-CARD = r"""<!DOCTYPE html>
+# what both pages start with: the provenance a reader sees without opening the JSON
+HEAD = r"""<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="vlstress {{ version }}">
 <meta name="vlstress-summary-sha256" content="{{ summary_sha256 }}">
-<title>{{ card.model.label }}: robustness card</title>
+"""
+
+CARD = (
+    HEAD
+    + r"""<title>{{ card.model.label }}: robustness card</title>
 <style>
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1em; color: #222; line-height: 1.4; }
 h1 { margin-bottom: 0.2em; }
@@ -111,15 +116,11 @@ vlstress {{ version }} · summary sha256 <code>{{ summary_sha256 }}</code> · co
 </body>
 </html>
 """
+)
 
-INDEX = r"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="vlstress {{ version }}">
-<meta name="vlstress-summary-sha256" content="{{ summary_sha256 }}">
-<title>Robustness cards: the run's models</title>
+INDEX = (
+    HEAD
+    + r"""<title>Robustness cards: the run's models</title>
 <style>
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em 1em; color: #222; line-height: 1.4; }
 .muted { color: #777; font-size: 0.9em; }
@@ -218,3 +219,4 @@ vlstress {{ version }} · summary sha256 <code>{{ summary_sha256 }}</code> · co
 </body>
 </html>
 """
+)

@@ -193,3 +193,87 @@ def test_the_params_check_knows_the_block(repo_root):
         "suites.accuracy_vs_recall is on but params lack accuracy_vs_recall" in p
         for p in params_check.problems(bad)
     )
+
+
+# ------------------------------------------------------------------ the figure's line and band
+
+
+def test_points_on_a_logit_line_give_that_line_and_a_band_of_no_width():
+    """logit(R@1) = 2 logit(top-1) + 0.5 exactly: every resample refits the same line."""
+    from scipy.special import expit, logit
+
+    from vlstress.suites.accuracy_vs_recall import band
+
+    top1 = np.array([10.0, 20.0, 35.0, 50.0, 70.0])
+    recall = 100 * expit(2 * logit(top1 / 100) + 0.5)
+    drawn, why = band.curve(top1, recall, epsilon=1e-4, n_resamples=200)
+    assert why is None
+    assert drawn.x[0] == pytest.approx(10.0) and drawn.x[-1] == pytest.approx(70.0)
+    assert drawn.y == pytest.approx(100 * expit(2 * logit(drawn.x / 100) + 0.5))
+    assert drawn.low == pytest.approx(drawn.y) and drawn.high == pytest.approx(drawn.y)
+
+
+def test_the_band_is_the_zero_shot_suites_bootstrap_in_logit_space():
+    """Seeded, pointwise percentiles of refits over resampled models: the same band as
+    robustness.bootstrap_band of the same models (fractions), drawn back in percent, around the
+    line."""
+    from scipy.special import expit
+
+    from vlstress.suites.accuracy_vs_recall import band
+    from vlstress.suites.zeroshot import robustness
+
+    top1 = np.array([12.0, 20.0, 31.0, 44.0, 58.0, 71.0])
+    recall = np.array([5.0, 11.0, 9.0, 22.0, 30.0, 26.0])
+    drawn, why = band.curve(top1, recall, epsilon=1e-4, n_resamples=300, seed=3)
+    assert why is None
+    grid = np.linspace(*robustness.get_transform("logit").to_axis([0.12, 0.71]), band.GRID_POINTS)
+    reference = robustness.bootstrap_band(
+        top1 / 100, recall / 100, grid, "logit", "ols", 1e-4, 300, 3, 0.95
+    )
+    assert drawn.low == pytest.approx(100 * expit(reference.low))
+    assert drawn.high == pytest.approx(100 * expit(reference.high))
+    assert np.all(drawn.low <= drawn.y + 1e-9) and np.all(drawn.y <= drawn.high + 1e-9)
+    assert np.all(drawn.high - drawn.low > 0.5)  # scattered points: a band of some width
+    again, _ = band.curve(top1, recall, epsilon=1e-4, n_resamples=300, seed=3)
+    assert again.low == pytest.approx(drawn.low)  # seeded
+
+
+def test_half_an_item_of_the_coarsest_count_clips_0_and_100(tmp_path):
+    """The demo: top-1 over 30 images, image → text over 14 images, text → image over 70
+    captions: 0 and 100% are clipped to 0.5 / 14."""
+    from vlstress.suites.accuracy_vs_recall import band, report
+
+    table = records.read_summary(summary_of(tmp_path))
+    assert band.half_item(table, "objects") == pytest.approx(0.5 / 14)
+    assert report.count_note(table, "objects") == (
+        "top-1 over 14 images (objects); R@1 over 14 images (image → text), 70 captions "
+        "(text → image)"
+    )
+
+
+def test_the_figure_draws_one_band_per_defined_fit_and_says_why_where_none(tmp_path):
+    import pandas as pd
+
+    from vlstress.report.figures import setup
+    from vlstress.suites.accuracy_vs_recall import report
+
+    rows = []
+    for model, top1, r1 in (("a", 10.0, 4.0), ("b", 10.0, 6.0), ("c", 20.0, 9.0)):
+        rows.append((model, "i2t", "retrieval", "original", top1, r1))
+    for model, top1, r1 in zip("abcde", (10.0, 20, 30, 40, 50), (4.0, 9, 11, 20, 19)):
+        rows.append((model, "t2i", "retrieval", "original", top1, r1))
+    pairs = pd.DataFrame(
+        rows, columns=["model", "direction", "task", "condition", "accuracy", "recall"]
+    )
+    found, _ = correlation.fits(pairs)
+    setup()
+    fig = report.figure(pairs, found, "objects", [], epsilon=0.01, n_resamples=200)
+    i2t, t2i = fig.axes[:2]
+    assert [c.get_gid() for c in t2i.collections].count("band") == 1
+    assert [line.get_gid() for line in t2i.lines].count("line") == 1
+    # three models at two top-1 values: a line, but a third of the resamples have none
+    assert [c.get_gid() for c in i2t.collections].count("band") == 0
+    assert [line.get_gid() for line in i2t.lines].count("line") == 1
+    notes = "\n".join(t.get_text() for t in fig.texts).replace("\n", " ")
+    assert "bands: 95% percentile bootstrap over the models (200 resamples, seed 0" in notes
+    assert "no band: image → text original:" in notes

@@ -378,3 +378,85 @@ def test_the_record_counts_right_wrong_and_unparseable(monkeypatch, tmp_path, fo
     assert [q["correct"] for q in sidecar["questions"]] == [True, True, False, False]
     assert record.provenance["model"]["kind"] == "llava"
     assert record.provenance["params"]["decoding"] == "greedy"
+
+
+# --------------------------------------------------------------------------- table and figure
+
+
+def _summary(counts: dict[str, tuple[str, int, int, int]], n: int = 30):
+    """A summary of multiple-choice records: label -> (arch, right, unparseable, questions)."""
+    import pandas as pd
+
+    condition = {"format": "letters", "options_from": "rn50-openai", "options": 4}
+    rows = []
+    for label, (arch, right, lost, asked) in counts.items():
+        metrics = {
+            "accuracy": 100.0 * right / asked,
+            "unparseable": 100.0 * lost / asked,
+            "n_questions": asked,
+        }
+        for metric, value in metrics.items():
+            rows.append(
+                {
+                    "model": label,
+                    "label": label,
+                    "arch": arch,
+                    "weights": "w",
+                    "weights_kind": "random-init",
+                    "n_params": np.nan,
+                    "dataset": "objects",
+                    "n_images": n,
+                    "task": "multiple_choice",
+                    "condition": "c",
+                    "condition_label": "c",
+                    "condition_json": json.dumps(condition),
+                    "seed": np.nan,
+                    "metric": metric,
+                    "value": value,
+                }  # fmt: skip
+            )
+    return pd.DataFrame(rows)
+
+
+def test_the_table_gives_wilson_intervals_over_the_questions():
+    """Known counts: each cell is statsmodels' Wilson interval of right (unparseable) answers over
+    the questions, and n is a column; a classifier has no unparseable share."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    from vlstress.report import records
+    from vlstress.suites.assistant import table
+
+    summary = _summary({"llava:tiny": ("llava:tiny", 7, 4, 25), "RN50": ("RN50", 12, 0, 25)})
+    caption, frame = table.multiple_choice_table(records.aggregate(summary))
+    assert "95% Wilson interval over the n questions" in caption
+    assert list(frame.columns) == ["kind", "objects n", "objects accuracy", "objects unparseable"]
+    lo, hi = proportion_confint(7, 25, method="wilson")
+    assert frame.loc["llava:tiny", "objects accuracy"] == f"28.0 [{100 * lo:.1f}, {100 * hi:.1f}]"
+    lo, hi = proportion_confint(4, 25, method="wilson")
+    assert (
+        frame.loc["llava:tiny", "objects unparseable"] == f"16.0 [{100 * lo:.1f}, {100 * hi:.1f}]"
+    )
+    assert (
+        frame.loc["RN50", "objects n"] == "25" and frame.loc["RN50", "objects unparseable"] == "–"
+    )
+
+
+def test_the_figure_draws_the_accuracy_interval_and_names_n():
+    """One error bar per model at its accuracy, spanning statsmodels' Wilson interval over its
+    questions; n in the panel title and the notes."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    from vlstress.report import figures as common
+    from vlstress.suites.assistant import figures
+
+    common.setup()
+    summary = _summary({"llava:tiny": ("llava:tiny", 0, 30, 30), "RN50": ("RN50", 9, 0, 30)})
+    fig, notes = figures.multiple_choice(summary)
+    ax = fig.axes[0]
+    assert ax.get_title() == "objects (n = 30 questions)"
+    assert notes[0].startswith("n = 30 questions a test set") and "Wilson" in notes[1]
+    (bars,) = [c for c in ax.containers if type(c).__name__ == "ErrorbarContainer"]
+    segments = bars.lines[2][0].get_segments()  # one horizontal segment per model, in y order
+    spans = [(round(s[0][0], 6), round(s[1][0], 6)) for s in segments]
+    expected = [proportion_confint(k, 30, method="wilson") for k in (0, 9)]
+    assert spans == [(round(100 * lo, 6), round(100 * hi, 6)) for lo, hi in expected]

@@ -144,7 +144,12 @@ def test_the_table_and_calibration_ece_flag_the_fit(tmp_path):
     assert table.BOUND_NOTE in markdown and table.WORSE_NOTE in markdown
     assert "fitted on a seeded split of the ID set and scored on its held-out rest" in markdown
     assert "held-out ID images" not in markdown and "search bound" in latex
-    fig, _ = figures.calibration_ece(summary)
+    fig, notes = figures.calibration_ece(summary)
+    # n on every set's label (below); the fit's n is not in these records; no interval, said so
+    assert notes == [
+        "T fitted on in-distribution images (their number is not recorded)",
+        figures.NO_INTERVAL,
+    ]
     titles = {ax.get_title() for ax in fig.axes if ax.get_visible()}
     assert any(
         "T = 100" in t and "T on the search bound" in t and "worsens" not in t for t in titles
@@ -160,6 +165,17 @@ def test_the_table_and_calibration_ece_flag_the_fit(tmp_path):
     assert "†" not in markdown and "‡" not in markdown
     fig, _ = figures.calibration_ece(fine)
     assert "worsens" not in fig.axes[0].get_title() and "bound" not in fig.axes[0].get_title()
+
+
+def test_calibration_ece_names_the_images_t_was_fitted_on():
+    import pandas as pd
+
+    from vlstress.suites.calibration import figures
+
+    fits = pd.DataFrame({"metric": ["n_fit", "n_fit", "ece"], "value": [15.0, 16.0, 3.0]})
+    assert figures.fit_note(fits) == (
+        "T fitted on n = 15/16 held-out in-distribution images per model"
+    )
 
 
 def test_reliability_diagrams_draw_the_images_per_bin():

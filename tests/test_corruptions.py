@@ -373,7 +373,11 @@ def test_evaluate_corruptions_writes_one_record_per_condition(tmp_path, monkeypa
     assert written == sorted(
         name
         for c, s in expected
-        for name in (f"corruption-{c}-s{s}.json", f"corruption-{c}-s{s}.json.json")
+        for name in (
+            f"corruption-{c}-s{s}.json",
+            f"corruption-{c}-s{s}.json.json",
+            f"corruption-{c}-s{s}.outcomes.npz",
+        )
     )
     for (corruption, severity), top1 in expected.items():
         record = read_record(tmp_path / "out" / f"corruption-{corruption}-s{severity}.json")

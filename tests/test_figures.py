@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 
+import numpy as np
 import pytest
 import yaml
 from PIL import Image
@@ -146,7 +147,13 @@ def test_full_figures_have_all_panels(full_summary):
     fig, notes = figures.recall_bars(table)
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
     assert titles == ["image → text", "text → image"]
-    assert notes == [figures.ERRORBAR_NOTE, "n = 14 images, 70 captions per model (demo)"]
+    assert notes == [
+        f"error bars: {figures.WILSON_QUERIES}, of the mean over variant seeds",
+        "dots: each variant seed's R@1 (the bar is their mean)",
+    ]
+    assert fig.get_suptitle().endswith(
+        "\nn = 14 query images (image → text), 70 query captions (text → image)"
+    )
     legend = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
     assert legend == ["original", "mix λ=0.7", "mix λ=0.9", "patch λ=0.7", "patch λ=0.9"]
     ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
@@ -161,6 +168,71 @@ def test_full_figures_have_all_panels(full_summary):
     heat = fig.axes[0]
     assert len(heat.get_xticklabels()) == 8 and len(heat.get_yticklabels()) == 2
     assert [t.get_text() for t in heat.texts][:4] == ["5.0", "10.0", "15.0", "20.0"]
+    # n stated: each cell is a share of the direction's queries
+    assert heat.get_title().endswith(
+        "n = 14 query images (image → text), 70 query captions (text → image) per cell"
+    )
+
+
+def _wilson(pct, n):
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(pct / 100 * n, n, alpha=0.05, method="wilson")
+    return 100 * lo, 100 * hi
+
+
+def _error_bar_spans(ax):
+    """(x, low, high) of every error bar drawn with ax.errorbar."""
+    from matplotlib.container import ErrorbarContainer
+
+    spans = []
+    for container in ax.containers:
+        if isinstance(container, ErrorbarContainer):
+            for collection in container.lines[2]:
+                spans += [(s[0][0], s[0][1], s[1][1]) for s in collection.get_segments()]
+    return spans
+
+
+def test_recall_bars_carry_wilson_intervals_over_the_queries_of_each_direction(full_summary):
+    """Image → text counts images (14), text → image counts captions (70); a bar that is a mean
+    over seeds takes the mean as a fractional count; its seeds show as dots."""
+    table = records.read_summary(full_summary)
+    setup()
+    fig, _ = figures.recall_bars(table)
+    i2t, t2i = fig.axes[:2]
+    lows = {round(lo, 6): round(hi, 6) for _, lo, hi in _error_bar_spans(i2t)}
+    lo, hi = _wilson(65.0, 14)  # RN50, original gallery, image → text
+    assert lows[round(lo, 6)] == pytest.approx(hi)
+    spans = _error_bar_spans(t2i)
+    assert len(spans) == 2 * 5  # every bar: 2 models x (original + 4 image variants)
+    for pct in (60.0, 52.0):  # RN50: original; mix λ=0.9, the mean of 53, 52, 51
+        lo, hi = _wilson(pct, 70)
+        assert any(a == pytest.approx(lo) and b == pytest.approx(hi) for _, a, b in spans), pct
+    # the caption-counted interval is narrower than an image-counted one would be
+    assert _wilson(60.0, 70)[1] - _wilson(60.0, 70)[0] < _wilson(60.0, 14)[1] - _wilson(60.0, 14)[0]
+    dots = [c for c in t2i.collections if c.get_gid() == "seeds"]
+    assert len(dots) == 2 * 4 and all(len(c.get_offsets()) == 3 for c in dots)  # 3 seeds a bar
+    assert not [c for c in i2t.collections if c.get_gid() == "seeds"]  # one text set per bar
+
+
+def test_lambda_sweep_shades_one_wilson_band_per_model_line(full_summary):
+    """Two λ: each model's line has a band, the Wilson interval of its mean over seeds at each λ
+    over the 70 query captions."""
+    from matplotlib.collections import PolyCollection
+
+    table = records.read_summary(full_summary)
+    setup()
+    fig, notes = figures.lambda_sweep(table)
+    assert fig.get_suptitle().endswith("n = 70 query captions (text → image)")
+    assert any(n.startswith(f"shaded: {figures.WILSON_QUERIES}") for n in notes)
+    first = fig.axes[0]  # R@1, mix
+    bands = [c for c in first.collections if isinstance(c, PolyCollection)]
+    assert len(bands) == 2  # one per model
+    lo, hi = _wilson(52.0, 70)  # RN50 mix λ=0.9: mean of 53, 52, 51
+    heights = [path.vertices[:, 1] for band in bands for path in band.get_paths()]
+    assert any(np.isclose(v, lo).any() and np.isclose(v, hi).any() for v in heights), (
+        "RN50's band at λ=0.9"
+    )
 
 
 @pytest.mark.parametrize(
@@ -517,7 +589,10 @@ def test_drop_vs_size_draws_one_marker_per_model_and_condition_and_joins_no_mode
             assert max(y for _, y in segment) <= 100.0
     assert any("one variant set, no error bar" in n for n in notes)
     assert any("mean ± 1 std over 3 variant seeds" in n for n in notes)
-    assert "n = 14 images, 70 captions per model (demo)" in notes
+    assert ax.get_title().endswith(
+        "n = 14 query images (image → text), 70 query captions (text → image) per marker"
+    )
+    assert any("not a share of them: no Wilson interval" in n for n in notes)
 
 
 def test_drop_vs_size_error_bars_are_clipped_at_100():
@@ -535,6 +610,8 @@ def test_drop_vs_size_error_bars_are_clipped_at_100():
 
 def test_lambda_sweep_with_one_lambda_keeps_every_model_visible():
     """One λ: each model a marker of its own shape, side by side (not stacked on one x)."""
+    from matplotlib.collections import PolyCollection
+
     from report_fixtures import make_records
 
     table = _table(make_records(lams=(0.9,)))
@@ -546,6 +623,8 @@ def test_lambda_sweep_with_one_lambda_keeps_every_model_visible():
         assert len({line.get_marker() for line in drawn}) == 2
         assert len({float(line.get_xdata()[0]) for line in drawn}) == 2
         assert all(line.get_linestyle() == "None" for line in drawn)  # no one-point "curve"
+        # a lone point's Wilson interval: a shaded box, one per model
+        assert len([c for c in ax.collections if isinstance(c, PolyCollection)]) == 2
     assert any("one marker per model" in n for n in notes)
 
 

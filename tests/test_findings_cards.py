@@ -10,12 +10,14 @@ import re
 from pathlib import Path
 from urllib.parse import unquote
 
+import numpy as np
 import pandas as pd
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from vlstress.cli import main
 from vlstress.errors import VlstressError
+from vlstress.outcomes import Outcomes, outcomes_path, write_outcomes
 from vlstress.record import Record, read_records, write_record, write_records
 from vlstress.report.records import collect
 from vlstress.suites.findings.cards import page_name, pages
@@ -68,6 +70,12 @@ def _write_run(root: Path) -> list[Path]:
         folder = root / "results" / "metrics" / slug
         path = folder / "zeroshot-objects.json"
         write_record(path, _record(slug, "zeroshot", OBJECTS, {}, {"top1": 100 * hits / 14}))
+        # the images each model gets right: the first `hits` of the same 14
+        correct = np.arange(14) < hits
+        labels = np.arange(14, dtype=np.int32) % 5
+        write_outcomes(
+            outcomes_path(path), [Outcomes("image", {"correct": correct, "label": labels})]
+        )
         paths.append(path)
         for seed, hits_t2i in ((1, 50), (2, 70)):  # of 200 captions: a mean of 30%
             path = folder / f"image-mix-seed{seed}.json"
@@ -118,6 +126,12 @@ def _summary(root: Path, paths: list[Path]) -> Path:
 
 def _cards(root: Path, paths: list[Path], summary: Path, *extra: str) -> int:
     flags = [arg for path in paths for arg in ("--record", str(path))]
+    flags += [
+        arg
+        for path in paths
+        if outcomes_path(path).is_file()
+        for arg in ("--outcomes", str(outcomes_path(path)))
+    ]
     return main(
         [
             "cards",
@@ -132,6 +146,12 @@ def _cards(root: Path, paths: list[Path], summary: Path, *extra: str) -> int:
             str(root / "results" / "findings" / "headlines.csv"),
             "--out-md",
             str(root / "results" / "findings" / "headlines.md"),
+            "--out-comparisons-csv",
+            str(root / "results" / "findings" / "comparisons.csv"),
+            "--out-comparisons-md",
+            str(root / "results" / "findings" / "comparisons.md"),
+            "--bootstrap",
+            "200",
             *extra,
         ]
     )
@@ -256,10 +276,36 @@ def test_headline_tables(run):
     }
     assert zeroshot.loc["rn50-hub", "lo"] == pytest.approx(_wilson(8, 14)[0])
     markdown = (run / "results" / "findings" / "headlines.md").read_text(encoding="utf-8")
-    assert "Wilson's 95% score interval for proportions" in markdown
+    assert "Intervals (95%): Wilson's score interval for proportions" in markdown
     lo, hi = _wilson(2, 14)
     assert f"| 14.3 [{lo:.1f}, {hi:.1f}]" in markdown
     assert "vit-rand+ft (random-init base)" in markdown
+
+
+def test_paired_comparisons_use_mcnemar_and_holm(run):
+    from scipy.stats import binomtest
+
+    table = pd.read_csv(run / "results" / "findings" / "comparisons.csv")
+    rows = table.set_index(["model_a", "model_b"])
+    assert sorted(rows.index) == [
+        ("rn50-hub", "vit-rand"),
+        ("rn50-hub", "vit-rand+ft"),
+        ("vit-rand", "vit-rand+ft"),
+    ]
+    # McNemar's exact test is the two-sided binomial test of the discordant images
+    for (a, b), only in {
+        ("rn50-hub", "vit-rand"): (6, 0),
+        ("vit-rand", "vit-rand+ft"): (0, 2),
+    }.items():
+        assert (rows.loc[(a, b), "a_only"], rows.loc[(a, b), "b_only"]) == only
+        assert rows.loc[(a, b), "p"] == pytest.approx(binomtest(only[0], sum(only)).pvalue)
+    assert rows.loc[("rn50-hub", "vit-rand"), "difference"] == pytest.approx(100 * 6 / 14)
+    # 6 of 6 discordant images favour rn50-hub (p = 0.031), but not after Holm over 3 tests
+    assert rows.loc[("rn50-hub", "vit-rand"), "p_holm"] == pytest.approx(3 * 0.5**5)
+    assert not table["significant"].any()
+    markdown = (run / "results" / "findings" / "comparisons.md").read_text(encoding="utf-8")
+    assert "Holm's correction across all 3 comparisons" in markdown
+    assert markdown.count("not significant") == 3
 
 
 def test_page_names_are_safe_and_distinct():
@@ -297,6 +343,7 @@ def test_pages_refuse_a_table_that_is_not_a_summary(tmp_path):
     with pytest.raises(VlstressError, match=r"lacks column\(s\) loss, n_images; re-run"):
         pages(
             table,
+            pd.DataFrame(),
             [],
             tmp_path / "cards",
             confidence=0.95,

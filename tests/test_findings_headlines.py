@@ -131,3 +131,65 @@ def test_the_demos_headline_metrics_are_metrics_its_records_write():
             assert headline.metric in written[name], (name, headline.metric)
             counts = {headline.n_metric, *headline.n_share} - {None}
             assert counts <= written[name], (name, counts)
+
+
+def test_a_metric_with_outcomes_gets_the_bootstrap_of_its_items(tmp_path):
+    """ECE is no share: its interval is the seeded BCa bootstrap of the record's images, the same
+    as scipy's on the calibration suite's own resampling; a case without outcomes has none."""
+    from scipy.stats import bootstrap
+
+    from vlstress.suites.calibration.resampling import ece_resampling, image_outcomes
+    from vlstress.suites.findings.headlines import Bootstrap
+
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(60, 4)) * 3
+    labels = rng.integers(0, 4, size=60)
+    block = image_outcomes(logits, labels, temperature=1.5)
+    resampling = ece_resampling(block)
+    ece = resampling.statistic(*resampling.samples)
+    condition = "set=objects,split=held-out"
+    summary = _summary(
+        tmp_path,
+        [
+            _row("a", "calibration", "ece", ece, condition=condition),
+            _row("b", "calibration", "ece", 20.0, condition=condition),
+        ],
+    )
+    found = {("a", "objects", "calibration", condition): [block]}
+    table = headline_table(summary, 0.95, Bootstrap(found, n_resamples=300, seed=5))
+    rows = table[table["metric"] == "ece"].set_index("model")
+    direct = bootstrap(
+        resampling.samples,
+        resampling.statistic,
+        paired=True,
+        vectorized=False,
+        n_resamples=300,
+        method="BCa",
+        random_state=np.random.default_rng(5),
+    ).confidence_interval
+    assert (rows.loc["a", "lo"], rows.loc["a", "hi"]) == pytest.approx((direct.low, direct.high))
+    assert rows.loc["a", "lo"] < ece < rows.loc["a", "hi"]
+    assert rows.loc["a", "interval"] == "BCa bootstrap"
+    assert np.isnan(rows.loc["b", "lo"]) and rows.loc["b", "interval"] == ""
+
+
+def test_outcomes_are_matched_to_their_records_by_position(tmp_path):
+    from vlstress.errors import VlstressError
+    from vlstress.outcomes import Outcomes, outcomes_path, write_outcomes
+    from vlstress.record import Record
+    from vlstress.suites.findings.items import case_outcomes
+
+    def record(condition):
+        model = {"slug": "m", "arch": "a", "weights": "w"}
+        return Record("ood", model, {"name": "objects"}, condition, {}, {})
+
+    path = tmp_path / "ood-near.json"
+    found = [(path, record({"score": "msp"})), (path, record({"score": "energy"}))]
+    blocks = [Outcomes("image", {"score": np.arange(float(n))}) for n in (3, 4)]
+    write_outcomes(outcomes_path(path), blocks)
+    by_case = case_outcomes(found, [outcomes_path(path)])
+    assert by_case[("m", "objects", "ood", "score=energy")][0].n == 4
+    assert case_outcomes(found, []) == {}  # not declared: not read
+    write_outcomes(outcomes_path(path), blocks[:1])
+    with pytest.raises(VlstressError, match="1 block\\(s\\) for the 2 record\\(s\\)"):
+        case_outcomes(found, [outcomes_path(path)])

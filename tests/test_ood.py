@@ -69,3 +69,37 @@ def test_roc_points_are_thinned_and_monotone():
 def test_empty_side_is_an_error():
     with pytest.raises(VlstressError, match="both sides"):
         ood.detection_metrics(np.array([1.0]), np.array([]))
+
+
+def test_ood_auroc_names_n_and_that_the_bars_have_no_interval():
+    """Each panel's title gives the in-distribution n of its records; the notes say the bars are
+    point estimates."""
+    import json
+
+    import pandas as pd
+
+    from vlstress.report import figures as common
+    from vlstress.suites.ood import figures
+
+    rows = [
+        {
+            "model": label,
+            "label": label,
+            "dataset": "objects",
+            "n_images": n,
+            "task": "ood",
+            "metric": "auroc",
+            "value": value,
+            "seed": np.nan,
+            "condition_json": json.dumps({"ood": ood, "score": score}),
+        }  # fmt: skip
+        for label, n, value in (("RN50", 30, 70.0), ("ViT-B-32", 30, 55.0))
+        for ood in ("scenes", "noise")
+        for score in ("msp", "energy")
+    ]
+    common.setup()
+    fig, notes = figures.ood_auroc(pd.DataFrame(rows))
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles == ["objects (n = 30) vs scenes", "objects (n = 30) vs noise"]
+    assert notes[0] == "n = 30 in-distribution images per model (objects)"
+    assert figures.NO_INTERVAL in notes

@@ -342,3 +342,39 @@ def test_the_params_check_reads_the_embedding_file_header(tmp_path, monkeypatch)
     assert "no rows" in problems(params, on)[0]
     _npy(tmp_path / "emb.npy", unit(np.ones((3, width))))
     assert problems(params, on) == []
+
+
+def test_the_table_gives_wilson_intervals_and_newcombes_gap():
+    """Known counts (3 of 10 flagged images right, 12 of 20 clean ones): each top-1 carries
+    statsmodels' Wilson interval over its subset's n, the gap Newcombe's interval computed by hand
+    from those two Wilson intervals."""
+    import pandas as pd
+    from statsmodels.stats.proportion import proportion_confint
+
+    from vlstress.suites.overlap.table import overlap_table
+
+    metrics = {"top1_overlap": 30.0, "n_overlap": 10, "top1_clean_subset": 60.0,
+               "n_clean_subset": 20, "gap": -30.0}  # fmt: skip
+    agg = pd.DataFrame(
+        [
+            {
+                "model": "m",
+                "label": "RN50",
+                "task": "overlap",
+                "metric": metric,
+                "mean": value,
+                "condition_json": json.dumps({"set": "objects"}),
+            }  # fmt: skip
+            for metric, value in metrics.items()
+        ]
+    )
+    frame = overlap_table(agg)
+    row = frame.loc["RN50"]
+    l1, u1 = proportion_confint(3, 10, method="wilson")
+    l2, u2 = proportion_confint(12, 20, method="wilson")
+    assert row["objects overlap"] == f"30.0 [{100 * l1:.1f}, {100 * u1:.1f}]"
+    assert row["objects clean"] == f"60.0 [{100 * l2:.1f}, {100 * u2:.1f}]"
+    assert (row["objects n overlap"], row["objects n clean"]) == ("10", "20")
+    low = -0.3 - np.hypot(0.3 - l1, u2 - 0.6)
+    high = -0.3 + np.hypot(u1 - 0.3, 0.6 - l2)
+    assert row["objects gap"] == f"-30.0 [{100 * low:.1f}, {100 * high:.1f}]"

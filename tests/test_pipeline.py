@@ -204,7 +204,7 @@ def test_the_engine_imports_no_suite_and_suites_only_the_code_they_use():
         "ood": {"zeroshot"},
         # the SC captions' generators, VC's mixing, FLYP's prompt templates
         "finetune": {"rococo_text", "rococo_image", "zeroshot"},
-        "accuracy_vs_recall": set(),
+        "accuracy_vs_recall": {"zeroshot"},  # the logit line and bootstrap band of robustness
         "shape_bias": {"zeroshot"},  # the 16-category classifier, built and loaded as zero-shot's
         "visual_factors": {
             "zeroshot"
@@ -217,7 +217,7 @@ def test_the_engine_imports_no_suite_and_suites_only_the_code_they_use():
         "stylized": {"zeroshot", "corruptions"},  # the copy's evaluation; the resize and crop
         "overlap": {"zeroshot", "corruptions"},  # its evaluations and classifier; image loading
         "assistant": {"zeroshot"},  # a classifier's scores among the options
-        "findings": set(),  # reads the summary only
+        "findings": set(),  # reads the summary, the records and their outcomes
     }
 
 
@@ -381,8 +381,13 @@ def test_an_output_written_once_per_value_of_its_each_axes_is_one_job():
     assert outs[: len(names) * len(severities)] == [
         f"results/metrics/${{key}}/corruption-{c}-s{s}.json" for c in names for s in severities
     ]
-    assert len(outs) == 2 * len(names) * len(severities)
+    assert len(outs) == 3 * len(names) * len(severities)  # record, per-class, outcomes
     rule = rule_spec(stage, params, ["params.yaml"])
+    assert rule.output["outcomes"] == [
+        f"results/metrics/{{model}}/corruption-{c}-s{s}.outcomes.npz"
+        for c in names
+        for s in severities
+    ]
     assert rule.output["record"] == [
         f"results/metrics/{{model}}/corruption-{c}-s{s}.json" for c in names for s in severities
     ]

@@ -296,24 +296,100 @@ def _records(tmp_path: Path) -> list[Path]:
     return files
 
 
+def _wilson(percent: float, n: float) -> tuple[float, float]:
+    """The reference: statsmodels' Wilson interval of percent% of n items, in percent."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(percent / 100.0 * n, n, alpha=0.05, method="wilson")
+    return 100.0 * lo, 100.0 * hi
+
+
 def test_the_table_shows_mean_and_spread_per_count_and_the_autoclip_gain(tmp_path):
     from vlstress.report import records
-    from vlstress.suites.prompts.table import ablation_table, autoclip_table, render
+    from vlstress.suites.prompts.table import ablation_table, autoclip_table, image_counts, render
 
-    agg = records.aggregate(records.collect(_records(tmp_path)))
-    table = ablation_table(agg)
+    long = records.collect(_records(tmp_path))
+    agg = records.aggregate(long)
+    table = ablation_table(agg, image_counts(long, "prompt_count"))
     assert table is not None
-    assert list(table.columns) == ["Top-1", "ECE", "NLL", "AUROC vs scenes"]
+    assert list(table.columns) == ["n", "Top-1", "ECE", "NLL", "AUROC vs scenes"]
     assert table.index.get_level_values("templates").tolist() == [1, 2, 4, 7] * 2
-    # three seeds base + 3 log2 k + {0, 1, 2}: mean base + 3 log2 k + 1, std 1
+    # three seeds base + 3 log2 k + {0, 1, 2}: mean base + 3 log2 k + 1, std 1; top-1's Wilson
+    # interval over the 20 images at the mean (9.4 of 20: a fractional count)
     vit = records.models(agg)[-1]
     assert vit.startswith("ViT-B-32")
-    assert table.loc[(vit, "objects", 4), "Top-1"] == "47.0 ± 1.0"
-    assert table.loc[(vit, "objects", 7), "AUROC vs scenes"] == "71.0 ± 0.0"
-    gains = autoclip_table(agg)
-    assert gains is not None and set(gains["Gain"]) == {"1.0"}
-    markdown, latex, notes = render(records.collect(_records(tmp_path)), {"step": "tables"})
+    lo, hi = _wilson(47.0, 20)
+    assert table.loc[(vit, "objects", 4), "Top-1"] == f"47.0 ± 1.0 [{lo:.1f}, {hi:.1f}]"
+    assert table.loc[(vit, "objects", 4), "n"] == "20"
+    assert table.loc[(vit, "objects", 7), "AUROC vs scenes"] == "71.0 ± 0.0"  # not a share
+    assert table.loc[(vit, "objects", 7), "ECE"].count("[") == 0
+    # without the images' count: the value alone, n unknown
+    bare = ablation_table(agg)
+    assert bare is not None and bare.loc[(vit, "objects", 4), "Top-1"] == "47.0 ± 1.0"
+    assert set(bare["n"]) == {"–"}
+    gains = autoclip_table(agg, image_counts(long, "autoclip"))
+    assert gains is not None and set(gains["Gain"]) == {"1.0"}  # a difference: no interval
+    lo, hi = _wilson(41.0, 20)
+    assert gains.loc[(vit, "objects"), "Top-1 (AutoCLIP)"] == f"41.0 [{lo:.1f}, {hi:.1f}]"
+    assert set(gains["n"]) == {"20"}
+    markdown, latex, notes = render(long, {"step": "tables"})
     assert "AUROC vs scenes" in markdown and "\\begin{tabular}" in latex and notes == []
+    assert f"41.0 [{lo:.1f}, {hi:.1f}]" in markdown and "no interval" in markdown
+
+
+def test_prompt_count_bands_top1_only_with_its_wilson_interval(tmp_path):
+    from matplotlib.collections import LineCollection, PolyCollection
+
+    from vlstress.report import figures, records
+    from vlstress.suites.prompts.figures import prompt_count
+
+    figures.setup()
+    fig, notes = prompt_count(records.collect(_records(tmp_path)))
+    top1, ece, auroc = fig.axes[:3]
+    bands = [c for c in top1.collections if isinstance(c, PolyCollection)]
+    assert len(bands) == 2  # one per model line
+    assert not [c for ax in (ece, auroc) for c in ax.collections if isinstance(c, PolyCollection)]
+    # the spread over subsets: a bar per point (4 counts) in every panel
+    assert all(
+        sum(len(c.get_segments()) for c in ax.collections if isinstance(c, LineCollection)) == 8
+        for ax in (top1, ece, auroc)
+    )
+    # each band's ends at one template: the Wilson interval of the mean top-1 (base + 1) of 20
+    ends = set()
+    for band in bands:
+        vertices = band.get_paths()[0].vertices
+        first = vertices[:, 0].min()
+        ends.add(tuple(sorted({round(y, 6) for x, y in vertices if np.isclose(x, first)})))
+    assert ends == {tuple(round(v, 6) for v in _wilson(top, 20)) for top in (41.0, 31.0)}
+    assert any("Wilson" in n and "ECE and AUROC are not shares" in n for n in notes)
+    assert "n = 20 images per model (objects)" in notes
+
+
+def test_autoclip_gain_draws_a_wilson_bar_per_top1_and_none_on_the_gain(tmp_path):
+    from matplotlib.collections import LineCollection
+
+    from vlstress.report import figures, records
+    from vlstress.suites.prompts.figures import GAIN_NOTE, autoclip_gain
+
+    figures.setup()
+    fig, notes = autoclip_gain(records.collect(_records(tmp_path)))
+    ax = fig.axes[0]
+    spans = sorted(
+        tuple(round(x, 6) for x in segment[:, 0])
+        for c in ax.collections
+        if isinstance(c, LineCollection)
+        for segment in c.get_segments()
+    )
+    assert len(spans) == 9  # 3 sets x 3 methods, the gain texts bare
+    first = records.models(records.collect(_records(tmp_path)))[0]
+    base = 30.0 if first.startswith("RN50") else 40.0
+    want = sorted(
+        [tuple(round(v, 6) for v in _wilson(base, 20))] * 6
+        + [tuple(round(v, 6) for v in _wilson(base + 1.0, 20))] * 3
+    )
+    assert spans == want
+    assert GAIN_NOTE in notes and "no interval drawn" in GAIN_NOTE
+    assert "n = 20 images per model (objects)" in notes
 
 
 def test_the_figures_draw_every_model(tmp_path):

@@ -50,3 +50,93 @@ def test_each_bar_gets_its_own_interval_and_a_mean_none():
     a, b = bars[centres[("a", "clean")]], bars[centres[("b", "clean")]]
     assert b[1] - b[0] < (a[1] - a[0]) / 2
     plt.close(fig)
+
+
+# ------------------------------------------------------------------- bootstrap of per-item outcomes
+
+
+def test_the_bootstrap_interval_is_scipys_bca_with_the_same_seed() -> None:
+    from scipy.stats import bootstrap
+
+    from vlstress.outcomes import Resampling
+    from vlstress.report.intervals import bootstrap_interval
+
+    rng = np.random.default_rng(3)
+    values = rng.normal(10.0, 2.0, size=40)
+    lo, hi, method = bootstrap_interval(Resampling((values,), np.mean), 0.95, 500, seed=7)
+    assert method == "BCa"
+    direct = bootstrap(
+        (values,), np.mean, n_resamples=500, method="BCa", random_state=np.random.default_rng(7)
+    ).confidence_interval
+    assert (lo, hi) == pytest.approx((direct.low, direct.high))
+    assert lo < values.mean() < hi
+    # strata: two independent samples, each resampled within itself
+    other = rng.normal(12.0, 2.0, size=30)
+    lo, hi, _ = bootstrap_interval(
+        Resampling((values, other), lambda a, b: np.mean(b) - np.mean(a), paired=False),
+        0.95,
+        500,
+        seed=7,
+    )
+    assert lo < other.mean() - values.mean() < hi
+
+
+def test_a_degenerate_bootstrap_has_no_interval() -> None:
+    from vlstress.outcomes import Resampling
+    from vlstress.report.intervals import bootstrap_interval
+
+    same = np.ones(20)
+    lo, hi, method = bootstrap_interval(Resampling((same,), np.mean), 0.95, 200, seed=0)
+    assert np.isnan(lo) and np.isnan(hi) and method == ""
+    lo, hi, _ = bootstrap_interval(Resampling((np.array([1.0]),), np.mean), 0.95, 200, seed=0)
+    assert np.isnan(lo) and np.isnan(hi)
+
+
+def test_a_large_sample_gets_the_percentile_bootstrap(monkeypatch) -> None:
+    from scipy.stats import bootstrap
+
+    from vlstress.outcomes import Resampling
+    from vlstress.report import intervals
+
+    monkeypatch.setattr(intervals, "BCA_MAX_ITEMS", 50)
+    values = np.random.default_rng(1).normal(size=60)
+    lo, hi, method = intervals.bootstrap_interval(Resampling((values,), np.mean), 0.9, 300, 4)
+    direct = bootstrap(
+        (values,),
+        np.mean,
+        n_resamples=300,
+        confidence_level=0.9,
+        method="percentile",
+        random_state=np.random.default_rng(4),
+    ).confidence_interval
+    assert method == "percentile"
+    assert (lo, hi) == pytest.approx((direct.low, direct.high))
+
+
+def test_the_band_is_the_wilson_interval_at_each_point() -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
+    from vlstress.report.figures import wilson_band
+
+    fig, ax = plt.subplots()
+    try:
+        assert wilson_band(ax, [1, 2, 3], [20.0, 50.0, 80.0], [30, 30, float("nan")], "C0")
+        (band,) = ax.collections
+        (path,) = band.get_paths()
+        ys = path.vertices[:, 1]
+        lo, hi = proportion_confint(6, 30, method="wilson")
+        assert min(ys) == pytest.approx(100 * lo)  # the lowest point is the first point's bound
+        assert max(ys) == pytest.approx(100 * proportion_confint(15, 30, method="wilson")[1])
+        assert not wilson_band(ax, [1], [50.0], [0], "C0")  # no items, no band
+    finally:
+        plt.close(fig)
+
+
+def test_table_cells_give_a_share_with_its_wilson_interval() -> None:
+    from vlstress.report.frames import MISSING, count_cell, share_cell
+
+    assert share_cell(20.0, 30) == "20.0 [9.5, 37.3]"  # the demo's n = 30
+    assert share_cell(0.2, 30, digits=3, scale=100) == "0.200 [0.095, 0.373]"  # a fraction
+    assert share_cell(20.0, None) == "20.0" and share_cell(20.0, 0) == "20.0"
+    assert share_cell(float("nan"), 30) == MISSING and share_cell(None, 30) == MISSING
+    assert (count_cell(30.0), count_cell(4.8), count_cell(None)) == ("30", "4.8", MISSING)

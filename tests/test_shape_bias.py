@@ -314,6 +314,11 @@ def summary_rows(values: dict[str, dict[str, float | None]]) -> pd.DataFrame:
 
 
 def test_table_and_figure_from_the_summary():
+    """Shape bias is a share of the shape + texture decisions (here 30 % of 16 stimuli: 4.8, a
+    fractional count), the decision shares of the stimuli: every interval is statsmodels' Wilson
+    interval over that n, in the table, the legend and the bars."""
+    from statsmodels.stats.proportion import proportion_confint
+
     from vlstress.report import figures
     from vlstress.suites.shape_bias import figures as shape_figures
     from vlstress.suites.shape_bias.table import shape_bias_table
@@ -327,18 +332,33 @@ def test_table_and_figure_from_the_summary():
     agg = table.assign(mean=table["value"])
     frame = shape_bias_table(agg)
     assert list(frame.index) == ["ViT-B-32 (random-init)", "RN50 (random-init)"]
-    assert frame.loc["RN50 (random-init)", "Shape bias"] == "0.500"
+    lo, hi = proportion_confint(0.5 * 4.8, 4.8, method="wilson")
+    assert frame.loc["RN50 (random-init)", "Shape bias"] == f"0.500 [{lo:.3f}, {hi:.3f}]"
+    assert frame.loc["RN50 (random-init)", "n (shape + texture)"] == "4.8"
+    lo, hi = proportion_confint(0.1 * 16, 16, method="wilson")
+    assert frame.loc["RN50 (random-init)", "Shape (%)"] == f"10.0 [{100 * lo:.1f}, {100 * hi:.1f}]"
+    assert frame.loc["RN50 (random-init)", "Stimuli"] == "16"
     figures.setup()
     fig, notes = shape_figures.shape_bias(table)
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["cat", "dog"]
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    vit = proportion_confint(0.25 * 4.8, 4.8, method="wilson")
+    rn50 = proportion_confint(0.5 * 4.8, 4.8, method="wilson")
     assert labels == [
         "humans (pooled): 0.96",
-        "ViT-B-32 (random-init): 0.25",
-        "RN50 (random-init): 0.50",
+        f"ViT-B-32 (random-init): 0.25 [{vit[0]:.2f}, {vit[1]:.2f}], n = 4.8",
+        f"RN50 (random-init): 0.50 [{rn50[0]:.2f}, {rn50[1]:.2f}], n = 4.8",
     ]
+    # one bar per defined point: ViT's cat and dog, RN50's dog (its cat is undefined)
+    bars = [c for c in ax.containers if type(c).__name__ == "ErrorbarContainer"]
+    spans = sorted(
+        (round(s[0][0], 6), round(s[1][0], 6)) for c in bars for s in c.lines[2][0].get_segments()
+    )
+    expected = [proportion_confint(p * 4.8, 4.8, method="wilson") for p in (1.0, 0.0, 0.5)]
+    assert spans == sorted((round(lo, 6), round(hi, 6)) for lo, hi in expected)
     assert "cue-conflict images per model" in notes[0]  # n, or that the records do not say
-    assert notes[1:] == [
+    assert notes[1] == shape_figures.INTERVAL_NOTE
+    assert notes[2:] == [
         "RN50 (random-init): no shape or texture decision (shape bias undefined) for cat"
     ]

@@ -477,6 +477,7 @@ def test_relative_values_are_computed_from_unrounded_means(tmp_path):
     assert fp_row[-2] == "150.0", fp_row  # mFR; 200.0 from the rounded means
     assert t5d_row[-2] == "185.7", t5d_row  # relative mT5D; 300.0 from the rounded means
     assert fp_row[-1] == t5d_row[-1] == "not comparable"
+    assert fp_row[1] == t5d_row[1] == "14"  # n: the sequences per perturbation
     # the captions name n (the fixture's records have 14 sequences) and the baseline model
     for name in ("mFR", "mT5D rel."):
         assert (
@@ -484,6 +485,7 @@ def test_relative_values_are_computed_from_unrounded_means(tmp_path):
             "ViT-B-32 (random-init)" in markdown
         )
     assert "ViT-B-32 (random-init)" in latex and "n = 14 sequences" in latex
+    assert markdown.count(table.NO_INTERVAL) == 2  # each caption says why there is no interval
 
 
 def test_the_figure_shows_a_value_of_zero(tmp_path):
@@ -514,7 +516,9 @@ def test_the_figure_shows_a_value_of_zero(tmp_path):
                 for name, value in values.items()
             ],
         )
-    fig, _ = stability(records.collect(paths))
+    fig, notes = stability(records.collect(paths))
+    assert "n = 14 sequences each" in fig._suptitle.get_text()
+    assert notes[0].startswith("n = 14 sequences per perturbation") and "no interval" in notes[1]
     fp_axes = fig.axes[0]
     zeros = [t for t in fp_axes.texts if t.get_text() == "0"]
     assert len(zeros) == 1 and not [t for t in fig.axes[1].texts if t.get_text() == "0"]

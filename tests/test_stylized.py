@@ -214,10 +214,12 @@ def test_the_zeroshot_evaluation_of_a_stylized_copy(tmp_path):
     write_json(sidecar(emb), meta)
     write_npy(clf, np.eye(3, dtype=np.float32))
     write_json(sidecar(clf), {**meta, "classes": list("abc"), "templates_source": "single"})
-    record, _ = evaluation.evaluate(
+    found = evaluation.evaluate(
         tmp_path / "s", emb, clf, task="stylized", corruption=None, severity=None,
         clean_record=None, ks=[1],
     )  # fmt: skip
+    record = found.record
+    assert found.outcomes.column("correct").mean() == pytest.approx(4 / 6)
     assert record.task == "stylized"
     assert record.condition == {
         "shift": "stylized",
@@ -233,6 +235,8 @@ def test_the_zeroshot_evaluation_of_a_stylized_copy(tmp_path):
 
 
 def test_the_table_gives_clean_stylized_and_drop(tmp_path):
+    from statsmodels.stats.proportion import proportion_confint
+
     from vlstress.record import write_records
     from vlstress.report import records
     from vlstress.suites.stylized import table
@@ -248,9 +252,20 @@ def test_the_table_gives_clean_stylized_and_drop(tmp_path):
         paths.append(tmp_path / model / "stylized.json")
         metrics = {"top1_clean": clean, "top1": styled, "drop": clean - styled}
         write_records(paths[-1], [record(model, "stylized", cond, metrics)])
-    frame, notes = table.stylized_table(records.aggregate(records.collect(paths)))
-    assert frame is not None and list(frame.columns) == ["clean", "stylized", "drop"]
-    assert frame.loc["RN50 (openai)"].tolist() == ["70.0", "35.0", "35.0"]
+    summary = records.collect(paths)
+    frame, notes = table.stylized_table(records.aggregate(summary))
+    assert frame is not None and list(frame.columns) == ["n", "clean", "stylized", "drop"]
+    assert frame.loc["RN50 (openai)"].tolist() == ["–", "70.0", "35.0", "35.0"]  # n unknown
     assert notes == ["stylized: AdaIN, alpha 1.0, networks pytorch-AdaIN"]
-    markdown, _, _ = table.render(records.collect(paths), {})
+    # with the summary's n (the fixture's 14 images): statsmodels' Wilson interval of each top-1
+    frame, _ = table.stylized_table(records.aggregate(summary), table.images(summary))
+    clean, styled = (proportion_confint(p * 14, 14, method="wilson") for p in (0.7, 0.35))
+    assert frame.loc["RN50 (openai)"].tolist() == [
+        "14",
+        f"70.0 [{100 * clean[0]:.1f}, {100 * clean[1]:.1f}]",
+        f"35.0 [{100 * styled[0]:.1f}, {100 * styled[1]:.1f}]",
+        "35.0",
+    ]
+    markdown, latex, _ = table.render(summary, {})
     assert "_Note: stylized: AdaIN, alpha 1.0, networks pytorch-AdaIN._" in markdown
+    assert f"[{100 * clean[0]:.1f}, {100 * clean[1]:.1f}]" in latex

@@ -31,15 +31,16 @@ def test_paper_layout_columns_and_rows(full):
     groups = list(dict.fromkeys(frame.columns.get_level_values(0)))
     assert groups == ["", "Image → Text", "Text → Image"]
     i2t = list(frame["Image → Text"].columns)
-    assert i2t[0] == ("Original", "R@1")
-    assert i2t[1:4] == [
+    assert i2t[:2] == [("", "n"), ("Original", "R@1")]  # n first: the queries of the direction
+    assert i2t[2:5] == [
         ("same-concept", "R@1"),
         ("same-concept", "Drop"),
         ("same-concept", "False R@1"),
     ]
-    assert [c for c, _ in i2t[1::3]] == ["same-concept", "diff-concept", "rand-voca", "danger"]
+    assert [c for c, _ in i2t[2::3]] == ["same-concept", "diff-concept", "rand-voca", "danger"]
     t2i = [c for c, _ in frame["Text → Image"].columns]
     assert list(dict.fromkeys(t2i)) == [
+        "",
         "Original",
         "mix λ=0.7",
         "mix λ=0.9",
@@ -48,21 +49,61 @@ def test_paper_layout_columns_and_rows(full):
     ]
 
 
-def test_cells_are_mean_pm_std_over_seeds(full):
+def _wilson(pct: float, n: int) -> str:
+    """The reference: statsmodels' Wilson interval of pct% of n, in percent, as the table prints
+    it."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(pct / 100 * n, n, alpha=0.05, method="wilson")
+    return f"[{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def test_cells_are_mean_pm_std_over_seeds_with_wilson_intervals(full):
     frame, _ = tables.paper_table(full)
-    # rn50 mix λ=0.9: 60*0.9 - (1, 2, 3) -> 52.0 ± 1.0; single-seed text sets: plain mean
-    assert frame.loc["RN50 (openai)", ("Text → Image", "mix λ=0.9", "R@1")] == "52.0 ± 1.0"
-    assert frame.loc["RN50 (openai)", ("Image → Text", "same-concept", "R@1")] == "55.0"
-    assert frame.loc["RN50 (openai)", ("Image → Text", "Original", "R@1")] == "65.0"
+    # rn50 mix λ=0.9: 60*0.9 - (1, 2, 3) -> 52.0 ± 1.0 over seeds; text → image: a share of the
+    # 70 query captions (the mean over seeds a fractional count: 36.4 of 70)
+    assert frame.loc["RN50 (openai)", ("Text → Image", "mix λ=0.9", "R@1")] == (
+        f"52.0 ± 1.0 {_wilson(52.0, 70)}"
+    )
+    # image → text: a share of the 14 query images; single-seed text sets: no std
+    assert frame.loc["RN50 (openai)", ("Image → Text", "same-concept", "R@1")] == (
+        f"55.0 {_wilson(55.0, 14)}"
+    )
+    assert frame.loc["RN50 (openai)", ("Image → Text", "Original", "R@1")] == (
+        f"65.0 {_wilson(65.0, 14)}"
+    )
+    # by hand, p = 0.65, n = 14, z = 1.96: centre (p + z²/2n) / (1 + z²/n) = 0.6177, half width
+    # z √(p(1 − p)/n + z²/4n²) / (1 + z²/n) = 0.2237
+    assert _wilson(65.0, 14) == "[39.4, 84.1]"
+    # false R@1 is a share too; a drop rate is not: no interval
+    false_r1 = frame.loc["RN50 (openai)", ("Image → Text", "danger", "False R@1")]
+    assert false_r1.endswith(_wilson(float(false_r1.split()[0]), 14))
+    assert "[" not in frame.loc["RN50 (openai)", ("Image → Text", "danger", "Drop")]
+    # n: the queries of each direction
+    assert frame.loc["RN50 (openai)", ("Image → Text", "", "n")] == "14"
+    assert frame.loc["RN50 (openai)", ("Text → Image", "", "n")] == "70"
     assert (
         frame.loc["RN50 (openai)", ("", "", "Params (M)")]
         == f"{MODELS['rn50-openai']['n_params'] / 1e6:.0f}"
     )
     latex, _ = tables.paper_table(full, latex=True)
-    assert (
-        latex.loc["RN50 (openai)", ("Text → Image", "mix λ=0.9", "R@1")]
-        == r"52.0{\scriptsize $\pm$1.0}"
+    assert latex.loc["RN50 (openai)", ("Text → Image", "mix λ=0.9", "R@1")] == (
+        rf"52.0{{\scriptsize $\pm$1.0 {_wilson(52.0, 70)}}}"
     )
+    assert latex.loc["RN50 (openai)", ("Image → Text", "danger", "Drop")].count("{") == 0
+
+
+def test_n_lists_each_count_where_the_conditions_count_different_queries(full):
+    """A caption set of some images only: its queries are fewer than the gallery's; the n column
+    gives both, in column order, and a note says so."""
+    table = full.copy()
+    table.loc[table["task"] == "text-stress", "n_images"] = 12
+    frame, notes = tables.paper_table(table)
+    assert frame.loc["RN50 (openai)", ("Image → Text", "", "n")] == "14/12"
+    assert frame.loc["RN50 (openai)", ("Image → Text", "same-concept", "R@1")] == (
+        f"55.0 {_wilson(55.0, 12)}"
+    )
+    assert any(n.startswith("n of Image → Text: the conditions count different") for n in notes)
 
 
 def test_markdown_and_latex_rendering(full):
@@ -91,15 +132,17 @@ def test_latex_escapes_user_names():
 
 def test_absent_family_keeps_the_original_column_and_says_so(tmp_path):
     frame, notes = tables.paper_table(table_of(tmp_path, image=False))
-    assert list(frame["Text → Image"].columns) == [("Original", "R@1")]
+    assert list(frame["Text → Image"].columns) == [("", "n"), ("Original", "R@1")]
     assert any("no image stress" in n for n in notes)
 
 
 def test_only_retrieval_keeps_both_original_columns(tmp_path):
     frame, notes = tables.paper_table(table_of(tmp_path, text=False, image=False))
-    assert list(frame["Image → Text"].columns) == [("Original", "R@1")]
-    assert list(frame["Text → Image"].columns) == [("Original", "R@1")]
-    assert frame.loc["RN50 (openai)", ("Text → Image", "Original", "R@1")] == "60.0"
+    assert list(frame["Image → Text"].columns) == [("", "n"), ("Original", "R@1")]
+    assert list(frame["Text → Image"].columns) == [("", "n"), ("Original", "R@1")]
+    assert frame.loc["RN50 (openai)", ("Text → Image", "Original", "R@1")] == (
+        f"60.0 {_wilson(60.0, 70)}"
+    )
     assert any("no text stress" in n for n in notes) and any("no image stress" in n for n in notes)
     assert "### Image → Text" in tables.to_markdown(
         table_of(tmp_path / "again", text=False, image=False)
@@ -169,6 +212,7 @@ def test_cli_writes_both_files_with_provenance(tmp_path):
     run_cli(*args)
     md, tex = (out / "t.md").read_text(), (out / "t.tex").read_text()
     assert md.startswith("Retrieval under stress on demo") and "mean ± std over variant seeds" in md
+    assert "[lo, hi]: 95% Wilson interval of R@1 and false R@1 over the n queries" in md
     provenance = json.loads(md.split("<!-- provenance\n")[1].split("-->")[0])
     assert provenance["step"] == "tables"
     assert tex.startswith("% generated by `vlstress tables`") and r"\begin{table*}" in tex

@@ -12,6 +12,7 @@ from sklearn.metrics import balanced_accuracy_score, top_k_accuracy_score
 
 from vlstress.errors import VlstressError
 from vlstress.io import sidecar, write_json, write_npy
+from vlstress.outcomes import outcomes_path, read_outcomes
 from vlstress.record import read_record
 from vlstress.suites.zeroshot import metrics, templates
 from vlstress.testsets import manifest as testsets
@@ -203,6 +204,12 @@ def test_evaluate_zeroshot_writes_a_record_and_per_class_sidecar(tmp_path):
     assert record.metrics["top5"] is None
     per_class = json.loads(sidecar(out).read_text())
     assert per_class["top1"] == [100.0, 50.0, 100.0] and per_class["n_images"] == [2, 2, 2]
+    # the outcomes file: each image's outcome in the test set's order (image 3, truth b, says a)
+    (items,) = read_outcomes(outcomes_path(out))
+    assert items.unit == "image"
+    assert items.column("correct").tolist() == [True, True, True, False, True, True]
+    assert items.column("prediction").tolist() == [0, 0, 1, 0, 2, 2]
+    assert items.column("truth_rank").tolist() == [1, 1, 1, 2, 1, 1]
 
     # a typographic set: attack success against the written class, drop against the clean record
     attacked = _fixture_set(tmp_path / "t", written=[1, 1, 0, 0, 0, 0])
@@ -228,6 +235,8 @@ def test_evaluate_zeroshot_writes_a_record_and_per_class_sidecar(tmp_path):
     assert typo.condition == {"attack": "typographic"}
     assert typo.metrics["attack_success"] == pytest.approx(100 / 6)  # image 3 predicted a = written
     assert typo.metrics["drop"] == pytest.approx(0.0)
+    (typo_items,) = read_outcomes(outcomes_path(out_t))
+    assert 100 * typo_items.column("written_hit").mean() == pytest.approx(100 / 6)
 
     # a corrupted set: one severity selected
     corrupted = _fixture_set(tmp_path / "c", severity=[1, 3, 1, 3, 1, 3])

@@ -355,6 +355,16 @@ def record_paths(params: dict[str, Any]) -> list[Path]:
     ]
 
 
+def outcome_paths(params: dict[str, Any]) -> list[Path]:
+    """Every per-item outcomes file that the stages of the current params write, in stage order."""
+    return [
+        Path(path)
+        for stage in active_stages(params)
+        for _, out, path in stage_outputs(stage, params)
+        if out.outcomes
+    ]
+
+
 def record_params(params: dict[str, Any]) -> list[str]:
     """The params that decide which records exist: suites and the axes of the record stages that are
     on."""
@@ -390,6 +400,11 @@ def _lists() -> dict[str, PathList]:
 LISTS: dict[str, PathList] = {
     "records": PathList(
         lambda params: [str(p) for p in record_paths(dict(params.values))],
+        lambda params: ["results/metrics"],
+        lambda params: record_params(dict(params.values)),
+    ),
+    "outcomes": PathList(
+        lambda params: [str(p) for p in outcome_paths(dict(params.values))],
         lambda params: ["results/metrics"],
         lambda params: record_params(dict(params.values)),
     ),

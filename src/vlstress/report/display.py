@@ -3,7 +3,12 @@ carry."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from vlstress.outcomes import Outcomes, Resampling
 
 
 @dataclass(frozen=True)
@@ -23,6 +28,12 @@ class Headline:
     n_share: tuple[str, ...] = ()
     scale: float = 1.0  # what turns the record's value into the headline's unit (a fraction: 100)
     condition: str | None = None  # only this condition (canonical text), e.g. "category=all"
+    # a share: the boolean per-item outcome it counts (`correct`), so two models on the same items
+    # are compared pairwise (McNemar); None: no paired comparison
+    item_column: str | None = None
+    # not a share: what a seeded BCa bootstrap of the record's per-item outcomes (vlstress.outcomes)
+    # resamples to give its interval; None: no interval from the items
+    resampling: Callable[[Outcomes], Resampling] | None = None
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
@@ -202,6 +203,7 @@ def sample_note(rows: pd.DataFrame, unit: str = "images") -> str:
 
 
 WILSON_NOTE = "error bars: 95% Wilson interval over the n images of each bar"
+WILSON_BAND_NOTE = "bands: 95% Wilson interval over the n items of each point"
 
 
 def wilson_bars(
@@ -330,3 +332,24 @@ def chance_line(ax: Any, level: float, label: str | None = "chance") -> None:
         fontsize="x-small",
         color="0.25",
     )
+
+
+def wilson_band(
+    ax: Any,
+    x: Sequence[float],
+    value_pct: Sequence[float],
+    n: Sequence[float],
+    color: Any,
+    alpha: float = 0.15,
+) -> bool:
+    """Shade the 95% Wilson interval around a line of shares in percent (`value_pct` of `n` items
+    at each `x`); points without n get none. Returns whether anything was shaded."""
+    from vlstress.report.intervals import wilson_percent
+
+    lo, hi = wilson_percent(value_pct, n)
+    ok = np.isfinite(lo) & np.isfinite(hi)
+    if not ok.any():
+        return False
+    xs = np.asarray(x, dtype="float64")
+    ax.fill_between(xs[ok], lo[ok], hi[ok], color=color, alpha=alpha, linewidth=0, zorder=1)
+    return True

@@ -1,5 +1,6 @@
-"""What the suites' tables share: the empty-cell mark, LaTeX escaping, and rendering a set of
-(caption, frame) tables as Markdown and LaTeX (pandas `to_markdown`, `Styler.to_latex`)."""
+"""What the suites' tables share: the empty-cell mark, LaTeX escaping, a share with its interval
+and an item count as cells, and rendering a set of (caption, frame) tables as Markdown and LaTeX
+(pandas `to_markdown`, `Styler.to_latex`)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,34 @@ def cell(value: float | None, digits: int = 1) -> str:
         if value is None or (isinstance(value, float) and math.isnan(value))
         else f"{value:.{digits}f}"
     )
+
+
+def interval_text(value: float | None, n: float | None, digits: int = 1, scale: float = 1.0) -> str:
+    """` [lo, hi]`: the 95% Wilson interval of a share over n items, in the value's unit (`scale`
+    of it make 100 %: 1 for percent, 100 for a fraction); empty where the value or n is unknown
+    or n is 0."""
+    from vlstress.report.intervals import wilson_percent
+
+    if value is None or n is None or pd.isna(value) or pd.isna(n):
+        return ""
+    lo, hi = wilson_percent([value * scale], [n])
+    if not (math.isfinite(lo[0]) and math.isfinite(hi[0])):
+        return ""
+    return f" [{lo[0] / scale:.{digits}f}, {hi[0] / scale:.{digits}f}]"
+
+
+def share_cell(value: float | None, n: float | None, digits: int = 1, scale: float = 1.0) -> str:
+    """`25.0 [4.6, 69.9]`: a share and its 95% Wilson interval over n items (the value alone where
+    n is unknown or 0, `–` where the value is undefined)."""
+    text = cell(None if value is None or pd.isna(value) else float(value), digits)
+    return text if text == MISSING else text + interval_text(value, n, digits, scale)
+
+
+def count_cell(n: float | None) -> str:
+    """An item count: whole as an integer, a mean over replicates with one decimal."""
+    if n is None or pd.isna(n):
+        return MISSING
+    return f"{n:.0f}" if float(n).is_integer() else f"{n:.1f}"
 
 
 def to_markdown(found: dict[str, tuple[str, pd.DataFrame]], notes: list[str]) -> str:

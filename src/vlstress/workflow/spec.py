@@ -52,6 +52,7 @@ class Output:
     cache: bool = True  # DVC: False for small text results that git tracks
     persist: bool = False  # DVC: keep between runs (e.g. a downloaded resource)
     record: bool = False  # a metric record the summary reads
+    outcomes: bool = False  # the per-item outcomes of a record (vlstress.outcomes)
     metric: bool = False  # DVC `metrics:`
     plot: dict[str, Any] | None = None  # DVC `plots:` options ({} = defaults)
     # Snakemake report caption: report/<caption>.rst of the suite (engine: workflow/report)

@@ -7,6 +7,7 @@ Placeholders are explained in `vlstress.workflow.spec`.
 from __future__ import annotations
 
 from vlstress.embedding.kinds import ALL_KINDS
+from vlstress.outcomes import outcomes_path
 from vlstress.workflow.paths import (
     CARD,
     CARD_FLAGS,
@@ -24,6 +25,11 @@ from vlstress.workflow.spec import Output, Stage
 def small(path: str, **kw) -> Output:
     """A small text result tracked by git rather than the DVC cache."""
     return Output(path, cache=False, **kw)
+
+
+def outcomes_of(record: str, **kw) -> Output:
+    """The per-item outcomes file beside a record (vlstress.outcomes; in the DVC cache)."""
+    return Output(str(outcomes_path(record)), outcomes=True, **kw)
 
 
 def download_stage(name: str, block: str, raw: str, suite: str | None, doc: str) -> Stage:

@@ -1,14 +1,15 @@
 """Figures of the calibration suite from the summary: calibration_ece, the ECE of every set before
 and after temperature scaling, one panel per model, horizontal bars (set names stay readable); a
 panel's title gives the model's T and flags a T on the search bound or one that worsens the
-held-out ID NLL (the reliability diagrams are drawn by `vlstress calibrate`: `reliability`)."""
+held-out ID NLL (the reliability diagrams are drawn by `vlstress calibrate`: `reliability`). Each
+set's label gives its n images; the bars are point estimates, which a note says."""
 
 from __future__ import annotations
 
 import pandas as pd
 import seaborn as sns
 
-from vlstress.report.figures import FigureResult, _tick, model_panels
+from vlstress.report.figures import FigureResult, _add_notes, _tick, model_panels
 from vlstress.report.figures import metric_rows as _rows
 from vlstress.report.figures import no_records as _none
 from vlstress.suites.calibration.bounds import fit_flags
@@ -91,8 +92,25 @@ def calibration_ece(table: pd.DataFrame) -> FigureResult:
         fontsize="small",
     )
     fig.suptitle("Expected calibration error of the zero-shot softmax")
+    notes = [fit_note(calibration), NO_INTERVAL]
     fig.tight_layout()
-    return fig, []
+    _add_notes(fig, notes)
+    return fig, notes
+
+
+NO_INTERVAL = (
+    "n: the images of each set (on its label); no interval: ECE is not a share of images, and the "
+    "bars are point estimates, so a small difference between two bars may be noise"
+)
+
+
+def fit_note(calibration: pd.DataFrame) -> str:
+    """How many held-out in-distribution images each model's T was fitted on (`n_fit`)."""
+    fitted = calibration.loc[calibration["metric"] == "n_fit", "value"].dropna()
+    sizes = "/".join(str(int(v)) for v in sorted(set(fitted)))
+    if not sizes:
+        return "T fitted on in-distribution images (their number is not recorded)"
+    return f"T fitted on n = {sizes} held-out in-distribution images per model"
 
 
 FIGURES = {

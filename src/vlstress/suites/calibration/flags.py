@@ -40,7 +40,13 @@ def add_calibrate_arguments(parser: argparse.ArgumentParser) -> None:
         "--bins", type=positive_int, default=15, help="equal-width confidence bins of the ECE"
     )
     parser.add_argument(
-        "--out", required=True, type=Path, help="records file (reliability bins in <out>.json)"
+        "--out",
+        required=True,
+        type=Path,
+        help=(
+            "records file (reliability bins in <out>.json; per-image outcomes in "
+            "<out stem>.outcomes.npz)"
+        ),
     )
     parser.add_argument(
         "--out-fig", required=True, type=Path, help="reliability diagrams (PNG, PDF beside it)"

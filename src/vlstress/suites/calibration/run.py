@@ -7,8 +7,10 @@ fitted on a seeded split of the in-distribution set (the fit split) and applied 
 held-out rest and to every other set. One record per set (task `calibration`): top-1, confidence,
 ECE, NLL and Brier, raw and scaled (`_ts`), and two flags of the fit in every record (1 or 0):
 `temperature_at_bound` (T on the search bound) and `temperature_worsens_held_out_nll` (T raises
-the held-out ID NLL above T = 1's); the reliability bins of every set (`Calibration.bins`) and the
-panels of the reliability diagrams (held-out ID set, shifted sets pooled).
+the held-out ID NLL above T = 1's); per record the outcomes of the images its metrics are computed
+on (`Calibration.outcomes`, vlstress.suites.calibration.resampling); the reliability bins of every
+set (`Calibration.bins`) and the panels of the reliability diagrams (held-out ID set, shifted sets
+pooled).
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ import numpy as np
 from vlstress import provenance
 from vlstress.errors import VlstressError
 from vlstress.io import sha256_file
+from vlstress.outcomes import Outcomes
 from vlstress.params import Params
 from vlstress.record import Record, assemble, record_model, weights_short
 from vlstress.suites.calibration import calibration as cal
 from vlstress.suites.calibration.bounds import at_bound, worsens
+from vlstress.suites.calibration.resampling import image_outcomes
 
 
 def evaluation_logits(evaluation):
@@ -66,9 +70,11 @@ def evaluation_logits(evaluation):
 
 @dataclass(frozen=True)
 class Calibration:
-    """What `vlstress calibrate` writes: records, reliability bins (the sidecar), diagram panels."""
+    """What `vlstress calibrate` writes: records, their per-image outcomes (block i for record i),
+    reliability bins (the sidecar), diagram panels."""
 
     records: list[Record]
+    outcomes: list[Outcomes]
     bins: dict[str, Any]
     panels: list[tuple]
     temperature: float
@@ -177,7 +183,7 @@ def calibrate(
         inputs=inputs,
         packages=("scipy",),
     )
-    records, bins_out = [], []
+    records, outcomes, bins_out = [], [], []
     shifted_conf: dict[str, list[np.ndarray]] = {"raw": [], "scaled": []}
     shifted_correct = []
     panels = []
@@ -209,6 +215,7 @@ def calibrate(
                 provenance=block,
             )
         )
+        outcomes.append(image_outcomes(set_logits, set_labels, temperature, n_bins))
         bins_out.append(
             {
                 "condition": condition,
@@ -253,7 +260,17 @@ def calibrate(
         "held_out_rows": held_out.tolist(),
         "sets": bins_out,
     }
-    return Calibration(records, bins, panels, temperature, model, block, bounded, held_out_nll)
+    return Calibration(
+        records,
+        outcomes,
+        bins,
+        panels,
+        temperature,
+        model,
+        block,
+        at_bound=bounded,
+        held_out_nll=held_out_nll,
+    )
 
 
 def log_records(calibration: Calibration, model_slug: str, log: logging.Logger) -> None:

@@ -2,8 +2,11 @@
 sets."""
 
 from vlstress.report.display import Headline, Task
+from vlstress.suites.calibration.resampling import ece_resampling, ece_ts_resampling
 from vlstress.workflow.spec import Output, Stage, Suite
-from vlstress.workflow.stages import figures_stage, small, tables_stage
+from vlstress.workflow.stages import figures_stage, outcomes_of, small, tables_stage
+
+RECORD = "results/metrics/{model}/calibration.json"
 
 SUITE = Suite(
     "calibration",
@@ -23,8 +26,9 @@ SUITE = Suite(
             " --bins {p.calibration.bins} --out {out.records} --out-fig {out.png}",
             input_lists={"sets": "zeroshot_sets"},
             outputs={
-                "records": small("results/metrics/{model}/calibration.json", record=True),
-                "bins": small("results/metrics/{model}/calibration.json.json"),
+                "records": small(RECORD, record=True),
+                "outcomes": outcomes_of(RECORD),
+                "bins": small(f"{RECORD}.json"),
                 "png": Output(
                     "results/figures/reliability_{model}.png",
                     plot={},
@@ -68,8 +72,13 @@ SUITE = Suite(
             (),
             noun="sets",
             headlines=(
-                Headline("ece", "ECE (%)", False),
-                Headline("ece_ts", "ECE after temperature scaling (%)", False),
+                Headline("ece", "ECE (%)", False, resampling=ece_resampling),
+                Headline(
+                    "ece_ts",
+                    "ECE after temperature scaling (%)",
+                    False,
+                    resampling=ece_ts_resampling,
+                ),
             ),
         )
     },

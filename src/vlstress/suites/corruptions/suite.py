@@ -10,7 +10,7 @@ from vlstress.suites.corruptions.paths import (
 )
 from vlstress.workflow.paths import CLASSIFIERS, ZEROSHOT_EMB
 from vlstress.workflow.spec import Axis, Output, PathList, Stage, Suite
-from vlstress.workflow.stages import figures_stage, small
+from vlstress.workflow.stages import figures_stage, outcomes_of, small
 
 SUITE = Suite(
     "corruptions",
@@ -47,6 +47,7 @@ SUITE = Suite(
             outputs={
                 "record": small(RECORD, record=True, each=("corruption", "severity")),
                 "per_class": small(f"{RECORD}.json", each=("corruption", "severity")),
+                "outcomes": outcomes_of(RECORD, each=("corruption", "severity")),
             },
             axes=("model",),
             suite="corruptions",
@@ -84,7 +85,7 @@ SUITE = Suite(
             "zero-shot classification under corruptions",
             (),
             noun="corruptions",
-            headlines=(Headline("top1", "top-1 (%)", proportion=True),),
+            headlines=(Headline("top1", "top-1 (%)", proportion=True, item_column="correct"),),
         )
     },
 )

@@ -350,6 +350,7 @@ def _environment():
 
 def pages(
     summary: pd.DataFrame,
+    headline_rows: pd.DataFrame,
     found: Iterable[tuple[Path, Record]],
     out_dir: Path,
     *,
@@ -357,9 +358,10 @@ def pages(
     summary_sha256: str,
     provenance: Mapping[str, Any],
 ) -> dict[str, str]:
-    """File name -> HTML of every card and of `index.html`."""
+    """File name -> HTML of every card and of `index.html`, from the summary and its headline
+    table (`headlines.headline_table`)."""
     check_summary(summary)
-    table = with_percentiles(headlines.headline_table(summary, confidence))
+    table = with_percentiles(headline_rows)
     links = record_links(found, out_dir)
     published = published_numbers(summary)
     pool_size = table.groupby(["task", "dataset", "condition", "metric"])["model"].nunique()

@@ -30,10 +30,12 @@ def headlines_markdown(table: pd.DataFrame, confidence: float) -> str:
     parts = [
         "# Headline metrics",
         "",
-        f"Values in percent (shape bias: a share of shape or texture decisions). Intervals: "
-        f"Wilson's {level} score interval for proportions, over the items each record counted; "
-        "none yet for the other metrics (ECE, AUROC, FPR@95, flip probability, error ratios), "
-        "whose intervals need the per-item outcomes.",
+        f"Values in percent (shape bias: a share of shape or texture decisions). Intervals "
+        f"({level}): Wilson's score interval for proportions, over the items each record "
+        "counted; a seeded BCa bootstrap over the record's per-item outcomes for ECE, AUROC and "
+        "FPR@95 (in- and out-of-distribution images resampled each within itself); none for flip "
+        "probability and error ratios, whose outcomes are not kept per item, nor for a degenerate "
+        "bootstrap (every resample the same value).",
     ]
     for _, group in table.groupby("task", sort=False):
         cells = pd.DataFrame(

@@ -2,17 +2,22 @@
 summary, the tasks' `headlines` declarations applied, with a 95% interval where one is defined.
 
 Proportions (top-1, R@1, attack success, shape bias) get Wilson's interval over the items the
-record counted; a metric whose interval needs the per-item outcomes (ECE, AUROC, FPR@95, flip
-probability, error ratios) has none here, and says so (`interval` is empty)."""
+record counted. Other metrics whose task declares how to resample its per-item outcomes (ECE,
+AUROC, FPR@95) get a seeded BCa bootstrap over those items; the rest (flip probability, error
+ratios, a case averaged over replicate seeds) have none, and say so (`interval` is empty)."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from vlstress.outcomes import Outcomes
 from vlstress.report import tasks
 from vlstress.report.display import Headline
-from vlstress.report.intervals import wilson_percent
+from vlstress.report.intervals import bootstrap_interval, wilson_percent
 from vlstress.report.records import CASE_COLUMNS, RECORD_COLUMNS
 
 CASE = CASE_COLUMNS  # one (model, set, task, condition): a record
@@ -38,8 +43,20 @@ COLUMNS = [
 SMALL_N = 30  # below this many items a share's interval is wider than about ±15 points
 
 
-def headline_table(summary: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
-    """Every headline row of the summary (mean over replicate seeds), with its interval."""
+@dataclass(frozen=True)
+class Bootstrap:
+    """The per-item outcomes of the run's cases and how to resample them."""
+
+    items: Mapping[tuple, list[Outcomes]]
+    n_resamples: int = 1000
+    seed: int = 0
+
+
+def headline_table(
+    summary: pd.DataFrame, confidence: float = 0.95, bootstrap: Bootstrap | None = None
+) -> pd.DataFrame:
+    """Every headline row of the summary (mean over replicate seeds), with its interval: Wilson
+    for a share, a BCa bootstrap of the items (given `bootstrap`) for a metric that says how."""
     parts = []
     for name, task in tasks.TASKS.items():
         if not task.headlines:
@@ -72,6 +89,10 @@ def headline_table(summary: pd.DataFrame, confidence: float = 0.95) -> pd.DataFr
             if headline.proportion:
                 frame["lo"], frame["hi"] = wilson_percent(frame["value"], n, confidence)
                 frame["interval"] = "Wilson"
+            elif headline.resampling is not None and bootstrap is not None:
+                frame["lo"], frame["hi"], frame["interval"] = _bootstrapped(
+                    headline, frame, bootstrap, confidence
+                )
             else:
                 frame["lo"] = frame["hi"] = float("nan")
                 frame["interval"] = ""
@@ -80,6 +101,27 @@ def headline_table(summary: pd.DataFrame, confidence: float = 0.95) -> pd.DataFr
     if not parts:
         return pd.DataFrame(columns=COLUMNS)
     return pd.concat(parts, ignore_index=True)
+
+
+def _bootstrapped(
+    headline: Headline, frame: pd.DataFrame, bootstrap: Bootstrap, confidence: float
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The bootstrap interval of each row whose case has exactly one outcomes block (a case
+    averaged over replicate seeds has none: its items are not one sample), and its method."""
+    assert headline.resampling is not None
+    lo = np.full(len(frame), np.nan)
+    hi = np.full(len(frame), np.nan)
+    methods = [""] * len(frame)
+    for i, case in enumerate(frame[CASE].itertuples(index=False, name=None)):
+        blocks = bootstrap.items.get(tuple(case), [])
+        if len(blocks) != 1:
+            continue
+        low, high, method = bootstrap_interval(
+            headline.resampling(blocks[0]), confidence, bootstrap.n_resamples, bootstrap.seed
+        )
+        lo[i], hi[i] = headline.scale * low, headline.scale * high
+        methods[i] = f"{method} bootstrap" if method else ""
+    return lo, hi, methods
 
 
 def _items(headline: Headline, values: pd.DataFrame, frame: pd.DataFrame, mask) -> np.ndarray:

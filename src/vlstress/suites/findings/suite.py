@@ -1,6 +1,7 @@
 """What the numbers mean: the run's headline metrics with intervals, fingerprints (each model
 attribute's offset from the pooled line of a robustness metric against in-distribution top-1), and
-a robustness card per model. Report stages: they read the summary (no model work)."""
+a robustness card per model, and paired comparisons of models on the same items. Report stages:
+they read the summary, the records and their per-item outcomes (no model work)."""
 
 from vlstress.workflow.paths import SUMMARY
 from vlstress.workflow.spec import Output, Stage, Suite
@@ -49,19 +50,25 @@ SUITE = Suite(
         Stage(
             "cards",
             "vlstress cards {params_files} --summary {in.summary}"
-            " --confidence {p.findings.confidence}"
-            " --out-dir {out.cards} --out-csv {out.csv} --out-md {out.md}",
+            " --confidence {p.findings.confidence} --bootstrap {p.findings.bootstrap}"
+            " --seed {p.seed} --out-dir {out.cards} --out-csv {out.csv} --out-md {out.md}"
+            " --out-comparisons-csv {out.comparisons_csv}"
+            " --out-comparisons-md {out.comparisons_md}",
             inputs={"summary": SUMMARY},
-            input_lists={"records": "records"},
+            input_lists={"records": "records", "outcomes": "outcomes"},
             outputs={
                 # pages with embedded figures: in the DVC cache (and remote), as the figures are
                 "cards": Output("results/cards", directory=True),
                 "csv": small(f"{FINDINGS}/headlines.csv"),
                 "md": small(f"{FINDINGS}/headlines.md", caption="headlines", category="Tables"),
+                "comparisons_csv": small(f"{FINDINGS}/comparisons.csv"),
+                "comparisons_md": small(
+                    f"{FINDINGS}/comparisons.md", caption="comparisons", category="Tables"
+                ),
             },
             suite="findings",
             doc="a static HTML robustness card per model and an index comparing them; every"
-            " headline metric with its interval",
+            " headline metric with its interval; paired comparisons of models (McNemar, Holm)",
         ),
     ),
     commands={

@@ -1,5 +1,6 @@
 """Figures of the OOD suite from the summary: ood_auroc, the AUROC of every OOD score, one panel per
-OOD set, bars per model (the ROC curves of each pair are drawn by `vlstress ood-detect`: `roc`)."""
+OOD set, bars per model (the ROC curves of each pair are drawn by `vlstress ood-detect`: `roc`). A
+panel's title gives the n in-distribution images; the bars are point estimates (a note says so)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,10 @@ def ood_auroc(table: pd.DataFrame) -> FigureResult:
             palette="colorblind",
         )
         ax.axhline(50.0, color="0.4", linewidth=0.8, linestyle="--")
-        ax.set_title(f"{', '.join(sorted(set(rows['dataset'])))} vs {name}", fontsize="medium")
+        mine = rows[rows["ood"] == name]
+        sizes = "/".join(str(int(v)) for v in sorted(set(mine["n_images"].dropna())))
+        inside = ", ".join(sorted(set(mine["dataset"].astype(str))))
+        ax.set_title(f"{inside} (n = {sizes or '?'}) vs {name}", fontsize="medium")
         ax.set_xlabel("score")
         ax.set_ylim(0, 100)
         ax.legend_.remove()
@@ -52,10 +56,17 @@ def ood_auroc(table: pd.DataFrame) -> FigureResult:
         fontsize="small",
     )
     fig.suptitle("Out-of-distribution detection with the zero-shot classifier (dashed: chance)")
-    notes = [sample_note(rows, "in-distribution images")]
+    notes = [sample_note(rows, "in-distribution images"), OOD_COUNT, NO_INTERVAL]
     fig.tight_layout()
     _add_notes(fig, notes)
     return fig, notes
+
+
+OOD_COUNT = "the OOD images' count is in each record (n_ood_images), not in the summary"
+NO_INTERVAL = (
+    "no interval: AUROC is not a share of images, and the bars are point estimates, so a small "
+    "difference between two bars may be noise"
+)
 
 
 FIGURES = {

@@ -57,7 +57,12 @@ def add_ood_detect_arguments(parser: argparse.ArgumentParser) -> None:
         help="T of MCM (softmax of cosine / T) and of the energy",
     )
     parser.add_argument(
-        "--out", required=True, type=Path, help="records file (ROC curves in <out>.json)"
+        "--out",
+        required=True,
+        type=Path,
+        help=(
+            "records file (ROC curves in <out>.json; per-image scores in <out stem>.outcomes.npz)"
+        ),
     )
     parser.add_argument(
         "--out-fig", required=True, type=Path, help="ROC curves (PNG, PDF beside it)"

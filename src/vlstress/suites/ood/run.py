@@ -3,8 +3,9 @@ test set vs one OOD set.
 
 Both sets are scored against the in-distribution classifier, from embeddings already computed
 (vlstress.suites.ood.scores). One record per score (task `ood`, condition {ood, score}): AUROC,
-FPR at 95% TPR, AUPR-In, AUPR-Out (%); the ROC curves (`Detection.roc_sidecar`) and the
-figure's curves.
+FPR at 95% TPR, AUPR-In, AUPR-Out (%); per record the score of every ID image, then of every
+OOD image (`Detection.outcomes`, vlstress.suites.ood.resampling); the ROC curves
+(`Detection.roc_sidecar`) and the figure's curves.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from vlstress import provenance
 from vlstress.embedding.files import load_embeddings, same_model
 from vlstress.errors import VlstressError
 from vlstress.io import sha256_file
+from vlstress.outcomes import Outcomes
 from vlstress.record import Record, assemble
 from vlstress.suites.ood import scores as ood
+from vlstress.suites.ood.resampling import image_outcomes
 from vlstress.suites.zeroshot import classifier
 from vlstress.testsets import manifest as testsets
 from vlstress.testsets.manifest import shared_classes
@@ -29,9 +32,11 @@ from vlstress.testsets.manifest import shared_classes
 
 @dataclass(frozen=True)
 class Detection:
-    """What `vlstress ood-detect` writes: records, ROC curves (the sidecar), the figure."""
+    """What `vlstress ood-detect` writes: records, their per-image outcomes (block i for record i),
+    ROC curves (the sidecar), the figure."""
 
     records: list[Record]
+    outcomes: list[Outcomes]
     roc_sidecar: dict[str, Any]
     curves: dict[str, tuple[list[float], list[float], float]]
     title: str
@@ -96,7 +101,7 @@ def detect(
         inputs={str(p): sha256_file(p) for p in inputs},
         packages=("scikit-learn",),
     )
-    records, curves, roc = [], {}, {}
+    records, outcomes, curves, roc = [], [], {}, {}
     for name in scores:
         id_scores = ood.score(name, id_cos, scale, temperature)
         ood_scores = ood.score(name, ood_cos, scale, temperature)
@@ -117,6 +122,7 @@ def detect(
                 provenance=block,
             )
         )
+        outcomes.append(image_outcomes(id_scores, ood_scores))
         points = ood.roc_points(id_scores, ood_scores)
         roc[name] = {**points, "auroc": metrics["auroc"], "fpr95": metrics["fpr95"]}
         curves[name] = (points["fpr"], points["tpr"], metrics["auroc"])
@@ -139,4 +145,4 @@ def detect(
         "ood": outside.dataset,
         "roc": roc,
     }
-    return Detection(records, roc_sidecar, curves, title, block)
+    return Detection(records, outcomes, roc_sidecar, curves, title, block)

@@ -91,13 +91,21 @@ def fpr_at_tpr(id_scores: np.ndarray, ood_scores: np.ndarray, level: float = TPR
     return float(fpr[np.searchsorted(tpr, level, side="left")])
 
 
+def auroc(id_scores: np.ndarray, ood_scores: np.ndarray) -> float:
+    """Area under the ROC curve of ID-vs-OOD scores (ID positive), a fraction."""
+    from sklearn.metrics import roc_auc_score
+
+    labels, scores = _labelled(id_scores, ood_scores)
+    return float(roc_auc_score(labels, scores))
+
+
 def detection_metrics(id_scores: np.ndarray, ood_scores: np.ndarray) -> dict[str, float]:
     """AUROC, FPR@95%TPR, AUPR-In and AUPR-Out (percent) of ID-vs-OOD scores (ID positive)."""
-    from sklearn.metrics import average_precision_score, roc_auc_score
+    from sklearn.metrics import average_precision_score
 
     labels, scores = _labelled(id_scores, ood_scores)
     return {
-        "auroc": 100.0 * float(roc_auc_score(labels, scores)),
+        "auroc": 100.0 * auroc(id_scores, ood_scores),
         "fpr95": 100.0 * fpr_at_tpr(id_scores, ood_scores),
         "aupr_in": 100.0 * float(average_precision_score(labels, scores)),
         "aupr_out": 100.0 * float(average_precision_score(1 - labels, -scores)),

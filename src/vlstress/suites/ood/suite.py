@@ -8,6 +8,7 @@ from vlstress.suites.ood.paths import (
     folders,
     shaping_params,
 )
+from vlstress.suites.ood.resampling import auroc_resampling, fpr95_resampling
 from vlstress.workflow.paths import (
     CLASSIFIER,
     CLASSIFIERS,
@@ -16,7 +17,15 @@ from vlstress.workflow.paths import (
     of,
 )
 from vlstress.workflow.spec import Axis, Output, PathList, Stage, Suite
-from vlstress.workflow.stages import figures_stage, small, tables_stage, testset_stage
+from vlstress.workflow.stages import (
+    figures_stage,
+    outcomes_of,
+    small,
+    tables_stage,
+    testset_stage,
+)
+
+RECORD = "results/metrics/{model}/ood-{oodset}.json"
 
 SUITE = Suite(
     "ood",
@@ -54,8 +63,9 @@ SUITE = Suite(
                 "ood_testset": OOD_SET,
             },
             outputs={
-                "records": small("results/metrics/{model}/ood-{oodset}.json", record=True),
-                "roc": small("results/metrics/{model}/ood-{oodset}.json.json"),
+                "records": small(RECORD, record=True),
+                "outcomes": outcomes_of(RECORD),
+                "roc": small(f"{RECORD}.json"),
                 "png": Output(
                     "results/figures/ood_roc_{model}_{oodset}.png",
                     plot={},
@@ -97,8 +107,8 @@ SUITE = Suite(
             noun="OOD sets and scores",
             names={"mcm": "MCM", "msp": "MSP", "max_logit": "max logit", "energy": "energy"},
             headlines=(
-                Headline("auroc", "AUROC (%)"),
-                Headline("fpr95", "FPR@95 (%)", False),
+                Headline("auroc", "AUROC (%)", resampling=auroc_resampling),
+                Headline("fpr95", "FPR@95 (%)", False, resampling=fpr95_resampling),
             ),
         )
     },

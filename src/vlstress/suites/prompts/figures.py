@@ -1,20 +1,26 @@
 """Figures of the prompts suite from the summary:
 - prompt_count: zero-shot top-1, ECE and OOD AUROC (MCM) against the number of templates (log2
-  axis), the mean over the seeded subsets as a line and mean +- one std as a band, per model (and
-  test set / OOD pair);
+  axis), the mean over the seeded subsets as a line and mean +- one std as bars, per model (and
+  test set / OOD pair); top-1, a share, in its 95% Wilson band over the n images;
 - autoclip_gain: top-1 with averaged templates, with the mean template cosine (AutoCLIP's scoring
   at uniform weights) and with AutoCLIP's per-image weights on every zero-shot set (horizontal
-  bars), AutoCLIP's gain over averaged templates beside each set, one panel per model.
+  bars with 95% Wilson bars), AutoCLIP's gain over averaged templates beside each set (a paired
+  difference on the same images: no interval drawn), one panel per model.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.lines import Line2D
 
 from vlstress.report.figures import (
+    WILSON_NOTE,
     FigureResult,
     _add_notes,
     _tick,
@@ -22,12 +28,20 @@ from vlstress.report.figures import (
     identical_series,
     model_panels,
     sample_note,
+    wilson_band,
 )
 from vlstress.report.figures import metric_rows as _rows
 from vlstress.report.figures import no_records as _none
+from vlstress.report.intervals import wilson_percent
 
 MODEL_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h")
 SHIFT = 0.05  # log2 units between two models' points
+
+SHARES = {"top1"}  # the panels' metrics that are shares of the images (a Wilson band each)
+GAIN_NOTE = (
+    "gain: AutoCLIP's top-1 minus the averaged templates' (percentage points), a paired "
+    "difference on the same n images: no interval drawn"
+)
 
 PANELS = (
     ("prompt_count", "top1", "zero-shot top-1 (%)"),
@@ -46,8 +60,16 @@ def set_label(condition: dict) -> str:
     return name
 
 
+def _images(rows: pd.DataFrame) -> pd.Series:
+    """The images behind each row (NaN where the records do not say)."""
+    if "n_images" not in rows:
+        return pd.Series(np.nan, index=rows.index)
+    return pd.to_numeric(rows["n_images"], errors="coerce").astype("float64")
+
+
 def _curves(table: pd.DataFrame, task: str, metric: str) -> pd.DataFrame:
-    """Mean and std over the seeds of one metric, per (model, line, templates)."""
+    """Mean and std over the seeds of one metric, and the images behind it, per (model, line,
+    templates)."""
     rows = _rows(table, task, [metric])
     if rows.empty:
         return rows
@@ -56,13 +78,17 @@ def _curves(table: pd.DataFrame, task: str, metric: str) -> pd.DataFrame:
     rows["line"] = conditions.map(
         lambda c: f"{c['set']} vs {c['ood']}" if "ood" in c else str(c["set"])
     )
-    grouped = rows.groupby(["label", "line", "templates"], sort=False)["value"]
-    return grouped.agg(mean="mean", std="std").reset_index().fillna({"std": 0.0})
+    rows["n"] = _images(rows)
+    grouped = rows.groupby(["label", "line", "templates"], sort=False)
+    curves = grouped["value"].agg(mean="mean", std="std")
+    curves["n"] = grouped["n"].max()
+    return curves.reset_index().fillna({"std": 0.0})
 
 
 def prompt_count(table: pd.DataFrame) -> FigureResult:
-    panels = [(y, _curves(table, t, m)) for t, m, y in PANELS]
-    panels = [(y, data) for y, data in panels if not data.empty]
+    found = [(m, y, _curves(table, t, m)) for t, m, y in PANELS]
+    found = [(m, y, data) for m, y, data in found if not data.empty]
+    panels = [(y, data) for _, y, data in found]
     if not panels:
         return _none("Zero-shot metrics against the number of prompt templates", "prompts")
     labels = list(dict.fromkeys(label for _, data in panels for label in data["label"]))
@@ -82,8 +108,8 @@ def prompt_count(table: pd.DataFrame) -> FigureResult:
         ).rename(columns={"mean": "value"})
     )
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels) + 2.6, 3.9), squeeze=False)
-    several = False
-    for ax, (ylabel, data) in zip(axes[0], panels):
+    several = banded = False
+    for ax, (metric, ylabel, data) in zip(axes[0], found):
         lines = list(dict.fromkeys(data["line"]))
         several |= len(lines) > 1
         for (label, line), group in data.groupby(["label", "line"], sort=False):
@@ -97,14 +123,20 @@ def prompt_count(table: pd.DataFrame) -> FigureResult:
                 linestyle=style,
                 label=f"{label}: {line}",
             )
-            ax.fill_between(
-                group["templates"] * shift[label],
+            x = group["templates"] * shift[label]
+            # the spread over template subsets: thin bars, so that the Wilson band stays readable
+            ax.vlines(
+                x,
                 group["mean"] - group["std"],
                 group["mean"] + group["std"],
                 color=colours[label],
-                alpha=0.2,
-                linewidth=0,
+                linewidth=1.2,
+                alpha=0.8,
             )
+            if metric in SHARES:
+                banded |= wilson_band(
+                    ax, list(x), list(group["mean"]), list(group["n"]), colours[label], alpha=0.1
+                )
         ax.set_xscale("log", base=2)
         ax.set_xticks(counts)
         ax.set_xticklabels([str(c) for c in counts])
@@ -131,12 +163,20 @@ def prompt_count(table: pd.DataFrame) -> FigureResult:
         fontsize="small",
     )
     fig.suptitle(
-        "Zero-shot metrics against the number of prompt templates (band: ±1 std over subsets)"
+        "Zero-shot metrics against the number of prompt templates "
+        "(bars: ±1 std over subsets; top-1 bands: 95% Wilson)"
     )
     notes = [
         *identical_note(identical),
         f"models drawn side by side (each count × 2^±{SHIFT * (len(labels) - 1) / 2:.2g})",
         sample_note(_rows(table, "prompt_count", ["top1"])),
+        (
+            "top-1 bands: 95% Wilson interval over the n images (the mean over subsets as a "
+            "fractional count); "
+            if banded
+            else "no top-1 band: n unknown; "
+        )
+        + "ECE and AUROC are not shares of the images: no interval over images drawn",
     ]
     fig.tight_layout()
     _add_notes(fig, notes)
@@ -164,17 +204,20 @@ def autoclip_gain(table: pd.DataFrame) -> FigureResult:
     labels = list(dict.fromkeys(rows["label"]))
     # clean sets first, then the corrupted copies, then the attacked ones
     sets = list(dict.fromkeys(rows.sort_values("kind", kind="stable")["set"]))
+    hue_order = [name for name in methods.values() if name in set(rows["method"])]
     fig, axes, firsts, lasts = model_panels(
         len(labels), 4.6, 0.55 * len(sets) + 1.4, extra_width=3.2
     )
+    drawn = 0
     for ax, label in zip(axes, labels):
+        panel = rows[rows["label"] == label]
         sns.barplot(
-            data=rows[rows["label"] == label],
+            data=panel,
             y="set",
             x="value",
             hue="method",
             order=sets,
-            hue_order=[name for name in methods.values() if name in set(rows["method"])],
+            hue_order=hue_order,
             ax=ax,
             errorbar=None,
             palette="colorblind",
@@ -199,6 +242,7 @@ def autoclip_gain(table: pd.DataFrame) -> FigureResult:
                     fontsize="x-small",
                     color="0.2",
                 )
+        drawn += wilson_hbars(ax, panel, sets, hue_order)
         ax.legend_.remove()
     handles, names = axes[0].get_legend_handles_labels()
     lasts[0].legend(
@@ -211,12 +255,46 @@ def autoclip_gain(table: pd.DataFrame) -> FigureResult:
     )
     fig.suptitle("Zero-shot top-1: averaged templates vs AutoCLIP")
     notes = [
-        "gain: AutoCLIP's top-1 minus the averaged templates' (percentage points)",
+        GAIN_NOTE,
         sample_note(rows),
+        *([WILSON_NOTE] if drawn else ["no interval drawn: n unknown"]),
     ]
     fig.tight_layout()
     _add_notes(fig, notes)
     return fig, notes
+
+
+def wilson_hbars(
+    ax: Any, data: pd.DataFrame, order: Sequence[str], hue_order: Sequence[str]
+) -> int:
+    """95% Wilson intervals on the horizontal bars of a seaborn bar plot of top-1 (%) per `set`
+    (y, `order`) and `method` (hue, `hue_order`: one container each), over each bar's
+    `n_images`; replicates averaged (a fractional count). Returns how many bars got one."""
+    cases = data.assign(n=_images(data)).groupby(["set", "method"], sort=False)
+    means = cases["value"].mean()
+    sizes = cases["n"].max()
+    drawn = 0
+    for container, level in zip(ax.containers, hue_order):
+        for bar in container:
+            centre = bar.get_y() + bar.get_height() / 2
+            key = (order[round(centre)], level)  # categorical y positions are 0, 1, ...
+            if key not in means.index:
+                continue
+            lo, hi = wilson_percent([means[key]], [sizes[key]])
+            if not (np.isfinite(lo[0]) and np.isfinite(hi[0])):
+                continue
+            ax.errorbar(
+                means[key],
+                centre,
+                xerr=[[max(means[key] - lo[0], 0.0)], [max(hi[0] - means[key], 0.0)]],
+                fmt="none",
+                ecolor="0.2",
+                elinewidth=1.0,
+                capsize=2.0,
+                zorder=3,
+            )
+            drawn += 1
+    return drawn
 
 
 FIGURES = {

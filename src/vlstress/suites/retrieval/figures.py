@@ -2,8 +2,11 @@
 
 Registry `FIGURES`: recall_bars (R@1 original vs each stress condition), false_r1_heatmap
 (model x condition), lambda_sweep (each condition group against the task's sweep key, λ for the
-image variants; seed error bars), drop_vs_size (drop rate against parameter count). Seeds are
-aggregated by seaborn (mean, error bars = standard deviation over replicate seeds, deterministic).
+image variants), drop_vs_size (drop rate against parameter count). Every share (R@1, false R@1)
+carries its 95% Wilson interval over the queries it counts (`queries`: images for image → text,
+captions for text → image), of the mean over variant seeds where there are several (a fractional
+count); the seeds themselves show as dots (bars) or error bars (sweep). The drop rate is no share:
+its error bars are the standard deviation over seeds. Every figure states n.
 The figures iterate over the task registry (`vlstress.report.tasks.TASKS`): each stress task
 stresses the retrieval directions it names against its baseline task ("original"). A task that
 has no records is never drawn from nothing: its panel is left out, and the figure says so in a
@@ -32,8 +35,11 @@ from vlstress.report.figures import (
     identical_note,
     identical_series,
     placeholder,
+    wilson_band,
+    wilson_bars,
 )
 from vlstress.report.tasks import DIRECTIONS, ORIGINAL, SHORT_DIRECTIONS, TASKS
+from vlstress.suites.retrieval.queries import QUERY_NOUNS, interval, query_counts
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +52,10 @@ def retrieval_rows(table: pd.DataFrame) -> pd.DataFrame:
 
 ORIGINAL_COLOR = "0.65"
 ERRORBAR_NOTE = "error bars: standard deviation over variant seeds"
+WILSON_QUERIES = (
+    "95% Wilson interval over the n queries of each value (images for image → text, captions for "
+    "text → image)"
+)
 
 
 def _palette(conditions: list[str]) -> dict[str, Any]:
@@ -122,28 +132,33 @@ def recall_bars(table: pd.DataFrame) -> FigureResult:
     # only models with retrieval records (a supervised classifier has no text tower)
     drawn = set(pd.concat([data for _, data, _ in panels])["label"])
     models = [m for m in models if m in drawn]
-    if records.max_replicates(table) > 1:
-        notes.append(ERRORBAR_NOTE)
     width = sum(1.6 + 0.32 * len(models) * len(hue) for _, _, hue in panels)
     fig, axes = plt.subplots(
         1, len(panels), figsize=(max(width, 5.0), 4.2), squeeze=False, sharey=True
     )
-    zeros = 0
+    zeros = intervals = dots = 0
     for ax, (title, data, hue_order) in zip(axes[0], panels):
-        data = data.assign(tick=data["label"].map(_tick))
+        data = data.assign(tick=data["label"].map(_tick), n=query_counts(data))
+        order = [_tick(m) for m in models]
         sns.barplot(
             data=data,
             x="tick",
             y="value",
             hue="condition_label",
-            order=[_tick(m) for m in models],
+            order=order,
             hue_order=hue_order,
             palette=_palette(hue_order),
-            errorbar="sd",
-            capsize=0.15,
-            err_kws={"linewidth": 1.0},
+            errorbar=None,
             ax=ax,
         )
+        # one row per bar (the mean over seeds, a fractional count) for its Wilson interval
+        means = (
+            data.groupby(["tick", "condition_label"], sort=False)
+            .agg(value=("value", "mean"), n=("n", "first"))
+            .reset_index()
+        )
+        intervals += wilson_bars(ax, means, "tick", "condition_label", order, hue_order, "n")
+        dots += _seed_dots(ax, data, order, hue_order)
         ax.set_ylim(0, 100)
         zeros += _mark_zero_bars(ax)
         ax.set_xlabel("")
@@ -159,16 +174,47 @@ def recall_bars(table: pd.DataFrame) -> FigureResult:
             title=None,
             frameon=False,
         )
-    notes.append(sample_note(table))
+    if intervals:
+        notes.append(f"error bars: {WILSON_QUERIES}, of the mean over variant seeds")
+    if dots:
+        notes.append("dots: each variant seed's R@1 (the bar is their mean)")
     if zeros:
         notes.append("a bar of height 0 is marked by a 0 in its colour")
     fig.suptitle(
-        f"Recall@1 on the original gallery and under stress ({_dataset(retrieval_rows(table))})"
+        f"Recall@1 on the original gallery and under stress ({_dataset(retrieval_rows(table))})\n"
+        f"{n_line(table)}",
+        fontsize="medium",
     )
     fig.tight_layout()
     _below_ticks(fig)
     _add_notes(fig, notes)
     return fig, notes
+
+
+def _seed_dots(ax: Any, data: pd.DataFrame, order: list[str], hue_order: list[str]) -> int:
+    """Each seed's value as a small dot on a bar that is a mean over several seeds (bar containers
+    in `hue_order`, x categories in `order`). Returns how many bars got dots."""
+    cases = data.groupby(["tick", "condition_label"], sort=False)["value"]
+    marked = 0
+    for container, level in zip(ax.containers, hue_order):
+        for bar in getattr(container, "patches", []):
+            centre = bar.get_x() + bar.get_width() / 2
+            key = (order[round(centre)], level)
+            if key not in cases.groups or len(cases.groups[key]) < 2:
+                continue
+            values = cases.get_group(key).to_numpy(float)
+            ax.scatter(
+                [centre] * len(values),
+                values,
+                s=6,
+                color="0.1",
+                alpha=0.7,
+                linewidths=0,
+                zorder=4,
+                gid="seeds",
+            )
+            marked += 1
+    return marked
 
 
 def _mark_zero_bars(ax: Any) -> int:
@@ -189,6 +235,9 @@ def _mark_zero_bars(ax: Any) -> int:
                     fontsize="xx-small",
                     fontweight="bold",
                     color=bar.get_facecolor(),
+                    # on white, above the bar's error bar that starts at 0
+                    bbox={"boxstyle": "square,pad=0.05", "facecolor": "white", "edgecolor": "none"},
+                    zorder=5,
                 )
     return marked
 
@@ -269,8 +318,15 @@ def false_r1_heatmap(table: pd.DataFrame) -> FigureResult:
         " / ".join(dict.fromkeys(info.distractor for _, _, info in found if info.distractor))
         or "a distractor"
     )
-    ax.set_title(f"False R@1: top-1 is {distractors} ({_dataset(retrieval_rows(table))})")
-    notes.append(sample_note(table))
+    ax.set_title(
+        f"False R@1: top-1 is {distractors} ({_dataset(retrieval_rows(table))})\n"
+        f"{n_line(data, 'false_R@1')} per cell",
+        fontsize="medium",
+    )
+    notes.append(
+        "each cell: % of its n queries (images for image → text, captions for text → image); "
+        "the stress table gives its 95% Wilson interval"
+    )
     fig.tight_layout()
     _add_notes(fig, notes)
     return fig, notes
@@ -316,13 +372,22 @@ def _sweep_name(columns: list) -> str:
     return " / ".join(dict.fromkeys(tasks.sweep_symbol(info) for _, info, _, _ in columns))
 
 
-def _sweep_points(ax: Any, part: pd.DataFrame, i: int, n: int, step: float, style: dict) -> None:
+def _sweep_points(ax: Any, part: pd.DataFrame, i: int, n: int, step: float, style: dict) -> bool:
     """One model's mean over seeds at each swept value (±1 std, clipped to 0..100), shifted by its
-    place among the n models; a line joins its own points when there are several."""
+    place among the n models; a line joins its own points when there are several. Shaded: the 95%
+    Wilson interval of each mean over its queries (a band along the line, a box around a lone
+    point). Returns whether anything was shaded."""
     if part.empty:
-        return
-    stats = part.groupby("sweep")["value"].agg(["mean", "std"]).fillna(0.0).sort_index()
+        return False
+    part = part.assign(n=query_counts(part))
+    stats = (
+        part.groupby("sweep")
+        .agg(mean=("value", "mean"), std=("value", "std"), n=("n", "first"))
+        .fillna({"std": 0.0})
+        .sort_index()
+    )
     offset = (i - (n - 1) / 2) * step / max(n - 1, 1)
+    shaded = _wilson_shade(ax, stats.index + offset, stats, step / max(n, 1) / 2, style["color"])
     low = stats["mean"] - (stats["mean"] - stats["std"]).clip(lower=0.0)
     high = (stats["mean"] + stats["std"]).clip(upper=100.0) - stats["mean"]
     ax.errorbar(
@@ -335,6 +400,28 @@ def _sweep_points(ax: Any, part: pd.DataFrame, i: int, n: int, step: float, styl
         elinewidth=1.0,
         **style,
     )
+    return shaded
+
+
+def _wilson_shade(ax: Any, x: Any, stats: pd.DataFrame, half_width: float, color: Any) -> bool:
+    """The Wilson interval of each point of a line: a band when it has several points, else a box
+    `half_width` either side of its one point."""
+    if len(stats) > 1:
+        return wilson_band(ax, list(x), list(stats["mean"]), list(stats["n"]), color)
+    lo, hi = interval(float(stats["mean"].iloc[0]), float(stats["n"].iloc[0]))
+    if pd.isna(lo):
+        return False
+    centre = float(x[0])
+    ax.fill_between(
+        [centre - half_width, centre + half_width],
+        lo,
+        hi,
+        color=color,
+        alpha=0.2,
+        linewidth=0,
+        zorder=1,
+    )
+    return True
 
 
 def lambda_sweep(table: pd.DataFrame) -> FigureResult:
@@ -383,11 +470,9 @@ def lambda_sweep(table: pd.DataFrame) -> FigureResult:
         baselines = ", ".join(dict.fromkeys(_title(info.baseline) for _, info, _, _ in columns))
         notes.append(f"no {baselines} records: no original-gallery reference lines")
     if records.max_replicates(swept) > 1:
-        notes.append(
-            f"{ERRORBAR_NOTE} ({records.max_replicates(swept)}), clipped to 0–100%"
-            + ("; dotted: R@1 on the original gallery" if has_original else "")
-        )
-    notes.append(sample_note(table))
+        notes.append(f"{ERRORBAR_NOTE} ({records.max_replicates(swept)}), clipped to 0–100%")
+    if has_original:
+        notes.append("dotted: R@1 on the original gallery")
     rows = [("R@1", "R@1 (%)"), ("false_R@1", "false R@1 (%)")]
     fig, axes = plt.subplots(
         len(rows),
@@ -397,6 +482,7 @@ def lambda_sweep(table: pd.DataFrame) -> FigureResult:
         sharex="col",
         sharey="row",
     )
+    shaded = False
     for col, (name, info, label, data) in enumerate(columns):
         direction = info.directions[0]
         original = originals[name]
@@ -405,7 +491,9 @@ def lambda_sweep(table: pd.DataFrame) -> FigureResult:
             ax = axes[row][col]
             part = data[data["metric"] == f"{direction}_{metric}"]
             for i, model in enumerate(models):
-                _sweep_points(ax, part[part["label"] == model], i, len(models), step, style(i))
+                shaded |= _sweep_points(
+                    ax, part[part["label"] == model], i, len(models), step, style(i)
+                )
             if metric == "R@1":
                 for model, value in original.items():
                     if model in colors:
@@ -427,8 +515,12 @@ def lambda_sweep(table: pd.DataFrame) -> FigureResult:
         dict.fromkeys(DIRECTIONS[info.directions[0]] for _, info, _, _ in columns)
     )
     symbols = " / ".join(dict.fromkeys(tasks.sweep_symbol(info) for _, info, _, _ in columns))
+    if shaded:
+        notes.append(f"shaded: {WILSON_QUERIES}, of the mean over variant seeds")
     fig.suptitle(
         f"{_capital(directions)} retrieval against {symbols} ({_dataset(retrieval_rows(table))})"
+        f"\n{n_line(swept)}",
+        fontsize="medium",
     )
     fig.tight_layout()
     fig.legend(
@@ -453,17 +545,25 @@ def _size_labels(sizes: pd.Series) -> dict[float, str]:
     return text
 
 
-def sample_note(table: pd.DataFrame) -> str:
-    """`n = 14 images, 70 captions per model (demo)`: the gallery behind each retrieval value."""
+def _counts(rows: pd.DataFrame, column: str) -> str:
+    return "/".join(str(v) for v in sorted({int(v) for v in rows[column].dropna()}))
+
+
+def n_line(table: pd.DataFrame, metric: str | None = None) -> str:
+    """`n = 14 query images (image → text), 70 query captions (text → image)`: the queries behind
+    each share, per direction that the table's retrieval rows (of `metric`, e.g. `false_R@1`) have;
+    several counts (e.g. a caption set of some images only) joined by `/`."""
     rows = retrieval_rows(table)
-    images = sorted({int(v) for v in rows["n_images"].dropna()})
-    captions = sorted({int(v) for v in rows["n_captions"].dropna()})
-    if not images:
-        return "n: gallery size unknown"
-    text = f"n = {'/'.join(map(str, images))} images"
-    if captions:
-        text += f", {'/'.join(map(str, captions))} captions"
-    return f"{text} per model ({_dataset(rows)})"
+    if metric is not None:
+        rows = rows[rows["metric"].astype(str).str.endswith(f"_{metric}")]
+    parts = []
+    for short, noun in QUERY_NOUNS.items():
+        mine = rows[rows["metric"].astype(str).str.startswith(f"{short}_")]
+        if mine.empty:
+            continue
+        counts = _counts(mine.assign(n=query_counts(mine)), "n")
+        parts.append(f"{counts or '?'} query {noun} ({DIRECTIONS[short]})")
+    return "n = " + ", ".join(parts) if parts else "n unknown"
 
 
 def _seed_note(data: pd.DataFrame) -> str:
@@ -570,16 +670,23 @@ def drop_vs_size(table: pd.DataFrame) -> FigureResult:
     ax.set_ylabel("drop rate of R@1 (%)")
     ax.set_ylim(top=105.0)  # a drop rate is at most 100%
     ax.axhline(0, color="0.5", linewidth=0.8)
-    ax.set_title(f"Drop rate by model, in order of size ({_dataset(retrieval_rows(table))})")
+    ax.set_title(
+        f"Drop rate by model, in order of size ({_dataset(retrieval_rows(table))})\n"
+        f"{n_line(data, 'drop_rate')} per marker",
+        fontsize="medium",
+    )
     handles = [
         Line2D([], [], marker=markers[f], color=colors[c], linestyle="none", label=c, markersize=6)
         for c, f in dict(zip(data["condition"], data["family"])).items()
     ]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    notes.append(sample_note(table))
     notes.append(
         _seed_note(data) + "; error bars clipped to the possible range (a drop rate is at most "
         "100%, at least 100 × (1 − 100 / original R@1))"
+    )
+    notes.append(
+        "a drop rate is a ratio of two R@1 of the same queries, not a share of them: no Wilson "
+        "interval (the R@1 intervals are in the recall figure and the stress table)"
     )
     fig.tight_layout()
     _add_notes(fig, notes)

@@ -5,7 +5,10 @@ stress task of the registry (`report.tasks`): image → text (R@1 on the origina
 gallery, then for each text set R@1, drop rate and false R@1) and text → image
 (original, then each image variant and λ). Cells: mean over replicate seeds, `± std`
 when there are several seeds, `–` when undefined (e.g. drop rate with an original
-R@1 of 0). A model without a retrieval record (an image classifier or an assistant: no text
+R@1 of 0); a share (R@1, false R@1) then its 95% Wilson interval `[lo, hi]` over the queries it
+counts (`queries`: images for image → text, captions for text → image; a mean over seeds is a
+fractional count), and each direction's `n` column says how many. A drop rate is a ratio, not a
+share: no interval. A model without a retrieval record (an image classifier or an assistant: no text
 tower to rank captions with) has no row; a note names it. Rendering goes through pandas only:
 `DataFrame.to_markdown` (tabulate) and `Styler.to_latex` (booktabs rules, multicolumn headers;
 one `table*` per direction, scaled to the text width).
@@ -21,6 +24,7 @@ import pandas as pd
 from vlstress.errors import VlstressError
 from vlstress.report import records, tasks
 from vlstress.report.frames import MISSING, latex_escape
+from vlstress.suites.retrieval.queries import interval, is_share, query_counts
 
 log = logging.getLogger(__name__)
 
@@ -28,12 +32,42 @@ log = logging.getLogger(__name__)
 CELL_METRICS = {"R@1": "R@1", "drop_rate": "Drop", "false_R@1": "False R@1"}
 
 
-def _cell(mean: float, std: float, n: int, latex: bool) -> str:
+N_COLUMN = ("", "n")  # (condition, metric) of each direction's count of queries
+PM_LATEX = "$\\pm$"
+
+
+def _cell(mean: float, std: float, n: int, latex: bool, queries: float | None = None) -> str:
+    """`52.0 ± 1.0 [45.1, 58.9]`: the mean over n seeds, their std when several, and the Wilson
+    interval of a share of `queries` queries (None or NaN: not a share, no interval)."""
     if mean is None or math.isnan(mean):
         return MISSING
-    if n > 1 and not math.isnan(std):
-        return f"{mean:.1f}{{\\scriptsize $\\pm${std:.1f}}}" if latex else f"{mean:.1f} ± {std:.1f}"
-    return f"{mean:.1f}"
+    spread = f"{std:.1f}" if n > 1 and not math.isnan(std) else ""
+    bounds = ""
+    if queries is not None:
+        lo, hi = interval(mean, queries)
+        bounds = "" if math.isnan(lo) else f"[{lo:.1f}, {hi:.1f}]"
+    if latex:
+        small = " ".join(filter(None, [spread and PM_LATEX + spread, bounds]))
+        return f"{mean:.1f}{{\\scriptsize {small}}}" if small else f"{mean:.1f}"
+    return " ".join(filter(None, [f"{mean:.1f}", spread and f"± {spread}", bounds]))
+
+
+def _with_queries(agg: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """`agg` with `queries`: the number of queries of each share (NaN for other metrics)."""
+    keys = [*records.CASE_COLUMNS, "metric"]
+    counts = table.assign(queries=query_counts(table)).groupby(keys, sort=False)["queries"].max()
+    found = pd.MultiIndex.from_frame(agg[keys]).map(lambda key: counts.get(key, math.nan))
+    shares = agg["metric"].astype(str).map(is_share)
+    return agg.assign(queries=pd.Series(found, index=agg.index).where(shares))
+
+
+def _n_cells(by_model: dict[str, list[float]], models: list[str]) -> dict[str, str]:
+    """Each model's counts of queries in a direction, distinct ones in column order."""
+    cells = {}
+    for model in models:
+        counts = [str(int(v)) for v in by_model.get(model, []) if not math.isnan(v)]
+        cells[model] = "/".join(dict.fromkeys(counts)) or MISSING
+    return cells
 
 
 def _baseline(info: tasks.Task) -> str:
@@ -51,7 +85,7 @@ def _group_header(direction: str) -> str:
 
 def paper_table(table: pd.DataFrame, latex: bool = False) -> tuple[pd.DataFrame, list[str]]:
     """(frame with 3-level columns (direction, condition, metric) and model rows, notes)."""
-    agg = records.aggregate(table)
+    agg = _with_queries(records.aggregate(table), table)
     notes = []
     models = records.models(agg)
     cells: dict[tuple[str, str, str], dict[str, str]] = {}
@@ -59,9 +93,11 @@ def paper_table(table: pd.DataFrame, latex: bool = False) -> tuple[pd.DataFrame,
     cells[("", "", "Params (M)")] = {
         m: MISSING if pd.isna(sizes[m]) else f"{sizes[m] / 1e6:.0f}" for m in models
     }
+    queries: dict[str, dict[str, list[float]]] = {}
     for name, info in tasks.stressed_tasks():
         for direction in info.directions:
             header = _group_header(direction)
+            counts = queries.setdefault(header, {})
             original = records.rows(agg, _baseline(info), f"{direction}_R@1")
             stressed = records.rows(agg, name)
             if original.empty and stressed.empty:
@@ -74,6 +110,7 @@ def paper_table(table: pd.DataFrame, latex: bool = False) -> tuple[pd.DataFrame,
                 notes.append(
                     f"no {info.title} records: the {header} group shows the original gallery only"
                 )
+            cells[(header, *N_COLUMN)] = {}  # filled below: first in its group
             if original.empty:
                 notes.append(
                     f"no original-gallery {header} R@1 ({info.baseline} records): the {header} "
@@ -81,22 +118,43 @@ def paper_table(table: pd.DataFrame, latex: bool = False) -> tuple[pd.DataFrame,
                 )
             else:
                 by_model = {
-                    r.label: _cell(r.mean, r.std, r.n_seeds, latex) for r in original.itertuples()
+                    r.label: _cell(r.mean, r.std, r.n_seeds, latex, r.queries)
+                    for r in original.itertuples()
                 }
                 cells[(header, "Original", "R@1")] = {m: by_model.get(m, MISSING) for m in models}
+                for r in original.itertuples():
+                    counts.setdefault(r.label, []).append(r.queries)
             for condition in records.conditions(agg, name):
                 rows = stressed[stressed["condition_label"] == condition]
                 for metric, column in CELL_METRICS.items():
                     sub = rows[rows["metric"] == f"{direction}_{metric}"]
+                    # `queries` is NaN where the metric is no share (a drop rate): no interval
                     by_model = {
-                        r.label: _cell(r.mean, r.std, r.n_seeds, latex) for r in sub.itertuples()
+                        r.label: _cell(r.mean, r.std, r.n_seeds, latex, r.queries)
+                        for r in sub.itertuples()
                     }
+                    for r in sub.itertuples():
+                        counts.setdefault(r.label, []).append(r.queries)
                     cells[(header, condition, column)] = {
                         m: by_model.get(m, MISSING) for m in models
                     }
+    for header, per_model in queries.items():
+        if (header, *N_COLUMN) in cells:
+            cells[(header, *N_COLUMN)] = _n_cells(per_model, models)
     frame = pd.DataFrame(cells, index=pd.Index(models, name="Model"))
     frame.columns = pd.MultiIndex.from_tuples(frame.columns)
     measured = frame.drop(columns=[("", "", "Params (M)")]).ne(MISSING).any(axis=1)
+    several = [
+        header
+        for header in queries
+        if (header, *N_COLUMN) in frame.columns
+        and frame[(header, *N_COLUMN)].str.contains("/", regex=False).any()
+    ]
+    if several:
+        notes.append(
+            f"n of {', '.join(several)}: the conditions count different queries; their counts in "
+            "the order of the columns"
+        )
     if frame.shape[1] > 1 and not measured.all():
         absent = [m for m in models if not measured[m]]
         notes.append(
@@ -123,7 +181,7 @@ def to_markdown(table: pd.DataFrame) -> str:
         if not direction:
             continue
         block = frame[direction].copy()
-        block.columns = [f"{cond} {metric}" for cond, metric in block.columns]
+        block.columns = [f"{cond} {metric}".strip() for cond, metric in block.columns]
         block.insert(0, "Params (M)", params)
         parts.append(
             f"### {direction}\n\n"
@@ -179,7 +237,11 @@ def render(table: pd.DataFrame, block: dict) -> tuple[str, str, list[str]]:
     caption = (
         f"Retrieval under stress on {dataset}: R@1, drop rate and false R@1 (%)"
         + (", mean ± std over variant seeds" if seeds > 1 else "")
-        + f"; {MISSING} undefined. Models marked random-init have seeded random weights."
+        + f"; {MISSING} undefined. [lo, hi]: 95% Wilson interval of R@1 and false R@1 over the n "
+        "queries of each direction (images for image → text, captions for text → image)"
+        + (", of the mean over seeds" if seeds > 1 else "")
+        + "; a drop rate is a ratio of two R@1, not a share: no interval. Models marked "
+        "random-init have seeded random weights."
     )
     note_md = "".join(f"\n\n_Note: {n}._" for n in notes)
     markdown = (

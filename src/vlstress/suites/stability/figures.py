@@ -1,6 +1,8 @@
 """The stability suite's figure: flip probability and top-5 distance per perturbation, one bar per
 model (noise perturbations first: frame 0 vs each; then the motion ones: consecutive frames). A
-value of 0 has no bar: it is drawn as a short line on the axis in the model's colour, labelled 0."""
+value of 0 has no bar: it is drawn as a short line on the axis in the model's colour, labelled 0.
+n (sequences per perturbation) is in the title; the bars have no interval: the records keep no
+per-sequence outcomes."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import seaborn as sns
 
 from vlstress.report.figures import FigureResult, _add_notes
 from vlstress.report.figures import no_records as _none
+from vlstress.suites.stability.table import NO_INTERVAL
 from vlstress.suites.stability.table import order as table_order
 
 PANELS = (("flip_probability", "flip probability (%)"), ("top5_distance", "top-5 distance"))
@@ -91,10 +94,14 @@ def stability(table: pd.DataFrame) -> FigureResult:
     )
     sizes = sorted({int(v) for v in rows["n_images"].dropna()})
     clean = sorted({str(name).split("-p-")[0] for name in rows["dataset"]})
-    fig.suptitle(f"Stability under perturbation sequences ({', '.join(clean)})")
+    n = "/".join(map(str, sizes)) or "unknown"
+    fig.suptitle(
+        f"Stability under perturbation sequences ({', '.join(clean)}; n = {n} sequences each)"
+    )
     notes = [
-        f"{'/'.join(map(str, sizes))} sequences per perturbation; noise: each frame against the "
-        "clean first frame; others: consecutive frames (ImageNet-P)"
+        f"n = {n} sequences per perturbation; noise: each frame against the clean first frame; "
+        "others: consecutive frames (ImageNet-P)",
+        NO_INTERVAL,
     ]
     fig.tight_layout()
     _add_notes(fig, notes, y=-0.08 - 0.05 * ((len(labels) + 2) // 3))

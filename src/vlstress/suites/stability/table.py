@@ -4,7 +4,8 @@ for the top-5 distance (mT5D, and relative to the baseline in %). Beside them, m
 against AlexNet's published values (vlstress.suites.stability.published) where the run's sequences
 compare with them, else the reason. Means and ratios are computed from
 the unrounded values of the summary (cells round for display only); each caption names the number
-of sequences per perturbation and the baseline model."""
+of sequences per perturbation (n, also a column) and the baseline model, and says why there is no
+interval: the records keep no per-sequence outcomes."""
 
 from __future__ import annotations
 
@@ -13,13 +14,17 @@ import json
 import pandas as pd
 
 from vlstress.report import records
-from vlstress.report.frames import cell, render_frame_set
+from vlstress.report.frames import MISSING, cell, render_frame_set
 from vlstress.suites.stability import published
 from vlstress.suites.stability.metrics import relative
 from vlstress.suites.stability.perturbations import PERTURBATIONS
 
 FP_CAPTION = "Flip probability (%) under perturbation sequences (ImageNet-P protocol)"
 T5D_CAPTION = "Top-5 distance under perturbation sequences (ImageNet-P protocol)"
+NO_INTERVAL = (
+    "no interval: each value is a mean over the frames of n sequences, and the records keep no "
+    "per-sequence outcomes to resample"
+)
 
 
 def values(agg: pd.DataFrame, metric: str) -> dict[str, dict[str, float]]:
@@ -84,9 +89,11 @@ def frame(
     baseline: str | None,
     notes: list[str],
     against_alexnet: tuple[str | None, dict | None, int] | None = None,
+    sizes: dict[str, str] | None = None,
 ) -> pd.DataFrame | None:
-    """Rows: models; FP (or T5D) per perturbation, the mean, the ratio to `baseline` and, given
-    `against_alexnet` (`alexnet`), the ratio to AlexNet's published values or why there is none."""
+    """Rows: models; given `sizes` (`sequences`), n first; FP (or T5D) per perturbation, the mean,
+    the ratio to `baseline` and, given `against_alexnet` (`alexnet`), the ratio to AlexNet's
+    published values or why there is none."""
     found = values(agg, metric)
     if not found:
         return None
@@ -96,7 +103,8 @@ def frame(
     digits = 1 if metric == "flip_probability" else 3
     out = {}
     for model, per in found.items():
-        row = {p: cell(per.get(p), digits) for p in perturbations}
+        row = {} if sizes is None else {"n": sizes.get(model, MISSING)}
+        row.update({p: cell(per.get(p), digits) for p in perturbations})
         row[mean_name] = cell(sum(per.values()) / len(per), digits)
         if baseline is not None:
             ratio, zero = relative(per, found[baseline]) if baseline in found else (None, [])
@@ -113,6 +121,16 @@ def frame(
     return pd.DataFrame.from_dict(out, orient="index").rename_axis("model")
 
 
+def sequences(table: pd.DataFrame) -> dict[str, str]:
+    """Model slug -> its sequences per perturbation (`3`, or `3/5` where perturbations differ),
+    from the summary's `n_images` (the aggregated table no longer has it)."""
+    rows = records.rows(table, "stability").dropna(subset=["n_images"])
+    return {
+        str(model): "/".join(str(n) for n in sorted({int(v) for v in group}))
+        for model, group in rows.groupby("model", sort=False)["n_images"]
+    }
+
+
 def caption(
     text: str, table: pd.DataFrame, metric: str, relative_name: str, baseline: str | None
 ) -> str:
@@ -125,7 +143,7 @@ def caption(
     labels = rows.loc[rows["model"] == baseline, "label"]
     if baseline is not None and len(labels):
         text += f"; {relative_name} against the baseline model {labels.iloc[0]}"
-    return text
+    return f"{text}; {NO_INTERVAL}"
 
 
 def render(table: pd.DataFrame, block: dict, baseline: str | None) -> tuple[str, str, list[str]]:
@@ -137,8 +155,11 @@ def render(table: pd.DataFrame, block: dict, baseline: str | None) -> tuple[str,
     against_alexnet = alexnet(agg)
     if against_alexnet[0] is not None and values(agg, "flip_probability"):
         notes.append(f"AlexNet columns (the paper's normalisation): {against_alexnet[0]}")
-    fp = frame(agg, "flip_probability", "mFP", "mFR (%)", baseline, notes, against_alexnet)
-    t5d = frame(agg, "top5_distance", "mT5D", "mT5D rel. (%)", baseline, notes, against_alexnet)
+    sizes = sequences(table)
+    fp = frame(agg, "flip_probability", "mFP", "mFR (%)", baseline, notes, against_alexnet, sizes)
+    t5d = frame(
+        agg, "top5_distance", "mT5D", "mT5D rel. (%)", baseline, notes, against_alexnet, sizes
+    )
     frames = {
         "stability-fp": (caption(FP_CAPTION, table, "flip_probability", "mFR", baseline), fp),
         "stability-t5d": (

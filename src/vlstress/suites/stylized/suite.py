@@ -10,7 +10,7 @@ from vlstress.suites.stylized.paths import (
 )
 from vlstress.workflow.paths import CLASSIFIER, CLASSIFIERS, ZEROSHOT_EMB, of
 from vlstress.workflow.spec import Output, PathList, Stage, Suite
-from vlstress.workflow.stages import figures_stage, small, tables_stage
+from vlstress.workflow.stages import figures_stage, outcomes_of, small, tables_stage
 
 SUITE = Suite(
     "stylized",
@@ -49,6 +49,7 @@ SUITE = Suite(
             outputs={
                 "record": small("results/metrics/{model}/stylized.json", record=True),
                 "per_class": small("results/metrics/{model}/stylized.json.json"),
+                "outcomes": outcomes_of("results/metrics/{model}/stylized.json"),
             },
             axes=("model",),
             suite="stylized",
@@ -85,7 +86,7 @@ SUITE = Suite(
             "zero-shot classification of stylized images",
             (),
             noun="stylizations",
-            headlines=(Headline("top1", "top-1 (%)", proportion=True),),
+            headlines=(Headline("top1", "top-1 (%)", proportion=True, item_column="correct"),),
         )
     },
 )

@@ -10,7 +10,7 @@ from vlstress.suites.typographic.paths import (
 )
 from vlstress.workflow.paths import CLASSIFIER, CLASSIFIERS, ZEROSHOT_EMB, of
 from vlstress.workflow.spec import Output, PathList, Stage, Suite
-from vlstress.workflow.stages import figures_stage, small
+from vlstress.workflow.stages import figures_stage, outcomes_of, small
 
 SUITE = Suite(
     "typographic",
@@ -46,6 +46,7 @@ SUITE = Suite(
             outputs={
                 "record": small("results/metrics/{model}/typographic.json", record=True),
                 "per_class": small("results/metrics/{model}/typographic.json.json"),
+                "outcomes": outcomes_of("results/metrics/{model}/typographic.json"),
             },
             axes=("model",),
             suite="typographic",
@@ -78,8 +79,14 @@ SUITE = Suite(
             (),
             noun="attacks",
             headlines=(
-                Headline("top1", "top-1 (%)", proportion=True),
-                Headline("attack_success", "attack success (%)", False, proportion=True),
+                Headline("top1", "top-1 (%)", proportion=True, item_column="correct"),
+                Headline(
+                    "attack_success",
+                    "attack success (%)",
+                    False,
+                    proportion=True,
+                    item_column="written_hit",
+                ),
             ),
         )
     },

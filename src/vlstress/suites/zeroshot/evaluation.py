@@ -11,6 +11,7 @@ record's sidecar. Also the command's flags of the task and its condition
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +20,22 @@ from vlstress.argtypes import optional_path
 from vlstress.embedding.files import load_embeddings, same_model
 from vlstress.errors import VlstressError
 from vlstress.io import sha256_file
+from vlstress.outcomes import Outcomes
 from vlstress.record import Record, assemble, read_record
 from vlstress.suites.zeroshot import classifier, metrics
 from vlstress.testsets import manifest as testsets
 
 TASKS = ("zeroshot", "corruption", "typographic", "stylized")
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One zero-shot evaluation: its record, the per-class accuracy (the record's sidecar) and the
+    per-image outcomes (`vlstress.outcomes`, the record's outcomes file)."""
+
+    record: Record
+    per_class: dict[str, Any]
+    outcomes: Outcomes
 
 
 def add_condition_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,8 +71,9 @@ def evaluate(
     severity: int | None,
     clean_record: Path | None,
     ks: list[int],
-) -> tuple[Record, dict[str, Any]]:
-    """The record of one zero-shot evaluation and its per-class sidecar (accuracy per class).
+) -> Evaluation:
+    """The record of one zero-shot evaluation, its per-class sidecar (accuracy per class) and its
+    per-image outcomes.
 
     Task `corruption` keeps the images of `severity` (both it and `corruption` are needed);
     task `typographic` needs a set with written class names; `clean_record`, when given, adds
@@ -98,12 +111,8 @@ def evaluate(
             f"test set {testset_path} has no written class names: not a typographic set"
         )
     scores = classifier.scores(embeddings[rows], weights, clf_meta)
-    values, per_class = metrics.classification_metrics(
-        scores,
-        labels,
-        ks=ks,
-        written=[w for w in written if w is not None] if has_written else None,
-    )
+    written_ids = [w for w in written if w is not None] if has_written else None
+    values, per_class = metrics.classification_metrics(scores, labels, ks=ks, written=written_ids)
     if clean_record is not None:
         clean = read_record(clean_record)
         top1 = values["top1"]
@@ -152,4 +161,5 @@ def evaluate(
         "top1": per_class,
         "n_images": counts,
     }
-    return record, per_class_sidecar
+    outcomes = Outcomes("image", metrics.item_outcomes(scores, labels, written_ids))
+    return Evaluation(record, per_class_sidecar, outcomes)

@@ -64,6 +64,27 @@ def classification_metrics(
     return metrics, per_class
 
 
+def item_outcomes(
+    scores: np.ndarray, labels: Sequence[int], written: Sequence[int] | None = None
+) -> dict[str, np.ndarray]:
+    """Per image: the truth's 1-based rank (ties as `true_class_rank` counts them), whether top-1
+    is right (rank 1, as `top1` counts it), the truth and the top-scoring class, and with `written`
+    whether the prediction is the written class (as `attack_success` counts it)."""
+    scores = np.asarray(scores)
+    label_ids = np.asarray(labels, dtype=np.int64)
+    rank = true_class_rank(scores, label_ids)
+    predicted = scores.argmax(axis=1)
+    columns = {
+        "truth_rank": (rank + 1).astype(np.int32),
+        "correct": rank == 0,
+        "label": label_ids.astype(np.int32),
+        "prediction": predicted.astype(np.int32),
+    }
+    if written is not None:
+        columns["written_hit"] = predicted == np.asarray(written, dtype=np.int64)
+    return columns
+
+
 def shift_metrics(top1: float, clean_top1: float | None) -> dict[str, float | None]:
     """Clean accuracy, drop (points) and relative drop (%) of a shifted / attacked set."""
     if clean_top1 is None:

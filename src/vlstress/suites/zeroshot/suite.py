@@ -21,7 +21,13 @@ from vlstress.workflow.paths import (
     ZEROSHOT_RECORD,
 )
 from vlstress.workflow.spec import Axis, Output, PathList, Stage, Suite
-from vlstress.workflow.stages import figures_stage, small, tables_stage, testset_stage
+from vlstress.workflow.stages import (
+    figures_stage,
+    outcomes_of,
+    small,
+    tables_stage,
+    testset_stage,
+)
 
 SUITE = Suite(
     "zeroshot",
@@ -79,6 +85,7 @@ SUITE = Suite(
             outputs={
                 "record": small(ZEROSHOT_RECORD, record=True),
                 "per_class": small(f"{ZEROSHOT_RECORD}.json"),
+                "outcomes": outcomes_of(ZEROSHOT_RECORD),
             },
             axes=("model", "testset"),
             suite="zeroshot",
@@ -196,7 +203,7 @@ SUITE = Suite(
             "zero-shot classification",
             (),
             noun="test sets",
-            headlines=(Headline("top1", "top-1 (%)", proportion=True),),
+            headlines=(Headline("top1", "top-1 (%)", proportion=True, item_column="correct"),),
         ),
         "published-check": Task("clean top-1 against the published number", (), noun="test sets"),
     },

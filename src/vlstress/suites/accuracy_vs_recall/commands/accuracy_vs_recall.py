@@ -4,7 +4,8 @@ From the long summary table (`vlstress summarize`): per retrieval condition (eac
 original gallery and every stress condition), a least-squares line and Pearson's and Spearman's
 correlation over the models (vlstress.suites.accuracy_vs_recall.correlation). Writes the table
 (Markdown, LaTeX), the numbers (JSON, and a folder of DVC metrics with one file per fit) of
-vlstress.suites.accuracy_vs_recall.outputs, and the scatter (PNG + PDF).
+vlstress.suites.accuracy_vs_recall.outputs, and the scatter (PNG + PDF), each condition's line
+with its bootstrap band (vlstress.suites.accuracy_vs_recall.band).
 """
 
 from __future__ import annotations
@@ -41,9 +42,10 @@ def run(args: argparse.Namespace) -> None:
     from vlstress import provenance
     from vlstress.io import sha256_file, write_json, write_scores, write_text
     from vlstress.report import figures, records
-    from vlstress.suites.accuracy_vs_recall import correlation, outputs, report
+    from vlstress.suites.accuracy_vs_recall import band, correlation, outputs, report
 
-    pairs = correlation.paired(records.aggregate(records.read_summary(args.summary)), args.testset)
+    table = records.read_summary(args.summary)
+    pairs = correlation.paired(records.aggregate(table), args.testset)
     found, notes = correlation.fits(pairs)
     for note in notes:
         log.info("%s", note)
@@ -59,5 +61,13 @@ def run(args: argparse.Namespace) -> None:
     write_json(args.out_json, outputs.numbers(args.testset, found, notes, block))
     write_scores(args.out_scores, outputs.scores(found))
     figures.setup()
-    figures.save(report.figure(pairs, found, args.testset, notes), args.out_fig, block)
+    fig = report.figure(
+        pairs,
+        found,
+        args.testset,
+        notes,
+        epsilon=band.half_item(table, args.testset),
+        counts=report.count_note(table, args.testset),
+    )
+    figures.save(fig, args.out_fig, block)
     log.info("%d condition(s) over %d model(s)", len(found), pairs["model"].nunique())

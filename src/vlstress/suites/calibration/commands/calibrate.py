@@ -6,7 +6,9 @@ read from their embeddings and classifiers, so nothing is encoded again. A tempe
 fitted on a seeded split of the in-distribution set and applied unchanged to the held-out
 rest and to every other set. One record per set (task `calibration`): top-1, confidence,
 ECE (torchmetrics', computed in NumPy; --bins equal-width bins), NLL and Brier, raw and scaled
-(`_ts`); the reliability bins go to the sidecar and the reliability diagrams to --out-fig.
+(`_ts`); the per-image outcomes of each record (confidence and correctness, raw and scaled, of
+the images its ECE is computed on) go to `<out stem>.outcomes.npz` (vlstress.outcomes), the
+reliability bins to the sidecar and the reliability diagrams to --out-fig.
 See vlstress.suites.calibration.run for the work and vlstress.suites.calibration.flags for the
 flags.
 """
@@ -27,6 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from vlstress.io import sidecar, write_json
+    from vlstress.outcomes import outcomes_path, write_outcomes
     from vlstress.params import Params
     from vlstress.record import write_records
     from vlstress.report import figures
@@ -44,6 +47,7 @@ def run(args: argparse.Namespace) -> None:
         log=log,
     )
     write_records(args.out, calibration.records)
+    write_outcomes(outcomes_path(args.out), calibration.outcomes)
     write_json(sidecar(args.out), calibration.bins)
     figures.setup()
     figures.save(calibration.figure(), args.out_fig, calibration.block)

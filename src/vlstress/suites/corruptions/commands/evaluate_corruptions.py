@@ -5,7 +5,8 @@ The conditions are the corruptions x severities of the params (`corruptions.name
 `corruptions.severities`), each read from the model's corrupted-set embeddings and the clean
 test set's classifier (vlstress.suites.corruptions.paths.evaluations), and scored as
 `evaluate-zeroshot --task corruption` scores one (vlstress.suites.zeroshot.evaluation): one
-record per condition, `<out-dir>/corruption-<name>-s<severity>.json` with its per-class sidecar.
+record per condition, `<out-dir>/corruption-<name>-s<severity>.json` with its per-class sidecar and
+its per-image outcomes (`.outcomes.npz`).
 One job instead of one per condition: at the papers' scale (19 x 5 conditions) these were 95 of
 ~130 jobs per model, and planning time grows with jobs (docs/throughput.md). Every condition is
 evaluated before anything is written, so a bad one leaves no record behind.
@@ -54,6 +55,7 @@ def run(args: argparse.Namespace) -> None:
     from dataclasses import replace
 
     from vlstress.io import sidecar, write_json
+    from vlstress.outcomes import outcomes_path, write_outcomes
     from vlstress.params import Params
     from vlstress.record import read_record, write_record
     from vlstress.suites.corruptions import paths
@@ -71,7 +73,7 @@ def run(args: argparse.Namespace) -> None:
     for condition in conditions:
         one = condition.for_model(args.model)
         corruption, severity = one.condition["corruption"], one.condition["severity"]
-        record, per_class = evaluation.evaluate(
+        evaluated = evaluation.evaluate(
             Path(one.testset),
             Path(one.embeddings),
             Path(one.classifier),
@@ -81,9 +83,12 @@ def run(args: argparse.Namespace) -> None:
             clean_record=args.clean_record,
             ks=args.ks,
         )
+        record = evaluated.record
         if images is not None:
             record = replace(record, condition={**record.condition, "images": images})
-        found.append((args.out_dir / paths.record_name(corruption, severity), record, per_class))
-    for path, record, per_class in found:
+        path = args.out_dir / paths.record_name(corruption, severity)
+        found.append((path, record, evaluated.per_class, evaluated.outcomes))
+    for path, record, per_class, outcomes in found:
         write_record(path, record)
         write_json(sidecar(path), per_class)
+        write_outcomes(outcomes_path(path), [outcomes])

@@ -3,8 +3,10 @@ one OOD set.
 
 Both sets are scored against the in-distribution classifier (vlstress.suites.ood.run, the scores
 in vlstress.suites.ood.scores), from embeddings already computed. One record per score (task
-`ood`, condition {ood, score}): AUROC, FPR at 95% TPR, AUPR-In, AUPR-Out (%). The ROC curves go
-to the sidecar and the figure --out-fig. The flags: vlstress.suites.ood.flags.
+`ood`, condition {ood, score}): AUROC, FPR at 95% TPR, AUPR-In, AUPR-Out (%). Each record's
+per-image outcomes (the score of every ID image, then of every OOD image) go to
+`<out stem>.outcomes.npz` (vlstress.outcomes), the ROC curves to the sidecar and the figure to
+--out-fig. The flags: vlstress.suites.ood.flags.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from vlstress.io import sidecar, write_json
+    from vlstress.outcomes import outcomes_path, write_outcomes
     from vlstress.record import write_records
     from vlstress.report import figures
     from vlstress.suites.ood.run import detect
@@ -38,6 +41,7 @@ def run(args: argparse.Namespace) -> None:
         log=log,
     )
     write_records(args.out, detection.records)
+    write_outcomes(outcomes_path(args.out), detection.outcomes)
     write_json(sidecar(args.out), detection.roc_sidecar)
     figures.setup()
     figures.save(detection.figure(), args.out_fig, detection.block)

@@ -3,7 +3,8 @@
 The record (task `zeroshot`, `corruption` or `typographic`) holds top-1, top-5, mean per-class
 recall and, given the clean test set's record, the clean accuracy and the drop; a typographic
 set adds the attack success rate (vlstress.suites.zeroshot.evaluation). The record's sidecar
-(`<record>.json` + `.json`) holds the per-class accuracy.
+(`<record>.json` + `.json`) holds the per-class accuracy; its outcomes file
+(`<record>.outcomes.npz`, vlstress.outcomes) each image's outcome.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from vlstress.argtypes import int_list
 from vlstress.io import sidecar, write_json
+from vlstress.outcomes import outcomes_path, write_outcomes
 from vlstress.record import write_record
 from vlstress.suites.zeroshot import evaluation
 
@@ -41,12 +43,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--ks", type=int_list, default=[1, 5], help="top-k accuracies, comma-separated"
     )
     parser.add_argument(
-        "--out", required=True, type=Path, help="record to write (per-class sidecar: <out>.json)"
+        "--out",
+        required=True,
+        type=Path,
+        help=(
+            "record to write (per-class sidecar: <out>.json; per-image outcomes: "
+            "<out stem>.outcomes.npz)"
+        ),
     )
 
 
 def run(args: argparse.Namespace) -> None:
-    record, per_class = evaluation.evaluate(
+    found = evaluation.evaluate(
         args.testset,
         args.image_emb,
         args.classifier,
@@ -56,5 +64,6 @@ def run(args: argparse.Namespace) -> None:
         clean_record=args.clean_record,
         ks=args.ks,
     )
-    write_record(args.out, record)
-    write_json(sidecar(args.out), per_class)
+    write_record(args.out, found.record)
+    write_json(sidecar(args.out), found.per_class)
+    write_outcomes(outcomes_path(args.out), [found.outcomes])

@@ -1,0 +1,168 @@
+"""The per-image outcomes of `vlstress ood-detect`: each record's block holds the score of every
+in-distribution image, then of every OOD image, the suite's headline statistics recompute the
+record's AUROC and FPR@95 from it, the command writes it beside the records, and a stratified BCa
+bootstrap of it brackets the record. Hand-made embeddings (the `project` of the command tests);
+no model runs."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import bootstrap
+from test_holistic_commands import (  # noqa: F401  (project: the ID set objects, 40 images)
+    DIM,
+    call,
+    project,
+    unit,
+    write_embeddings,
+    write_set,
+)
+
+from vlstress.outcomes import outcomes_path, read_outcomes
+from vlstress.record import read_records
+from vlstress.suites.ood import scores as ood
+from vlstress.suites.ood.resampling import auroc_resampling, image_outcomes
+from vlstress.suites.ood.suite import SUITE
+
+HEADLINES = SUITE.tasks["ood"].headlines
+SCORES = ["mcm", "msp", "max_logit", "energy"]
+N_OOD = 30
+ID_EMB = "results/embeddings/m/zeroshot/testsets/objects.npy"
+OOD_EMB = "results/embeddings/m/zeroshot/ood/near.npy"
+CLASSIFIER = "results/embeddings/m/classifiers/objects.npy"
+
+
+def _near_ood(root: Path) -> np.ndarray:
+    """An OOD set of 30 images half-way between a class weight and the unused dimensions: scored
+    lower than most ID images, not all (AUROC inside (50, 100)). Returns its embeddings."""
+    rng = np.random.default_rng(1)
+    write_set(root, "data/ood/near", "near", ["x", "y"], [0, 1] * (N_OOD // 2))
+    rows = np.eye(DIM)[rng.integers(0, 4, N_OOD)] + 0.8 * rng.normal(size=(N_OOD, DIM))
+    write_embeddings(root / OOD_EMB, rows)
+    return unit(rows)
+
+
+def _detect():
+    from vlstress.suites.ood.run import detect
+
+    return detect(
+        Path("data/testsets/objects"),
+        Path(ID_EMB),
+        Path(CLASSIFIER),
+        Path("data/ood/near"),
+        Path(OOD_EMB),
+        scores=SCORES,
+        temperature=1.0,
+        log=logging.getLogger("test"),
+    )
+
+
+def _statistic(headline, block) -> float:
+    resampling = headline.resampling(block)
+    return resampling.statistic(*resampling.samples)
+
+
+def test_each_headline_recomputes_its_record_from_the_scores_behind_it(project):  # noqa: F811
+    ood_rows = _near_ood(project)
+    detection = _detect()
+    assert [r.condition["score"] for r in detection.records] == SCORES
+    assert len(detection.outcomes) == len(detection.records)
+    assert [h.metric for h in HEADLINES if h.resampling] == ["auroc", "fpr95"]
+    for record, block in zip(detection.records, detection.outcomes):
+        assert block.unit == "image" and block.n == 40 + N_OOD
+        np.testing.assert_array_equal(block.column("is_ood"), [False] * 40 + [True] * N_OOD)
+        for headline in HEADLINES:
+            assert _statistic(headline, block) == pytest.approx(
+                record.metrics[headline.metric], rel=1e-6
+            )
+        assert 50 < record.metrics["auroc"] < 100  # neither side wins outright
+    # the max logit of each image, ID then OOD: logit scale 100 times its top cosine
+    id_rows = unit(np.load(project / ID_EMB))
+    weights = unit(np.load(project / CLASSIFIER))
+    max_logit = detection.outcomes[SCORES.index("max_logit")].column("score")
+    expected = 100 * (np.concatenate([id_rows, ood_rows]) @ weights.T).max(axis=1)
+    np.testing.assert_allclose(max_logit, expected, rtol=1e-5)
+
+
+def test_the_command_writes_the_blocks_beside_its_records(project, capsys):  # noqa: F811
+    _near_ood(project)
+    code, err = call(
+        capsys,
+        "ood-detect",
+        "--testset",
+        "data/testsets/objects",
+        "--image-emb",
+        ID_EMB,
+        "--classifier",
+        CLASSIFIER,
+        "--ood-testset",
+        "data/ood/near",
+        "--ood-emb",
+        OOD_EMB,
+        "--out",
+        "ood-near.json",
+        "--out-fig",
+        "roc.png",
+    )
+    assert code == 0, err
+    assert outcomes_path("ood-near.json") == Path("ood-near.outcomes.npz")
+    read = read_outcomes(project / "ood-near.outcomes.npz")
+    records = read_records(project / "ood-near.json")
+    expected = _detect().outcomes
+    assert len(read) == len(records) == len(expected) == len(SCORES)
+    for block, want, record in zip(read, expected, records):
+        assert block.unit == want.unit and set(block.columns) == {"score", "is_ood"}
+        for name, values in want.columns.items():
+            np.testing.assert_array_equal(block.column(name), values)
+            assert block.column(name).dtype == np.asarray(values).dtype
+        for headline in HEADLINES:
+            assert _statistic(headline, block) == pytest.approx(
+                record.metrics[headline.metric], rel=1e-6
+            )
+
+
+def test_a_stratified_bca_bootstrap_brackets_the_record(project):  # noqa: F811
+    _near_ood(project)
+    detection = _detect()
+    record = detection.records[SCORES.index("msp")]
+    block = detection.outcomes[SCORES.index("msp")]
+    for headline in HEADLINES:
+        resampling = headline.resampling(block)
+        assert not resampling.paired
+        assert [len(s) for s in resampling.samples] == [40, N_OOD]
+        value = record.metrics[headline.metric]
+        interval = bootstrap(
+            resampling.samples,
+            resampling.statistic,
+            paired=resampling.paired,
+            method="BCa",
+            random_state=0,
+            n_resamples=200,
+        ).confidence_interval
+        assert interval.low < value < interval.high, (headline.metric, interval, value)
+
+
+def test_the_statistics_agree_with_the_detection_metrics_on_any_two_sets():
+    rng = np.random.default_rng(2)
+    id_scores, ood_scores = rng.normal(1.0, 1.0, 25), rng.normal(0.0, 1.0, 35)
+    block = image_outcomes(id_scores, ood_scores)
+    metrics = ood.detection_metrics(id_scores, ood_scores)
+    for headline in HEADLINES:
+        assert _statistic(headline, block) == pytest.approx(metrics[headline.metric], rel=1e-6)
+    # an ID image swapped below every OOD image lowers the AUROC by 35 of the 25 * 35 pairs
+    lower = id_scores.copy()
+    lower[np.argmax(lower)] = ood_scores.min() - 1
+    swapped = auroc_resampling(image_outcomes(lower, ood_scores))
+    drop = _statistic(HEADLINES[0], block) - swapped.statistic(*swapped.samples)
+    above = (ood_scores > id_scores.max()).sum()
+    assert drop == pytest.approx(100 * (35 - above) / (25 * 35), rel=1e-9)
+
+
+def test_a_block_with_one_side_only_is_refused():
+    from vlstress.errors import VlstressError
+
+    with pytest.raises(VlstressError, match="0 ID and 3 OOD images"):
+        auroc_resampling(image_outcomes(np.array([]), np.array([0.1, 0.2, 0.3])))

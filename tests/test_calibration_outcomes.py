@@ -176,3 +176,20 @@ def test_the_statistic_is_the_ece_of_the_resampled_images():
     assert resampling.statistic(*picked) == pytest.approx(
         100 * cal.ece(logits[rows], labels[rows]), rel=1e-6
     )
+
+
+def test_the_batched_ece_equals_the_exact_one_on_every_resample():
+    """The bootstrap's ECE (many resamples at once, float64 sums) against the record's float32
+    `calibration_error`, resample by resample, including confidences of exactly 1."""
+    from vlstress.suites.calibration.resampling import ece_percent, ece_percent_batch
+
+    rng = np.random.default_rng(11)
+    confidence = np.concatenate([rng.uniform(0.2, 1.0, 58), [1.0, 1.0]])
+    correct = rng.random(60) < confidence
+    rows = rng.integers(0, 60, size=(25, 60))
+    batch = ece_percent_batch(confidence[rows], correct[rows], 15)
+    exact = [ece_percent(confidence[r], correct[r], 15) for r in rows]
+    assert batch.shape == (25,)
+    assert batch == pytest.approx(exact, rel=1e-5, abs=1e-5)
+    by_column = ece_percent_batch(confidence[rows].T, correct[rows].T, 15, axis=0)
+    assert by_column == pytest.approx(batch)

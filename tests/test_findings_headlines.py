@@ -193,3 +193,37 @@ def test_outcomes_are_matched_to_their_records_by_position(tmp_path):
     write_outcomes(outcomes_path(path), blocks[:1])
     with pytest.raises(VlstressError, match="1 block\\(s\\) for the 2 record\\(s\\)"):
         case_outcomes(found, [outcomes_path(path)])
+
+
+def test_non_share_headlines_are_compared_with_the_paired_bootstrap():
+    """Two models' OOD scores on the same images: AUROC and FPR@95 rows with the paired bootstrap
+    (values from the items, the difference's interval, p), Holm over the table."""
+    from vlstress.suites.findings.comparisons import comparison_table
+    from vlstress.suites.ood.resampling import auroc_percent, image_outcomes
+
+    rng = np.random.default_rng(4)
+    ood_scores = rng.normal(0.0, 1.0, 40)
+    good = image_outcomes(rng.normal(2.0, 1.0, 50), ood_scores)
+    weak = image_outcomes(rng.normal(0.2, 1.0, 50), ood_scores)
+    condition = "score=msp,set=scenes"
+    items = {
+        ("good", "objects", "ood", condition): [good],
+        ("weak", "objects", "ood", condition): [weak],
+    }
+    table = comparison_table(items, 0.95, n_resamples=300, seed=1).set_index("metric")
+    assert list(table.index) == ["auroc", "fpr95"]
+    assert set(table["test"]) == {"paired BCa bootstrap"}
+    is_ood = good.column("is_ood")
+    auroc = table.loc["auroc"]
+    assert auroc["value_a"] == pytest.approx(
+        auroc_percent(good.column("score")[~is_ood], ood_scores)
+    )
+    assert auroc["difference"] == pytest.approx(auroc["value_a"] - auroc["value_b"])
+    assert auroc["lo"] < auroc["difference"] < auroc["hi"] and auroc["lo"] > 0
+    assert auroc["p"] < 0.01 and auroc["significant"]
+    assert pd.isna(auroc["a_only"])
+    assert table["p_holm"].tolist() == pytest.approx(
+        np.minimum(1, np.maximum.accumulate(np.sort(table["p"]) * [2, 1]))[
+            np.argsort(np.argsort(table["p"]))
+        ]
+    )

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from vlstress import cli
+from vlstress.outcomes import outcomes_path, read_outcomes
 from vlstress.record import read_record
 from vlstress.retrieval_metrics import stress_recalls
 
@@ -214,6 +215,24 @@ def test_evaluate_image_writes_the_metric_record(toy):
         and params["ties"] == "optimistic"
     )
     assert read_record(out).condition == record["condition"]  # valid against the record schema
+
+
+def test_evaluate_image_writes_the_caption_outcomes(toy):
+    """One block, one item per caption query in manifest order (c0, c3, c1, c2), the items behind
+    KNOWN (see the gallery scores)."""
+    code, out = evaluate(toy)
+    assert code == 0
+    path = outcomes_path(out)
+    assert path.name == "image-patch-lam0.9-seed10.outcomes.npz"
+    [block] = read_outcomes(path)
+    assert block.unit == "caption" and block.n == 4
+    assert block.column("rank").tolist() == [1, 3, 2, 1]
+    assert block.column("hit1").tolist() == [True, False, False, True]
+    assert block.column("hit1_original").tolist() == [True, False, True, True]
+    assert block.column("false_top1").tolist() == [False, True, True, False]
+    assert 100 * block.column("hit1").mean() == KNOWN["t2i_R@1"]
+    assert 100 * block.column("hit1_original").mean() == KNOWN["t2i_R@1_original"]
+    assert 100 * block.column("false_top1").mean() == KNOWN["t2i_false_R@1"]
 
 
 def test_evaluate_image_ties_flag(toy):

@@ -166,3 +166,22 @@ def test_a_block_with_one_side_only_is_refused():
 
     with pytest.raises(VlstressError, match="0 ID and 3 OOD images"):
         auroc_resampling(image_outcomes(np.array([]), np.array([0.1, 0.2, 0.3])))
+
+
+def test_the_numpy_statistics_equal_scikit_learns_with_ties_and_small_sets():
+    """The bootstrap's AUROC (Mann-Whitney) and FPR@95 (thresholds in NumPy) against the record's
+    scikit-learn ROC, on rounded scores full of ties and sets of 1 to 40 images."""
+    from vlstress.suites.ood.resampling import auroc_percent, fpr95_percent
+
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        n_id, n_ood = rng.integers(1, 40, 2)
+        step = rng.choice([1.0, 0.1, 0.001])
+        id_scores = np.round(rng.normal(0.5, 1.0, n_id) / step) * step
+        ood_scores = np.round(rng.normal(0.0, 1.0, n_ood) / step) * step
+        assert auroc_percent(id_scores, ood_scores) == pytest.approx(
+            100 * ood.auroc(id_scores, ood_scores), abs=1e-9
+        )
+        assert fpr95_percent(id_scores, ood_scores) == pytest.approx(
+            100 * ood.fpr_at_tpr(id_scores, ood_scores), abs=1e-9
+        )

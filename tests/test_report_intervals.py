@@ -140,3 +140,46 @@ def test_table_cells_give_a_share_with_its_wilson_interval() -> None:
     assert share_cell(20.0, None) == "20.0" and share_cell(20.0, 0) == "20.0"
     assert share_cell(float("nan"), 30) == MISSING and share_cell(None, 30) == MISSING
     assert (count_cell(30.0), count_cell(4.8), count_cell(None)) == ("30", "4.8", MISSING)
+
+
+def test_the_paired_bootstrap_resamples_the_same_items_for_both_models() -> None:
+    """For a mean, the paired bootstrap of mean(a) - mean(b) is scipy's bootstrap of the mean of
+    the per-item differences with the same seed; a constant shift has p = 0, copies p = 1."""
+    from scipy.stats import bootstrap
+
+    from vlstress.outcomes import Resampling
+    from vlstress.report.intervals import paired_difference
+
+    rng = np.random.default_rng(5)
+    a = rng.normal(1.0, 1.0, 40)
+    b = a - 0.3 + rng.normal(0.0, 0.5, 40)
+    found = paired_difference(Resampling((a,), np.mean), Resampling((b,), np.mean), 0.95, 400, 9)
+    assert found is not None and found.method == "BCa"
+    direct = bootstrap(
+        (a - b,), np.mean, n_resamples=400, method="BCa", random_state=np.random.default_rng(9)
+    )
+    assert found.difference == pytest.approx(np.mean(a - b))
+    assert (found.lo, found.hi) == pytest.approx(
+        (direct.confidence_interval.low, direct.confidence_interval.high)
+    )
+    spread = direct.bootstrap_distribution
+    assert found.p == pytest.approx(min(1.0, 2 * min(np.mean(spread <= 0), np.mean(spread >= 0))))
+    shifted = paired_difference(
+        Resampling((a + 1,), np.mean), Resampling((a,), np.mean), 0.95, 200, 0
+    )
+    assert shifted is not None and shifted.difference == pytest.approx(1.0) and shifted.p == 0.0
+    same = paired_difference(Resampling((a,), np.mean), Resampling((a,), np.mean), 0.95, 200, 0)
+    assert same is not None and same.p == 1.0 and np.isnan(same.lo)
+    # strata (paired=False) keep each sample's size; other sizes are not paired at all
+    two = paired_difference(
+        Resampling((a, b), lambda x, y: np.mean(x) - np.mean(y), paired=False),
+        Resampling((b, a), lambda x, y: np.mean(x) - np.mean(y), paired=False),
+        0.95,
+        200,
+        0,
+    )
+    assert two is not None and two.difference == pytest.approx(2 * (np.mean(a) - np.mean(b)))
+    assert (
+        paired_difference(Resampling((a,), np.mean), Resampling((a[:30],), np.mean), 0.95, 200, 0)
+        is None
+    )

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from vlstress.cli import main
+from vlstress.outcomes import outcomes_path, read_outcomes
 from vlstress.retrieval_metrics import rows_by_owner, stress_recalls
 from vlstress.suites.rococo_text.caption_sets import split_variant_entries
 
@@ -270,6 +271,28 @@ def test_command_ties_pessimistic(toy):
     assert m["i2t_false_R@1"] == pytest.approx(200 / 3) and m["i2t_drop_rate"] == pytest.approx(
         200 / 3
     )
+
+
+@pytest.mark.parametrize(
+    "ties, rank, hit1, false_top1",
+    [
+        ("optimistic", [1, 2, 1], [True, False, True], [False, True, False]),
+        ("pessimistic", [1, 2, 2], [True, False, False], [False, True, True]),
+    ],
+)
+def test_command_writes_the_image_outcomes(toy, ties, rank, hit1, false_top1):
+    """One block, one item per image query: b's altered caption beats its originals; c's ties."""
+    assert evaluate(toy, "--ties", ties) == 0
+    [block] = read_outcomes(outcomes_path(toy / "out.json"))
+    assert block.unit == "image" and block.n == 3
+    assert block.column("rank").tolist() == rank
+    assert block.column("hit1").tolist() == hit1
+    assert block.column("hit1_original").tolist() == [True, True, True]
+    assert block.column("false_top1").tolist() == false_top1
+    m = json.loads((toy / "out.json").read_text())["metrics"]
+    assert 100 * block.column("hit1").mean() == pytest.approx(m["i2t_R@1"])
+    assert 100 * block.column("hit1_original").mean() == pytest.approx(m["i2t_R@1_original"])
+    assert 100 * block.column("false_top1").mean() == pytest.approx(m["i2t_false_R@1"])
 
 
 def test_command_subset(toy):

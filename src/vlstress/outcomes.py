@@ -20,6 +20,7 @@ import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -149,8 +150,10 @@ class Resampling:
     `samples`: arrays of the items; `paired`: True when they are columns of one sample, resampled
     together (confidence and correctness of each image), False when they are independent samples
     resampled each within itself (in- and out-of-distribution images: strata). `statistic` takes
-    the arrays in that order and returns the metric in the record's units."""
+    the arrays in that order and returns the metric in the record's units; `vectorized`: it also
+    takes arrays of resamples (items on the last axis) and returns one value per resample."""
 
     samples: tuple[np.ndarray, ...]
-    statistic: Callable[..., float]
+    statistic: Callable[..., Any]
     paired: bool = True
+    vectorized: bool = False

@@ -42,6 +42,11 @@ class RankResult:
     # (n_queries,) int64: gallery index of the first-ranked item (see the tie policy)
     top1: np.ndarray
 
+    def item_columns(self) -> dict[str, np.ndarray]:
+        """Per query: `rank`, the 1-based rank of its best ground truth (int32), and `hit1`, that
+        rank is 1 (exactly what R@1 counts)."""
+        return {"rank": (self.ranks + 1).astype(np.int32), "hit1": self.ranks < 1}
+
 
 def check_ties(ties: str) -> str:
     """`ties` itself if it is a known tie policy, else a ValueError naming it."""
@@ -157,6 +162,43 @@ def drop_rate(r1_original: float, r1_stressed: float) -> float | None:
     return float(100.0 * (r1_original - r1_stressed) / r1_original)
 
 
+@dataclass(frozen=True)
+class ImageTextRanks:
+    """The ranks of both retrieval directions on the original captions, and their Recall@K."""
+
+    i2t: RankResult  # one row per image query
+    t2i: RankResult  # one row per caption query
+    metrics: dict[str, float]  # i2t_R@K, t2i_R@K
+
+    def item_columns(self) -> dict[str, np.ndarray]:
+        """Per query, the image queries then the caption queries: `direction` ("i2t" / "t2i"),
+        `rank` and `hit1` (RankResult.item_columns)."""
+        i2t, t2i = self.i2t.item_columns(), self.t2i.item_columns()
+        direction = np.array(["i2t"] * len(self.i2t.ranks) + ["t2i"] * len(self.t2i.ranks))
+        return {"direction": direction, **{k: np.concatenate([i2t[k], t2i[k]]) for k in i2t}}
+
+
+def image_text_ranks(
+    image_emb: np.ndarray,
+    text_emb: np.ndarray,
+    caption_image: Sequence[int],
+    ks: Sequence[int] = DEFAULT_KS,
+    chunk_size: int = 1024,
+    *,
+    ties: str = "optimistic",
+) -> ImageTextRanks:
+    """Image-to-text and text-to-image ranks on the original captions, with their Recall@K."""
+    caption_owner = np.asarray(caption_image)
+    captions_of = rows_by_owner(caption_owner, len(image_emb))
+    i2t = retrieval_ranks(image_emb, text_emb, captions_of, chunk_size=chunk_size, ties=ties)
+    t2i = retrieval_ranks(
+        text_emb, image_emb, [[int(i)] for i in caption_owner], chunk_size=chunk_size, ties=ties
+    )
+    out = {f"i2t_{k}": v for k, v in recall_at_k(i2t.ranks, ks).items()}
+    out.update({f"t2i_{k}": v for k, v in recall_at_k(t2i.ranks, ks).items()})
+    return ImageTextRanks(i2t=i2t, t2i=t2i, metrics=out)
+
+
 def image_text_recalls(
     image_emb: np.ndarray,
     text_emb: np.ndarray,
@@ -167,18 +209,35 @@ def image_text_recalls(
     ties: str = "optimistic",
 ) -> dict[str, float]:
     """Image-to-text and text-to-image Recall@K on the original captions."""
-    caption_owner = np.asarray(caption_image)
-    captions_of = rows_by_owner(caption_owner, len(image_emb))
-    i2t = retrieval_ranks(image_emb, text_emb, captions_of, chunk_size=chunk_size, ties=ties)
-    t2i = retrieval_ranks(
-        text_emb, image_emb, [[int(i)] for i in caption_owner], chunk_size=chunk_size, ties=ties
-    )
-    out = {f"i2t_{k}": v for k, v in recall_at_k(i2t.ranks, ks).items()}
-    out.update({f"t2i_{k}": v for k, v in recall_at_k(t2i.ranks, ks).items()})
-    return out
+    return image_text_ranks(image_emb, text_emb, caption_image, ks, chunk_size, ties=ties).metrics
 
 
-def stress_recalls(
+@dataclass(frozen=True)
+class StressRanks:
+    """The ranks of one stressed retrieval direction, and its metrics (see `stress_ranks`)."""
+
+    stressed: RankResult  # gallery = originals + distractors
+    original: RankResult  # gallery = originals only (same queries)
+    n_original: int  # stressed gallery rows at or past it are distractors
+    metrics: dict[str, float | None]
+
+    @property
+    def false_top1(self) -> np.ndarray:
+        """Per query: its top-1 item in the stressed gallery is a distractor (what false R@1
+        counts)."""
+        return self.stressed.top1 >= self.n_original
+
+    def item_columns(self) -> dict[str, np.ndarray]:
+        """Per query: `rank` and `hit1` in the stressed gallery (what R@1 counts), `hit1_original`
+        in the originals-only gallery (R@1_original) and `false_top1` (false R@1)."""
+        return {
+            **self.stressed.item_columns(),
+            "hit1_original": self.original.ranks < 1,
+            "false_top1": self.false_top1,
+        }
+
+
+def stress_ranks(
     queries: np.ndarray,
     originals: np.ndarray,
     gt: Sequence[Sequence[int]],
@@ -188,8 +247,8 @@ def stress_recalls(
     ks: Sequence[int] = DEFAULT_KS,
     chunk_size: int = 1024,
     ties: str = "optimistic",
-) -> dict[str, float | None]:
-    """Stress-test metrics of one retrieval direction (official RoCOCO semantics).
+) -> StressRanks:
+    """Stress-test ranks and metrics of one retrieval direction (official RoCOCO semantics).
 
     Gallery = `originals` (rows 0..n-1) followed by `distractors` (rows n..n+m-1);
     `gt[q]` lists the ground-truth rows of query q, all among the originals. The
@@ -202,7 +261,8 @@ def stress_recalls(
             stress_recalls(text_emb, image_emb, [[owner] per caption], mixed_emb, prefix="t2i")
             (distractors = mixed images; a caption's only ground truth = its original image)
 
-    From the ranks of retrieval_ranks (see the module docstring for the tie policy):
+    Returns the ranks of both galleries and the metrics computed from them (see the module
+    docstring for the tie policy):
 
         {prefix}_R@K            Recall@K against the originals + distractors gallery (percent)
         {prefix}_R@1_original   Recall@1 against the originals-only gallery (same queries)
@@ -248,4 +308,28 @@ def stress_recalls(
     out[f"{prefix}_R@1_original"] = r1_original
     out[f"{prefix}_false_R@1"] = false_recall_at_1(stressed.top1, is_distractor)
     out[f"{prefix}_drop_rate"] = drop_rate(r1_original, r1)
-    return out
+    return StressRanks(stressed=stressed, original=original, n_original=n_original, metrics=out)
+
+
+def stress_recalls(
+    queries: np.ndarray,
+    originals: np.ndarray,
+    gt: Sequence[Sequence[int]],
+    distractors: np.ndarray,
+    *,
+    prefix: str,
+    ks: Sequence[int] = DEFAULT_KS,
+    chunk_size: int = 1024,
+    ties: str = "optimistic",
+) -> dict[str, float | None]:
+    """Stress-test metrics of one retrieval direction: `stress_ranks(...).metrics`."""
+    return stress_ranks(
+        queries,
+        originals,
+        gt,
+        distractors,
+        prefix=prefix,
+        ks=ks,
+        chunk_size=chunk_size,
+        ties=ties,
+    ).metrics

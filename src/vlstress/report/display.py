@@ -31,6 +31,9 @@ class Headline:
     # a share: the boolean per-item outcome it counts (`correct`), so two models on the same items
     # are compared pairwise (McNemar); None: no paired comparison
     item_column: str | None = None
+    # only the items whose column equals the value count (a record of both retrieval directions
+    # keeps every query: ("direction", "i2t") picks the image queries)
+    item_where: tuple[str, str] | None = None
     # not a share: what a seeded BCa bootstrap of the record's per-item outcomes (vlstress.outcomes)
     # resamples to give its interval; None: no interval from the items
     resampling: Callable[[Outcomes], Resampling] | None = None

@@ -3,6 +3,9 @@ BCa bootstrap of a metric recomputed from its per-item outcomes (scipy.stats).""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike
 from statsmodels.stats.proportion import proportion_confint
@@ -33,6 +36,41 @@ def wilson_percent(
 BCA_MAX_ITEMS = 5000
 
 
+def _bootstrap(
+    samples: tuple[np.ndarray, ...],
+    statistic: Any,
+    *,
+    paired: bool,
+    vectorized: bool,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+) -> tuple[Any, str] | None:
+    """scipy's bootstrap result and its method (BCa up to `BCA_MAX_ITEMS` items, percentile
+    above); None when a sample has fewer than 2 items."""
+    import warnings
+
+    from scipy.stats import bootstrap
+
+    sizes = [len(sample) for sample in samples]
+    if min(sizes) < 2:
+        return None
+    method = "BCa" if sum(sizes) <= BCA_MAX_ITEMS else "percentile"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # DegenerateDataWarning: a NaN bound, reported as such
+        found = bootstrap(
+            samples,
+            statistic,
+            paired=paired,
+            vectorized=vectorized,
+            n_resamples=n_resamples,
+            confidence_level=confidence,
+            method=method,
+            random_state=np.random.default_rng(seed),
+        )
+    return found, method
+
+
 def bootstrap_interval(
     resampling: Resampling, confidence: float, n_resamples: int, seed: int
 ) -> tuple[float, float, str]:
@@ -40,27 +78,75 @@ def bootstrap_interval(
     and its method: "BCa" up to `BCA_MAX_ITEMS` items, "percentile" above. NaN, NaN, "" when the
     resamples are degenerate (every resample gives one value, e.g. all items correct) or a sample
     has fewer than 2 items."""
-    import warnings
-
-    from scipy.stats import bootstrap
-
-    sizes = [len(sample) for sample in resampling.samples]
-    if min(sizes) < 2:
+    done = _bootstrap(
+        resampling.samples,
+        resampling.statistic,
+        paired=resampling.paired,
+        vectorized=resampling.vectorized,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    if done is None:
         return float("nan"), float("nan"), ""
-    method = "BCa" if sum(sizes) <= BCA_MAX_ITEMS else "percentile"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # DegenerateDataWarning: reported as NaN below
-        found = bootstrap(
-            resampling.samples,
-            resampling.statistic,
-            paired=resampling.paired,
-            vectorized=False,
-            n_resamples=n_resamples,
-            confidence_level=confidence,
-            method=method,
-            random_state=np.random.default_rng(seed),
-        )
+    found, method = done
     low, high = float(found.confidence_interval.low), float(found.confidence_interval.high)
     if not (np.isfinite(low) and np.isfinite(high)):
         return float("nan"), float("nan"), ""
     return low, high, method
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """Metric of model a minus model b on the same items, its bootstrap interval (NaN where
+    degenerate) and two-sided bootstrap p: twice the smaller share of resampled differences on
+    either side of 0 (at most 1)."""
+
+    difference: float
+    lo: float
+    hi: float
+    p: float
+    method: str
+
+
+def paired_difference(
+    a: Resampling, b: Resampling, confidence: float, n_resamples: int, seed: int
+) -> PairedDifference | None:
+    """The paired bootstrap of a - b: the same resampled items (indices) for both models, strata
+    kept as `a.paired` says. None when the two are not resampled alike (other sizes)."""
+    if a.paired != b.paired or [len(s) for s in a.samples] != [len(s) for s in b.samples]:
+        return None
+    vectorized = a.vectorized and b.vectorized
+    picks = (
+        (np.arange(len(a.samples[0])),) if a.paired else tuple(map(np.arange, map(len, a.samples)))
+    )
+
+    def pick(r: Resampling, index: tuple) -> list[np.ndarray]:
+        if r.paired:
+            return [sample[index[0]] for sample in r.samples]
+        return [sample[i] for sample, i in zip(r.samples, index)]
+
+    def statistic(*index: np.ndarray, axis: int = -1) -> Any:
+        if vectorized:
+            return a.statistic(*pick(a, index), axis=axis) - b.statistic(*pick(b, index), axis=axis)
+        return a.statistic(*pick(a, index)) - b.statistic(*pick(b, index))
+
+    difference = float(statistic(*picks))
+    done = _bootstrap(
+        picks,
+        statistic,
+        paired=a.paired,
+        vectorized=vectorized,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    if done is None:
+        return None
+    found, method = done
+    spread = np.asarray(found.bootstrap_distribution, dtype=np.float64)
+    p = min(1.0, 2.0 * min(float(np.mean(spread <= 0)), float(np.mean(spread >= 0))))
+    low, high = float(found.confidence_interval.low), float(found.confidence_interval.high)
+    if not (np.isfinite(low) and np.isfinite(high)):
+        low = high = float("nan")
+    return PairedDifference(difference, low, high, p, method)

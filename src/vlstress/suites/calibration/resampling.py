@@ -14,7 +14,11 @@ import numpy as np
 
 from vlstress.errors import VlstressError
 from vlstress.outcomes import Outcomes, Resampling
-from vlstress.suites.calibration.calibration import N_BINS, calibration_error
+from vlstress.suites.calibration.calibration import (
+    N_BINS,
+    calibration_error,
+    torch_linspace_edges,
+)
 from vlstress.suites.zeroshot.metrics import softmax
 
 
@@ -45,6 +49,28 @@ def ece_percent(confidence: np.ndarray, correct: np.ndarray, n_bins: int = N_BIN
     return 100.0 * calibration_error(probs, labels, n_bins)
 
 
+def ece_percent_batch(
+    confidence: np.ndarray, correct: np.ndarray, n_bins: int = N_BINS, axis: int = -1
+) -> np.ndarray:
+    """`ece_percent` of many resamples at once (items on `axis`): the same bins (of the float32
+    confidence, as `calibration_error` takes it), sums in float64, so a value differs from the
+    record's float32 one only in the last bits. What a bootstrap computes thousands of times."""
+    confidence = np.moveaxis(np.asarray(confidence, dtype=np.float64), axis, -1)
+    correct = np.moveaxis(np.asarray(correct, dtype=np.float64), axis, -1)
+    batch = confidence.reshape(-1, confidence.shape[-1])
+    hits = correct.reshape(-1, correct.shape[-1])
+    edges = torch_linspace_edges(n_bins)
+    index = np.searchsorted(edges, batch.astype(np.float32), side="right") - 1
+    width = n_bins + 1
+    flat = (index + width * np.arange(len(batch))[:, None]).ravel()
+    size = len(batch) * width
+    count = np.bincount(flat, minlength=size).reshape(-1, width)
+    gap = np.bincount(flat, weights=(hits - batch).ravel(), minlength=size).reshape(-1, width)
+    # sum over bins of |acc - conf| * count / n = sum of |sum(correct - confidence)| / n
+    values = 100.0 * np.abs(gap).sum(axis=1) / count.sum(axis=1)
+    return values.reshape(confidence.shape[:-1])
+
+
 def _bins(outcomes: Outcomes) -> int:
     values = np.unique(outcomes.column("n_bins", "of a calibration record"))
     if len(values) != 1:
@@ -58,8 +84,8 @@ def _ece(outcomes: Outcomes, suffix: str) -> Resampling:
     n_bins = _bins(outcomes)
     source = "of a calibration record"
 
-    def statistic(confidence: np.ndarray, correct: np.ndarray) -> float:
-        return ece_percent(confidence, correct, n_bins)
+    def statistic(confidence: np.ndarray, correct: np.ndarray, axis: int = -1) -> np.ndarray:
+        return ece_percent_batch(confidence, correct, n_bins, axis)
 
     return Resampling(
         (
@@ -68,6 +94,7 @@ def _ece(outcomes: Outcomes, suffix: str) -> Resampling:
         ),
         statistic,
         paired=True,
+        vectorized=True,
     )
 
 

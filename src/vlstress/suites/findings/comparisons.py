@@ -1,12 +1,15 @@
-"""Paired comparisons: two models on the same items, for every headline share that names its
-per-item outcome (`Headline.item_column`). McNemar's exact test on the discordant items
-(statsmodels), Holm's correction across the whole table; a difference is called significant only
+"""Paired comparisons: two models on the same items, for every headline that keeps its per-item
+outcomes. A share that names its per-item outcome (`Headline.item_column`): McNemar's exact test
+on the discordant items (statsmodels). A metric that resamples its items (`Headline.resampling`:
+ECE, AUROC, FPR@95): the seeded paired bootstrap of the difference, the same resampled items for
+both models. Holm's correction across the whole table; a difference is called significant only
 when its Holm-adjusted p is below 1 - confidence."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -15,6 +18,8 @@ from statsmodels.stats.multitest import multipletests
 
 from vlstress.outcomes import Outcomes
 from vlstress.report import tasks
+from vlstress.report.display import Headline
+from vlstress.report.intervals import paired_difference
 
 COLUMNS = [
     "task",
@@ -25,10 +30,13 @@ COLUMNS = [
     "metric_label",
     "model_a",
     "model_b",
+    "test",
     "n",
     "value_a",
     "value_b",
     "difference",
+    "lo",
+    "hi",
     "a_only",
     "b_only",
     "p",
@@ -46,12 +54,85 @@ def _same_items(a: Outcomes, b: Outcomes) -> bool:
     return True
 
 
+def _hits(block: Outcomes, headline: Headline) -> np.ndarray | None:
+    """The boolean outcome a share counts, of the items it counts (`item_where`)."""
+    assert headline.item_column is not None
+    hits = block.column(headline.item_column).astype(bool)
+    if headline.item_where is None:
+        return hits
+    column, value = headline.item_where
+    if column not in block.columns:
+        return None
+    return hits[block.column(column).astype(str) == value]
+
+
+def _mcnemar_row(a: Outcomes, b: Outcomes, headline: Headline) -> dict[str, Any] | None:
+    """A share: both values (percent), the discordant items and McNemar's exact p."""
+    column = headline.item_column
+    if column is None or column not in a.columns or column not in b.columns:
+        return None
+    if not _same_items(a, b):
+        return None
+    hit_a, hit_b = _hits(a, headline), _hits(b, headline)
+    if hit_a is None or hit_b is None or len(hit_a) != len(hit_b) or not len(hit_a):
+        return None
+    a_only = int(np.sum(hit_a & ~hit_b))
+    b_only = int(np.sum(~hit_a & hit_b))
+    both = int(np.sum(hit_a & hit_b))
+    neither = int(np.sum(~hit_a & ~hit_b))
+    value_a, value_b = 100.0 * hit_a.mean(), 100.0 * hit_b.mean()
+    return {
+        "test": "McNemar exact",
+        "n": len(hit_a),
+        "value_a": value_a,
+        "value_b": value_b,
+        "difference": value_a - value_b,
+        "lo": float("nan"),
+        "hi": float("nan"),
+        "a_only": a_only,
+        "b_only": b_only,
+        "p": float(mcnemar([[both, a_only], [b_only, neither]], exact=True).pvalue),
+    }
+
+
+def _bootstrap_row(
+    a: Outcomes, b: Outcomes, headline: Headline, confidence: float, n_resamples: int, seed: int
+) -> dict[str, Any] | None:
+    """Another metric: both values, the paired bootstrap of the difference on the same items."""
+    assert headline.resampling is not None
+    if a.n != b.n:
+        return None
+    one, other = headline.resampling(a), headline.resampling(b)
+    found = paired_difference(one, other, confidence, n_resamples, seed)
+    if found is None:
+        return None
+    scale = headline.scale
+    value_a = scale * float(one.statistic(*one.samples))
+    value_b = scale * float(other.statistic(*other.samples))
+    return {
+        "test": f"paired {found.method} bootstrap",
+        "n": a.n,
+        "value_a": value_a,
+        "value_b": value_b,
+        "difference": scale * found.difference,
+        "lo": scale * found.lo,
+        "hi": scale * found.hi,
+        "a_only": None,
+        "b_only": None,
+        "p": found.p,
+    }
+
+
 def comparison_table(
-    items: Mapping[tuple, list[Outcomes]], confidence: float = 0.95
+    items: Mapping[tuple, list[Outcomes]],
+    confidence: float = 0.95,
+    n_resamples: int = 1000,
+    seed: int = 0,
 ) -> pd.DataFrame:
-    """One row per (task, set, condition, metric, pair of models) with one outcomes block each
-    on the same items: both values (percent), the difference, the discordant counts, McNemar's
-    exact p and Holm's adjusted p over every row."""
+    """One row per (task, set, condition, headline metric, pair of models) with one outcomes block
+    each on the same items: both values, the difference; for a share the discordant counts and
+    McNemar's exact p, for a metric that resamples its items (ECE, AUROC, FPR@95) the seeded
+    paired bootstrap of the difference (interval and p); Holm's adjusted p over every row."""
     by_group: dict[tuple, dict[str, Outcomes]] = {}
     for (model, dataset, task, condition), blocks in items.items():
         if len(blocks) == 1:  # replicate seeds are not one set of paired items
@@ -62,21 +143,19 @@ def comparison_table(
         if task is None:
             continue
         for headline in task.headlines:
-            column = headline.item_column
-            if column is None or headline.condition not in (None, condition):
+            if headline.condition not in (None, condition):
+                continue
+            if headline.item_column is None and headline.resampling is None:
                 continue
             for model_a, model_b in combinations(sorted(models), 2):
                 a, b = models[model_a], models[model_b]
-                if column not in a.columns or column not in b.columns or not _same_items(a, b):
+                row = (
+                    _mcnemar_row(a, b, headline)
+                    if headline.item_column is not None
+                    else _bootstrap_row(a, b, headline, confidence, n_resamples, seed)
+                )
+                if row is None:
                     continue
-                hit_a = a.column(column).astype(bool)
-                hit_b = b.column(column).astype(bool)
-                a_only = int(np.sum(hit_a & ~hit_b))
-                b_only = int(np.sum(~hit_a & hit_b))
-                both = int(np.sum(hit_a & hit_b))
-                neither = int(np.sum(~hit_a & ~hit_b))
-                test = mcnemar([[both, a_only], [b_only, neither]], exact=True)
-                value_a, value_b = 100.0 * hit_a.mean(), 100.0 * hit_b.mean()
                 rows.append(
                     {
                         "task": task_name,
@@ -87,18 +166,14 @@ def comparison_table(
                         "metric_label": headline.label,
                         "model_a": model_a,
                         "model_b": model_b,
-                        "n": a.n,
-                        "value_a": value_a,
-                        "value_b": value_b,
-                        "difference": value_a - value_b,
-                        "a_only": a_only,
-                        "b_only": b_only,
-                        "p": float(test.pvalue),
+                        **row,
                     }
                 )
     if not rows:
         return pd.DataFrame(columns=COLUMNS)
     table = pd.DataFrame(rows)
+    table["a_only"] = table["a_only"].astype("Int64")
+    table["b_only"] = table["b_only"].astype("Int64")
     alpha = 1.0 - confidence
     reject, adjusted, _, _ = multipletests(table["p"].to_numpy(), alpha=alpha, method="holm")
     table["p_holm"] = adjusted
@@ -122,20 +197,27 @@ def condition_labels(summary: pd.DataFrame) -> dict[tuple[str, str], str]:
 def comparisons_markdown(
     table: pd.DataFrame, confidence: float, labels: Mapping[tuple[str, str], str] | None = None
 ) -> str:
-    """Per task, each pair of models on the same items: both values, the difference, McNemar's
-    p and Holm's p, and whether the difference is significant. `labels` name the conditions
+    """Per task, each pair of models on the same items: both values, the difference (with its
+    paired bootstrap interval where one is computed), the test's p and Holm's p, and whether the
+    difference is significant. `labels` name the conditions
     (`condition_labels`; the condition key where none is given)."""
     labels = labels or {}
     from vlstress.suites.findings.cells import value_text
 
     level = f"{100 * (1 - confidence):g}"
+    interval = f"{100 * confidence:g}%"
     parts = [
         "# Paired comparisons",
         "",
-        "Two models on the same images: the difference of their shares (points), McNemar's exact "
-        "test on the images only one of them gets right (a only / b only), and Holm's correction "
-        f"across all {len(table)} comparisons of this table. *significant*: Holm's p < {level}%"
-        f" ({1 - confidence:g}). n: images per model.",
+        "Two models on the same items (images, or the queries of retrieval). For a share (top-1, "
+        "attack success, R@1): the difference in points and McNemar's exact test on the items "
+        "only one of them gets right (a only / b only). For ECE, AUROC and FPR@95: the "
+        "difference with its paired bootstrap interval "
+        f"({interval}, the same resampled images for both models; in- and out-of-distribution "
+        "images resampled each within itself) and the bootstrap p (twice the smaller share of "
+        "resampled differences on either side of 0). Holm's correction across all "
+        f"{len(table)} comparisons of this table. *significant*: Holm's p < {level}% "
+        f"({1 - confidence:g}). n: items per model.",
     ]
     for _, group in table.groupby("task", sort=False):
         cells = pd.DataFrame(
@@ -151,8 +233,15 @@ def comparisons_markdown(
                 "n": group["n"],
                 "a": [value_text(v) for v in group["value_a"]],
                 "b": [value_text(v) for v in group["value_b"]],
-                "a − b": [f"{v:+.1f}" for v in group["difference"]],
-                "a only / b only": [f"{a} / {b}" for a, b in zip(group["a_only"], group["b_only"])],
+                "a − b": [
+                    f"{d:+.1f}" + (f" [{lo:+.1f}, {hi:+.1f}]" if np.isfinite(lo) else "")
+                    for d, lo, hi in zip(group["difference"], group["lo"], group["hi"])
+                ],
+                "a only / b only": [
+                    "" if pd.isna(a) else f"{a} / {b}"
+                    for a, b in zip(group["a_only"], group["b_only"])
+                ],
+                "test": group["test"],
                 "p": [f"{p:.3g}" for p in group["p"]],
                 "Holm p": [f"{p:.3g}" for p in group["p_holm"]],
                 "": ["significant" if s else "not significant" for s in group["significant"]],

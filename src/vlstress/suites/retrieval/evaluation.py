@@ -1,4 +1,5 @@
-"""Image<->text Recall@K of one model on the original captions (`vlstress evaluate`)."""
+"""Image<->text Recall@K of one model on the original captions (`vlstress evaluate`), and the
+per-query outcomes behind it (vlstress.outcomes)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from vlstress import retrieval_metrics as metrics
 from vlstress.caption_data.manifest import caption_table, load_manifest
 from vlstress.embedding.files import load_embeddings, same_model
 from vlstress.io import sha256_file
+from vlstress.outcomes import Outcomes
 from vlstress.record import Record, assemble
 
 
@@ -20,15 +22,16 @@ def evaluate(
     ks: list[int],
     chunk_size: int,
     ties: str,
-) -> Record:
+) -> tuple[Record, Outcomes]:
     """The `retrieval` record of one model: the manifest's images and captions, embedded by the
-    same model, scored both ways (vlstress.retrieval_metrics.image_text_recalls)."""
+    same model, scored both ways (vlstress.retrieval_metrics.image_text_ranks); and its outcomes,
+    one per query: the image queries, then the caption queries (`direction`, `rank`, `hit1`)."""
     manifest = load_manifest(manifest_path)
     table = caption_table(manifest["images"])
     image_emb, image_meta = load_embeddings(image_emb_path, len(table.images), "image")
     text_emb, text_meta = load_embeddings(text_emb_path, len(table.captions), "text")
     model = same_model(image_emb_path, image_meta, (text_emb_path, text_meta))
-    scores = metrics.image_text_recalls(
+    ranked = metrics.image_text_ranks(
         image_emb,
         text_emb,
         table.caption_image,
@@ -36,7 +39,7 @@ def evaluate(
         chunk_size=chunk_size,
         ties=ties,
     )
-    return assemble(
+    record = assemble(
         "retrieval",
         dataset={
             "name": manifest["dataset"],
@@ -44,7 +47,7 @@ def evaluate(
             "n_captions": len(table.captions),
         },
         condition={},
-        metrics=scores,
+        metrics=ranked.metrics,
         provenance=provenance.build(
             "evaluate",
             {"ks": ks, "chunk_size": chunk_size, "ties": ties},
@@ -54,3 +57,4 @@ def evaluate(
             inputs={str(p): sha256_file(p) for p in (manifest_path, image_emb_path, text_emb_path)},
         ),
     )
+    return record, Outcomes("query", ranked.item_columns())

@@ -16,7 +16,9 @@ from vlstress.workflow.paths import (
     RUN_FLAGS,
 )
 from vlstress.workflow.spec import Output, Stage, Suite
-from vlstress.workflow.stages import figures_stage, small, tables_stage
+from vlstress.workflow.stages import figures_stage, outcomes_of, small, tables_stage
+
+RETRIEVAL_RECORD = "results/metrics/{model}/original.json"
 
 SUITE = Suite(
     "retrieval",
@@ -53,7 +55,8 @@ SUITE = Suite(
             + " --out {out.record}",
             inputs={"manifest": MANIFEST, "emb": RETRIEVAL_EMB},
             outputs={
-                "record": Output("results/metrics/{model}/original.json", cache=False, record=True)
+                "record": Output(RETRIEVAL_RECORD, cache=False, record=True),
+                "outcomes": outcomes_of(RETRIEVAL_RECORD),
             },
             axes=("model",),
             model_kinds=IMAGE_TEXT_KINDS,
@@ -97,8 +100,21 @@ SUITE = Suite(
             ("i2t", "t2i"),
             noun="original gallery",
             headlines=(
-                Headline("i2t_R@1", "image → text R@1 (%)", proportion=True),
-                Headline("t2i_R@1", "text → image R@1 (%)", proportion=True, n_column="n_captions"),
+                Headline(
+                    "i2t_R@1",
+                    "image → text R@1 (%)",
+                    proportion=True,
+                    item_column="hit1",
+                    item_where=("direction", "i2t"),
+                ),
+                Headline(
+                    "t2i_R@1",
+                    "text → image R@1 (%)",
+                    proportion=True,
+                    n_column="n_captions",
+                    item_column="hit1",
+                    item_where=("direction", "t2i"),
+                ),
             ),
         )
     },

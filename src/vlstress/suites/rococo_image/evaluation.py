@@ -15,6 +15,7 @@ from vlstress import retrieval_metrics as metrics
 from vlstress.caption_data.manifest import caption_table, load_manifest
 from vlstress.embedding.files import load_embeddings, same_model
 from vlstress.io import sha256_file
+from vlstress.outcomes import Outcomes
 from vlstress.record import Record, assemble
 from vlstress.suites.rococo_image import variants
 
@@ -29,9 +30,11 @@ def evaluate(
     ks: list[int],
     chunk_size: int,
     ties: str,
-) -> Record:
+) -> tuple[Record, Outcomes]:
     """The `image-stress` record of one model on the variant folder `variant_path`, whose images
-    `variant_emb_path` holds (checked to be that variant, embedded by the same model)."""
+    `variant_emb_path` holds (checked to be that variant, embedded by the same model), and its
+    outcomes, one per caption query (`rank`, `hit1`, `hit1_original`, `false_top1`:
+    StressRanks.item_columns)."""
     manifest = load_manifest(manifest_path)
     table = caption_table(manifest["images"])
     variant, variant_manifest_path = variants.load_variant(
@@ -46,7 +49,7 @@ def evaluate(
         image_emb_path, image_meta, (text_emb_path, text_meta), (variant_emb_path, variant_meta)
     )
     variants.check_variant_embeddings(variant_emb_path, variant_meta, variant, variant_path)
-    scores = metrics.stress_recalls(
+    ranked = metrics.stress_ranks(
         text_emb,
         image_emb,
         [[int(i)] for i in table.caption_image],
@@ -56,7 +59,7 @@ def evaluate(
         chunk_size=chunk_size,
         ties=ties,
     )
-    return assemble(
+    record = assemble(
         "image-stress",
         dataset={
             "name": manifest["dataset"],
@@ -68,7 +71,7 @@ def evaluate(
             "lam": float(variant["lam"]),
             "seed": int(variant["seed"]),
         },
-        metrics=scores,
+        metrics=ranked.metrics,
         provenance=provenance.build(
             "evaluate-image",
             {
@@ -92,3 +95,4 @@ def evaluate(
             },
         ),
     )
+    return record, Outcomes("caption", ranked.item_columns())

@@ -11,6 +11,9 @@ from vlstress.suites.rococo_image.paths import (
 )
 from vlstress.workflow.paths import EVALUATE_FLAGS, MANIFEST, RAW, RETRIEVAL_EMB
 from vlstress.workflow.spec import Axis, Output, PathList, Stage, Suite
+from vlstress.workflow.stages import outcomes_of
+
+IMAGE_RECORD = "results/metrics/{model}/image-{method}-lam{lam}-seed{seed}.json"
 
 SUITE = Suite(
     "rococo_image",
@@ -42,11 +45,8 @@ SUITE = Suite(
             + " --out {out.record}",
             inputs={"manifest": MANIFEST, "emb": RETRIEVAL_EMB, "variant": VARIANT_DIR},
             outputs={
-                "record": Output(
-                    "results/metrics/{model}/image-{method}-lam{lam}-seed{seed}.json",
-                    cache=False,
-                    record=True,
-                )
+                "record": Output(IMAGE_RECORD, cache=False, record=True),
+                "outcomes": outcomes_of(IMAGE_RECORD),
             },
             axes=("model", "method", "lam", "seed"),
             model_kinds=IMAGE_TEXT_KINDS,
@@ -80,7 +80,13 @@ SUITE = Suite(
             sweep="lam",
             sweep_label="λ (share of the original image)",
             headlines=(
-                Headline("t2i_R@1", "text → image R@1 (%)", proportion=True, n_column="n_captions"),
+                Headline(
+                    "t2i_R@1",
+                    "text → image R@1 (%)",
+                    proportion=True,
+                    n_column="n_captions",
+                    item_column="hit1",
+                ),
             ),
         )
     },

@@ -27,6 +27,7 @@ from vlstress.embedding.files import (
     same_model,
 )
 from vlstress.io import sha256_file
+from vlstress.outcomes import Outcomes
 from vlstress.record import Record, assemble
 from vlstress.suites.rococo_text import caption_sets
 
@@ -42,9 +43,10 @@ def evaluate(
     ks: list[int],
     chunk_size: int,
     ties: str,
-) -> Record:
+) -> tuple[Record, Outcomes]:
     """The `text-stress` record of one model on the caption set `set_name` (file
-    `variant_captions`, embedded in `variant_emb_path` by the same model)."""
+    `variant_captions`, embedded in `variant_emb_path` by the same model), and its outcomes, one
+    per image query (`rank`, `hit1`, `hit1_original`, `false_top1`: StressRanks.item_columns)."""
     caption_sets.check_set_name(set_name)
     manifest = load_manifest(manifest_path)
     table = caption_table(manifest["images"])
@@ -66,7 +68,7 @@ def evaluate(
         variant_emb_path, variant_meta, variant_captions, "caption file", "embed-retrieval"
     )
 
-    scores = metrics.stress_recalls(
+    ranked = metrics.stress_ranks(
         image_emb[rows.image_rows],
         original_emb[rows.caption_rows],
         rows.ground_truth,
@@ -76,7 +78,7 @@ def evaluate(
         chunk_size=chunk_size,
         ties=ties,
     )
-    return assemble(
+    record = assemble(
         "text-stress",
         dataset={
             "name": manifest["dataset"],
@@ -86,7 +88,7 @@ def evaluate(
             "subset": rows.subset_info(),
         },
         condition={"set": set_name},
-        metrics=scores,
+        metrics=ranked.metrics,
         provenance=provenance.build(
             "evaluate-text",
             {
@@ -110,3 +112,4 @@ def evaluate(
             },
         ),
     )
+    return record, Outcomes("image", ranked.item_columns())

@@ -22,8 +22,10 @@ from vlstress.workflow.paths import (
     RUN_FLAGS,
 )
 from vlstress.workflow.spec import Axis, Output, PathList, Stage, Suite
+from vlstress.workflow.stages import outcomes_of
 
 SETS = PathList(caption_sets, folders, shaping_params)
+TEXT_RECORD = "results/metrics/{model}/text-{set}.json"
 
 SUITE = Suite(
     "rococo_text",
@@ -83,9 +85,8 @@ SUITE = Suite(
             + " --out {out.record}",
             inputs={"manifest": MANIFEST, "emb": RETRIEVAL_EMB, "variant_captions": TEXT_SET},
             outputs={
-                "record": Output(
-                    "results/metrics/{model}/text-{set}.json", cache=False, record=True
-                )
+                "record": Output(TEXT_RECORD, cache=False, record=True),
+                "outcomes": outcomes_of(TEXT_RECORD),
             },
             axes=("model", "set"),
             model_kinds=IMAGE_TEXT_KINDS,
@@ -155,7 +156,9 @@ SUITE = Suite(
             },
             noun="text sets",
             distractor="an altered caption",
-            headlines=(Headline("i2t_R@1", "image → text R@1 (%)", proportion=True),),
+            headlines=(
+                Headline("i2t_R@1", "image → text R@1 (%)", proportion=True, item_column="hit1"),
+            ),
         )
     },
 )

@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> None:
         summary_sha256=digest,
         provenance=block,
     )
-    paired = comparisons.comparison_table(by_case, args.confidence)
+    paired = comparisons.comparison_table(by_case, args.confidence, args.bootstrap, args.seed)
     cards.write_pages(args.out_dir, pages)
     write_text(args.out_csv, headline_tables.headlines_csv(table))
     write_text(args.out_md, headline_tables.headlines_markdown(table, args.confidence))

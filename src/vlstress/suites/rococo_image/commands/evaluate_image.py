@@ -2,7 +2,9 @@
 
 Gallery = all original images + all perturbed images of the variant; each caption's ground
 truth is its own original image. Writes one metric record (task "image-stress", condition
-{"perturbation", "lam", "seed"}) per (model, variant): vlstress.suites.rococo_image.evaluation.
+{"perturbation", "lam", "seed"}) per (model, variant): vlstress.suites.rococo_image.evaluation;
+beside it, its outcomes file (`<record stem>.outcomes.npz`, vlstress.outcomes) each caption's
+outcome.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from vlstress.outcomes import outcomes_path, write_outcomes
 from vlstress.record import write_record
 from vlstress.retrieval_flags import add_ranking_arguments
 from vlstress.suites.rococo_image import evaluation
@@ -41,11 +44,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="image_variants/<variant>.npy of `vlstress embed-retrieval`",
     )
     add_ranking_arguments(parser, "caption rows")
-    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        help="record to write (per-caption outcomes: <out stem>.outcomes.npz)",
+    )
 
 
 def run(args: argparse.Namespace) -> None:
-    record = evaluation.evaluate(
+    record, outcomes = evaluation.evaluate(
         args.manifest,
         args.image_emb,
         args.text_emb,
@@ -56,3 +64,4 @@ def run(args: argparse.Namespace) -> None:
         ties=args.ties,
     )
     write_record(args.out, record)
+    write_outcomes(outcomes_path(args.out), [outcomes])

@@ -1,7 +1,8 @@
 """`vlstress evaluate-text`: image-to-text metrics of one model on one caption set of the text
 stress-test (gallery = all original + all altered captions; ground truth = the image's original
 captions). One metric record (task "text-stress", condition {"set": <set>}) per (model, set):
-vlstress.suites.rococo_text.evaluation.
+vlstress.suites.rococo_text.evaluation; beside it, its outcomes file
+(`<record stem>.outcomes.npz`, vlstress.outcomes) each image's outcome.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from vlstress.outcomes import outcomes_path, write_outcomes
 from vlstress.record import write_record
 from vlstress.retrieval_flags import add_ranking_arguments
 from vlstress.suites.rococo_text import evaluation
@@ -43,11 +45,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--set", required=True, dest="set_name", help="name of the caption set, e.g. same_concept"
     )
     add_ranking_arguments(parser, "image rows")
-    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        help="record to write (per-image outcomes: <out stem>.outcomes.npz)",
+    )
 
 
 def run(args: argparse.Namespace) -> None:
-    record = evaluation.evaluate(
+    record, outcomes = evaluation.evaluate(
         args.manifest,
         args.image_emb,
         args.original_emb,
@@ -59,3 +66,4 @@ def run(args: argparse.Namespace) -> None:
         ties=args.ties,
     )
     write_record(args.out, record)
+    write_outcomes(outcomes_path(args.out), [outcomes])

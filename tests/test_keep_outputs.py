@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from vlstress.outcomes import outcomes_path
 from vlstress.pipeline import STAGES, dvc
 from vlstress.pipeline.snakemake import rule_spec
 
@@ -42,11 +43,14 @@ def test_git_tracked_files_are_kept_while_their_step_runs(repo_root):
     stage = stages["evaluate"]
     assert dvc.kept(stage.outputs["record"])
     entry = dvc.stage_entry(stage, params)
+    # the record is kept in place; its per-item outcomes come back from the DVC cache
     assert entry["do"]["outs"] == [
-        {RECORD.replace(MODEL, "${key}"): {"cache": False, "persist": True}}
+        {RECORD.replace(MODEL, "${key}"): {"cache": False, "persist": True}},
+        str(outcomes_path(RECORD.replace(MODEL, "${key}"))),
     ]
     rule = rule_spec(stage, params, ["params.yaml"])
     assert is_flagged(rule.output["record"], "update")
+    assert not dvc.kept(stage.outputs["outcomes"])
     # a cached file comes back from the DVC cache, a folder is replaced whole: neither is kept
     embed = stages["embed_retrieval"]
     assert not dvc.kept(embed.outputs["emb"])

@@ -238,6 +238,17 @@ def test_every_record_is_strict_json_of_the_typed_format(project):
         "multiple_choice",
         "published-check",
     }
+    # the per-item outcomes beside a record give its metric back
+    from vlstress.outcomes import outcomes_path, read_outcomes
+
+    folder = project / "results/metrics" / CLIP
+    for name, column, metric in (
+        ("zeroshot-objects", "correct", "top1"),
+        ("text-same_concept", "hit1", "i2t_R@1"),
+    ):
+        record = json.loads((folder / f"{name}.json").read_text())
+        (block,) = read_outcomes(outcomes_path(folder / f"{name}.json"))
+        assert 100 * block.column(column).mean() == pytest.approx(record["metrics"][metric])
 
 
 def test_holistic_records_pass_their_sanity_checks(project):

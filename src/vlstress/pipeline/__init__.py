@@ -345,24 +345,24 @@ def check_inputs(params: dict[str, Any]) -> None:
         )
 
 
-def record_paths(params: dict[str, Any]) -> list[Path]:
-    """Every metric record that the stages of the current params write, in stage order."""
+def _outputs_flagged(params: dict[str, Any], flag: str) -> list[Path]:
+    """The outputs of the current params' stages whose `Output` has `flag` set, in stage order."""
     return [
         Path(path)
         for stage in active_stages(params)
         for _, out, path in stage_outputs(stage, params)
-        if out.record
+        if getattr(out, flag)
     ]
+
+
+def record_paths(params: dict[str, Any]) -> list[Path]:
+    """Every metric record that the stages of the current params write, in stage order."""
+    return _outputs_flagged(params, "record")
 
 
 def outcome_paths(params: dict[str, Any]) -> list[Path]:
     """Every per-item outcomes file that the stages of the current params write, in stage order."""
-    return [
-        Path(path)
-        for stage in active_stages(params)
-        for _, out, path in stage_outputs(stage, params)
-        if out.outcomes
-    ]
+    return _outputs_flagged(params, "outcomes")
 
 
 def record_params(params: dict[str, Any]) -> list[str]:

@@ -353,3 +353,26 @@ def wilson_band(
     xs = np.asarray(x, dtype="float64")
     ax.fill_between(xs[ok], lo[ok], hi[ok], color=color, alpha=alpha, linewidth=0, zorder=1)
     return True
+
+
+def wilson_errorbars(ax: Any, x: Any, value_pct: Any, n: Any, color: Any) -> bool:
+    """95% Wilson error bars on markers of shares in percent (`value_pct` of `n` items at `x`);
+    points without n get none. Returns whether any was drawn."""
+    from vlstress.report.intervals import wilson_percent
+
+    values = np.asarray(value_pct, dtype="float64")
+    lo, hi = wilson_percent(values, n)
+    ok = np.isfinite(lo) & np.isfinite(hi)
+    if not ok.any():
+        return False
+    ax.errorbar(
+        np.asarray(x, dtype="float64")[ok],
+        values[ok],
+        yerr=[np.maximum(values - lo, 0.0)[ok], np.maximum(hi - values, 0.0)[ok]],
+        fmt="none",
+        ecolor=color,
+        elinewidth=1.0,
+        capsize=2.0,
+        zorder=2,
+    )
+    return True

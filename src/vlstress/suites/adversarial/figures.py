@@ -21,10 +21,10 @@ from vlstress.report.figures import (
     _tick,
     model_panels,
     wilson_band,
+    wilson_errorbars,
 )
 from vlstress.report.figures import metric_rows as _rows
 from vlstress.report.figures import no_records as _none
-from vlstress.report.intervals import wilson_percent
 
 SUCCESS_BARS_NOTE = (
     "error bars: 95% Wilson interval over the n correctly classified images each success counts"
@@ -42,25 +42,6 @@ def correct_images(top1_clean: Any, n_images: Any) -> np.ndarray:
     """The images an attack's success is a share of: those classified right before the attack
     (clean top-1 % of the attacked n; a fractional count where replicates are averaged)."""
     return np.asarray(top1_clean, dtype="float64") / 100.0 * np.asarray(n_images, dtype="float64")
-
-
-def _success_bars(ax: Any, x: Any, success: Any, n: Any, color: Any) -> bool:
-    values = np.asarray(success, dtype="float64")
-    lo, hi = wilson_percent(values, n)
-    ok = np.isfinite(lo) & np.isfinite(hi)
-    if not ok.any():
-        return False
-    ax.errorbar(
-        np.asarray(x, dtype="float64")[ok],
-        values[ok],
-        yerr=[np.maximum(values - lo, 0.0)[ok], np.maximum(hi - values, 0.0)[ok]],
-        fmt="none",
-        ecolor=color,
-        elinewidth=1.0,
-        capsize=2.0,
-        zorder=2,
-    )
-    return True
 
 
 def adversarial_eps(table: pd.DataFrame) -> FigureResult:
@@ -176,7 +157,7 @@ def adversarial_queries(table: pd.DataFrame) -> FigureResult:
             if points.empty:
                 continue
             x = points["queries"].clip(lower=1.0)
-            bars |= _success_bars(
+            bars |= wilson_errorbars(
                 ax, x, points["attack_success"], points["n_correct"], palette[attack]
             )
             ax.plot(

@@ -10,8 +10,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -31,6 +29,7 @@ from vlstress.report.figures import (
     model_panels,
     sample_note,
     wilson_bars,
+    wilson_errorbars,
 )
 from vlstress.report.figures import clean_name as _clean_name
 from vlstress.report.figures import no_records as _none
@@ -58,27 +57,6 @@ def _points(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
             "measured": grouped["severity"].nunique() if "severity" in rows else 1,
         }
     ).reset_index()
-
-
-def _wilson_errorbars(ax: Any, x: Any, value_pct: Any, n: Any, color: Any) -> bool:
-    """95% Wilson error bars on markers of shares in percent (`value_pct` of `n` images at `x`);
-    points without n get none. Returns whether any was drawn."""
-    values = np.asarray(value_pct, dtype="float64")
-    lo, hi = wilson_percent(values, n)
-    ok = np.isfinite(lo) & np.isfinite(hi)
-    if not ok.any():
-        return False
-    ax.errorbar(
-        np.asarray(x, dtype="float64")[ok],
-        values[ok],
-        yerr=[np.maximum(values - lo, 0.0)[ok], np.maximum(hi - values, 0.0)[ok]],
-        fmt="none",
-        ecolor=color,
-        elinewidth=1.0,
-        capsize=2.0,
-        zorder=2,
-    )
-    return True
 
 
 def widest_interval(rows: pd.DataFrame) -> float | None:
@@ -171,7 +149,7 @@ def corruption_severity(table: pd.DataFrame) -> FigureResult:
         rows = data[data["label"] == label]
         clean_point = _points(clean[clean["label"] == label], ["label"])
         if len(clean_point):
-            intervals |= _wilson_errorbars(ax, [0], clean_point["value"], clean_point["n"], "black")
+            intervals |= wilson_errorbars(ax, [0], clean_point["value"], clean_point["n"], "black")
             ax.plot(
                 [0],
                 [float(clean_point["value"].iloc[0])],
@@ -184,7 +162,7 @@ def corruption_severity(table: pd.DataFrame) -> FigureResult:
             group = _points(rows[rows["corruption"] == name], ["severity"])
             offset = (i - (len(corruptions) - 1) / 2) * spread / max(len(corruptions) - 1, 1)
             x = [int(s) + offset for s in group["severity"]]
-            intervals |= _wilson_errorbars(ax, x, group["value"], group["n"], palette[name])
+            intervals |= wilson_errorbars(ax, x, group["value"], group["n"], palette[name])
             ax.plot(
                 x,
                 list(group["value"]),

@@ -157,7 +157,9 @@ def stage_entry(
         options: dict[str, Any] = {}
         if not out.cache:
             options["cache"] = False
-        if out.persist or kept(out):
+        # the outcomes beside a record stay in place with it: a failed step leaves the pair as
+        # it was (in the cache all the same, so Snakemake puts them back from there)
+        if out.persist or kept(out) or out.outcomes:
             options["persist"] = True
         for template in output_templates(out, params):
             path = _path(template, stage)

@@ -134,7 +134,12 @@ def scores(embeddings: np.ndarray, weights: np.ndarray, meta: dict[str, Any]) ->
     `class_map_rule: max-logit` (the video sets, as imagenet-testbed scores them) a class scores the
     largest logit of its ImageNet classes instead; a class without any scores -inf."""
     if meta.get("scores") != CLASS_MAP:
-        return embeddings @ weights.T
+        from threadpoolctl import threadpool_limits
+
+        # one BLAS thread: the same sums in the same order whichever front end runs the step, with
+        # however many threads it grants (per-item scores are kept to the last bit)
+        with threadpool_limits(limits=1, user_api="blas"):
+            return embeddings @ weights.T
     from scipy.special import logsumexp
 
     index, log_weight = _members(np.asarray(weights))

@@ -127,6 +127,9 @@ def pool_params(base: dict, n_models: int = sum(POOL.values())) -> dict:
         hub = LLAVA_IDS[i % len(LLAVA_IDS)]
         slug = f"a{i:03d}-" + hub.split("/")[1].replace(".", "-").lower()
         params["models"][slug] = {"arch": "llava", "pretrained": hub}
+    # every pair of ~260 models would be ~34,000 comparisons per condition: the fine-tuned
+    # variants against their bases instead
+    params["findings"] = {**params["findings"], "compare": "base"}
     return params
 
 

@@ -308,6 +308,51 @@ def test_paired_comparisons_use_mcnemar_and_holm(run):
     assert markdown.count("not significant") == 3
 
 
+@pytest.mark.parametrize(
+    ("compare", "pairs"),
+    [
+        # each fine-tuned variant with its base (from the summary's finetune_base)
+        ("base", [("vit-rand+ft", "vit-rand")]),
+        # every model with the reference, the reference always model b
+        ("rn50-hub", [("vit-rand", "rn50-hub"), ("vit-rand+ft", "rn50-hub")]),
+        # two references: their own pair once
+        (
+            "rn50-hub,vit-rand",
+            [("vit-rand", "rn50-hub"), ("vit-rand+ft", "rn50-hub"), ("vit-rand+ft", "vit-rand")],
+        ),
+    ],
+)
+def test_comparisons_pair_what_compare_names(tmp_path, compare, pairs):
+    paths = _write_run(tmp_path)
+    assert _cards(tmp_path, paths, _summary(tmp_path, paths), "--compare", compare) == 0
+    table = pd.read_csv(tmp_path / "results" / "findings" / "comparisons.csv")
+    assert sorted(set(zip(table["model_a"], table["model_b"]))) == sorted(pairs)
+    # Holm's correction runs over the rows compared, not over every pair
+    if compare == "base":
+        only = table.set_index(["model_a", "model_b"]).loc[("vit-rand+ft", "vit-rand")]
+        assert (only["a_only"], only["b_only"]) == (2, 0)
+        assert only["p_holm"] == pytest.approx(only["p"])
+    markdown = (tmp_path / "results" / "findings" / "comparisons.md").read_text(encoding="utf-8")
+    described = {
+        "base": "each fine-tuned variant against its base model",
+        "rn50-hub": "each model against rn50-hub",
+        "rn50-hub,vit-rand": "each model against rn50-hub, vit-rand",
+    }[compare]
+    assert described in markdown
+
+
+def test_an_unknown_reference_model_is_refused_by_name(tmp_path, capsys):
+    paths = _write_run(tmp_path)
+    summary = _summary(tmp_path, paths)
+    assert _cards(tmp_path, paths, summary, "--compare", "rn50-hub,vit-rnd") == 2
+    err = capsys.readouterr().err
+    assert "reference model(s) vit-rnd not in the summary" in err and "rn50-hub" in err
+    assert not (tmp_path / "results" / "cards").exists()
+    assert not (tmp_path / "results" / "findings").exists()
+    assert _cards(tmp_path, paths, summary, "--compare", " , ") == 2
+    assert "expected 'all', 'base' or comma-separated model slugs" in capsys.readouterr().err
+
+
 def test_page_names_are_safe_and_distinct():
     assert page_name("vit-b-32+sc_vc") == "vit-b-32+sc_vc.html"
     odd = [page_name(s) for s in ("a/b", "a b", "a_b", "index", "..x")]
@@ -350,3 +395,29 @@ def test_pages_refuse_a_table_that_is_not_a_summary(tmp_path):
             summary_sha256="0" * 64,
             provenance={},
         )
+
+
+def test_the_params_check_names_an_unknown_reference_model():
+    import copy
+
+    import yaml
+
+    from vlstress import params_check
+
+    params = yaml.safe_load((Path(__file__).parents[1] / "params.yaml").read_text())
+    assert params_check.problems(params) == []
+    for good in ("all", "base", "resnet18-random", "resnet18-random,vit-s-32-alt-random"):
+        params["findings"]["compare"] = good
+        assert params_check.problems(params) == [], good
+    bad = copy.deepcopy(params)
+    bad["findings"]["compare"] = "resnet18-random,resnet-18-random"
+    (problem,) = params_check.problems(bad)
+    assert "findings.compare: unknown model 'resnet-18-random'" in problem
+    assert "did you mean 'resnet18-random'" in problem
+    bad["findings"]["compare"] = ","
+    (problem,) = params_check.problems(bad)
+    assert "expected all, base or comma-separated model slugs" in problem
+    bad["findings"]["compare"] = "resnet18-random, vit-s-32-alt-random"  # one shell word
+    assert any("findings.compare" in p for p in params_check.problems(bad))
+    del bad["findings"]["compare"]
+    assert any("compare" in p for p in params_check.problems(bad))

@@ -3,11 +3,13 @@ outcomes. A share that names its per-item outcome (`Headline.item_column`): McNe
 on the discordant items (statsmodels). A metric that resamples its items (`Headline.resampling`:
 ECE, AUROC, FPR@95): the seeded paired bootstrap of the difference, the same resampled items for
 both models. Holm's correction across the whole table; a difference is called significant only
-when its Holm-adjusted p is below 1 - confidence."""
+when its Holm-adjusted p is below 1 - confidence. Which pairs: `Pairing` (every pair, each
+fine-tuned variant with its base, or every model with named reference models)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
@@ -43,6 +45,83 @@ COLUMNS = [
     "p_holm",
     "significant",
 ]
+
+ALL, BASE = "all", "base"
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """Which pairs of models a table compares (`findings.compare`): every pair (`all`: grows with
+    the square of the pool), each fine-tuned variant with its base (`base`), or every model with
+    each of the named reference models (a comma-separated list of slugs): the last two grow
+    linearly with the pool."""
+
+    spec: str = ALL
+    bases: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def references(self) -> tuple[str, ...]:
+        if self.spec in (ALL, BASE):
+            return ()
+        return tuple(name.strip() for name in self.spec.split(",") if name.strip())
+
+    def pairs(self, models: Iterable[str]) -> list[tuple[str, str]]:
+        """(model a, model b) pairs among `models`; a reference or a base is always model b."""
+        present = sorted(set(models))
+        if self.spec == ALL:
+            return list(combinations(present, 2))
+        if self.spec == BASE:
+            return [
+                (model, self.bases[model])
+                for model in present
+                if self.bases.get(model) in present and self.bases[model] != model
+            ]
+        found: list[tuple[str, str]] = []
+        for reference in self.references:
+            if reference not in present:
+                continue
+            for model in present:
+                if model != reference and (reference, model) not in found:
+                    found.append((model, reference))
+        return found
+
+    def describe(self) -> str:
+        if self.spec == ALL:
+            return "every pair of models"
+        if self.spec == BASE:
+            return "each fine-tuned variant against its base model"
+        return "each model against " + ", ".join(self.references)
+
+
+def pairing_for(spec: str, summary: pd.DataFrame) -> Pairing:
+    """The pairing `spec` names (`all`, `base` or reference slugs), each fine-tuned variant's base
+    read from the summary (`finetune_base`). A reference that is not a model of the summary is
+    refused by name."""
+    from vlstress.errors import VlstressError
+
+    spec = spec.strip()
+    models = sorted(set(summary["model"].astype(str)))
+    bases: dict[str, str] = {}
+    if "finetune_base" in summary.columns:
+        rows = summary.drop_duplicates("model")
+        bases = {
+            str(model): str(base)
+            for model, base in zip(rows["model"], rows["finetune_base"])
+            if isinstance(base, str) and base
+        }
+    pairing = Pairing(spec, bases)
+    if spec not in (ALL, BASE):
+        if not pairing.references:
+            raise VlstressError(
+                f"compare {spec!r}: expected 'all', 'base' or comma-separated model slugs"
+            )
+        missing = [name for name in pairing.references if name not in models]
+        if missing:
+            raise VlstressError(
+                f"compare: reference model(s) {', '.join(missing)} not in the summary"
+                f" (its models: {', '.join(models)})"
+            )
+    return pairing
 
 
 def _same_items(a: Outcomes, b: Outcomes) -> bool:
@@ -128,11 +207,14 @@ def comparison_table(
     confidence: float = 0.95,
     n_resamples: int = 1000,
     seed: int = 0,
+    pairing: Pairing | None = None,
 ) -> pd.DataFrame:
     """One row per (task, set, condition, headline metric, pair of models) with one outcomes block
     each on the same items: both values, the difference; for a share the discordant counts and
     McNemar's exact p, for a metric that resamples its items (ECE, AUROC, FPR@95) the seeded
-    paired bootstrap of the difference (interval and p); Holm's adjusted p over every row."""
+    paired bootstrap of the difference (interval and p); Holm's adjusted p over every row. The
+    pairs: `pairing` (every pair of models by default)."""
+    pairing = pairing or Pairing()
     by_group: dict[tuple, dict[str, Outcomes]] = {}
     for (model, dataset, task, condition), blocks in items.items():
         if len(blocks) == 1:  # replicate seeds are not one set of paired items
@@ -142,12 +224,13 @@ def comparison_table(
         task = tasks.TASKS.get(task_name)
         if task is None:
             continue
+        pairs = pairing.pairs(models)
         for headline in task.headlines:
             if headline.condition not in (None, condition):
                 continue
             if headline.item_column is None and headline.resampling is None:
                 continue
-            for model_a, model_b in combinations(sorted(models), 2):
+            for model_a, model_b in pairs:
                 a, b = models[model_a], models[model_b]
                 row = (
                     _mcnemar_row(a, b, headline)
@@ -195,13 +278,17 @@ def condition_labels(summary: pd.DataFrame) -> dict[tuple[str, str], str]:
 
 
 def comparisons_markdown(
-    table: pd.DataFrame, confidence: float, labels: Mapping[tuple[str, str], str] | None = None
+    table: pd.DataFrame,
+    confidence: float,
+    labels: Mapping[tuple[str, str], str] | None = None,
+    pairing: Pairing | None = None,
 ) -> str:
     """Per task, each pair of models on the same items: both values, the difference (with its
     paired bootstrap interval where one is computed), the test's p and Holm's p, and whether the
     difference is significant. `labels` name the conditions
-    (`condition_labels`; the condition key where none is given)."""
+    (`condition_labels`; the condition key where none is given); `pairing` says which pairs."""
     labels = labels or {}
+    pairing = pairing or Pairing()
     from vlstress.suites.findings.cells import value_text
 
     level = f"{100 * (1 - confidence):g}"
@@ -209,7 +296,8 @@ def comparisons_markdown(
     parts = [
         "# Paired comparisons",
         "",
-        "Two models on the same items (images, or the queries of retrieval). For a share (top-1, "
+        f"Two models on the same items (images, or the queries of retrieval): "
+        f"{pairing.describe()}. For a share (top-1, "
         "attack success, R@1): the difference in points and McNemar's exact test on the items "
         "only one of them gets right (a only / b only). For ECE, AUROC and FPR@95: the "
         "difference with its paired bootstrap interval "
@@ -249,5 +337,9 @@ def comparisons_markdown(
         )
         parts += ["", f"## {group['task_title'].iloc[0]}", "", cells.to_markdown(index=False)]
     if table.empty:
-        parts += ["", "No two models with per-item outcomes on the same items in this run."]
+        parts += [
+            "",
+            f"No two models to compare ({pairing.describe()}) with per-item outcomes on the"
+            " same items in this run.",
+        ]
     return "\n".join(parts) + "\n"

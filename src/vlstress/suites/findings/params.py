@@ -29,7 +29,7 @@ findings:
   description: >-
     headline metrics with intervals, fingerprints by model attributes, a robustness card per
     model (docs/findings.md)
-  required: [attributes, min_group, bootstrap, confidence]
+  required: [attributes, min_group, bootstrap, confidence, compare]
   additionalProperties: false
   properties:
     attributes:
@@ -50,6 +50,13 @@ findings:
       exclusiveMinimum: 0.5
       exclusiveMaximum: 1
       description: "of every interval"
+    compare:
+      type: string
+      pattern: "^\\S+$"
+      description: >-
+        which models the paired comparisons pair: all (every pair; grows with the square of the
+        pool), base (each fine-tuned variant with its base) or comma-separated reference model
+        slugs, no spaces (every model with each)
 """
 )
 
@@ -58,7 +65,23 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     if "findings" not in on or "findings" not in params:
         return []
     names = [name.strip() for name in str(params["findings"]["attributes"]).split(",")]
-    return [
+    compare = str(params["findings"].get("compare", "all")).strip()
+    models = params.get("models") or {}
+    references = (
+        []
+        if compare in ("all", "base")
+        else [name.strip() for name in compare.split(",") if name.strip()]
+    )
+    bad_compare = [
+        "findings.compare: " + unknown("model", name, tuple(models))
+        for name in references
+        if name not in models
+    ]
+    if compare not in ("all", "base") and not references:
+        bad_compare.append(
+            f"findings.compare {compare!r}: expected all, base or comma-separated model slugs"
+        )
+    return bad_compare + [
         "findings.attributes: " + unknown("model attribute", name, GROUPINGS)
         for name in names
         if name not in GROUPINGS

@@ -51,7 +51,8 @@ SUITE = Suite(
             "cards",
             "vlstress cards {params_files} --summary {in.summary}"
             " --confidence {p.findings.confidence} --bootstrap {p.findings.bootstrap}"
-            " --seed {p.seed} --out-dir {out.cards} --out-csv {out.csv} --out-md {out.md}"
+            " --seed {p.seed} --compare {p.findings.compare}"
+            " --out-dir {out.cards} --out-csv {out.csv} --out-md {out.md}"
             " --out-comparisons-csv {out.comparisons_csv}"
             " --out-comparisons-md {out.comparisons_md}",
             inputs={"summary": SUMMARY},

@@ -39,6 +39,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="of the bootstrap (default 0)")
     parser.add_argument(
+        "--compare",
+        default="all",
+        help="which models the paired comparisons pair: all (every pair), base (each fine-tuned"
+        " variant with its base) or comma-separated reference model slugs (every model with each;"
+        " default all)",
+    )
+    parser.add_argument(
         "--out-dir", required=True, type=Path, help="folder of the cards (replaced as a whole)"
     )
     parser.add_argument("--out-csv", required=True, type=Path, help="headline table, CSV")
@@ -74,6 +81,7 @@ def run(args: argparse.Namespace) -> None:
     if args.bootstrap < 100:
         raise VlstressError(f"--bootstrap {args.bootstrap}: expected at least 100 resamples")
     summary = read_summary(args.summary)
+    pairing = comparisons.pairing_for(args.compare, summary)
     found = read_records(record_list(args))
     by_case = items.case_outcomes(found, outcome_list(args))
     digest = sha256_file(args.summary)
@@ -86,6 +94,7 @@ def run(args: argparse.Namespace) -> None:
             "records": len(found),
             "outcomes": len(by_case),
             "bootstrap": args.bootstrap,
+            "compare": args.compare,
         },
         seed=args.seed,
         inputs={str(args.summary): digest},
@@ -102,7 +111,9 @@ def run(args: argparse.Namespace) -> None:
         summary_sha256=digest,
         provenance=block,
     )
-    paired = comparisons.comparison_table(by_case, args.confidence, args.bootstrap, args.seed)
+    paired = comparisons.comparison_table(
+        by_case, args.confidence, args.bootstrap, args.seed, pairing
+    )
     cards.write_pages(args.out_dir, pages)
     write_text(args.out_csv, headline_tables.headlines_csv(table))
     write_text(args.out_md, headline_tables.headlines_markdown(table, args.confidence))
@@ -110,7 +121,7 @@ def run(args: argparse.Namespace) -> None:
     write_text(
         args.out_comparisons_md,
         comparisons.comparisons_markdown(
-            paired, args.confidence, comparisons.condition_labels(summary)
+            paired, args.confidence, comparisons.condition_labels(summary), pairing
         ),
     )
     log.info("%d card(s) and an index in %s", len(pages) - 1, args.out_dir)

@@ -13,3 +13,4 @@ class FindingsParams:
     min_group: int
     bootstrap: int
     confidence: float
+    compare: str

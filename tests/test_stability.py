@@ -377,6 +377,22 @@ def test_evaluate_stability_scores_a_hand_made_project(tmp_path, monkeypatch):
         "difficulty": 1,
     }
     assert records["rotate"].dataset["n_images"] == 2 and records["rotate"].dataset["n_frames"] == 6
+    # beside the records, one block of per-sequence outcomes per record, in the records' order
+    from vlstress.outcomes import outcomes_path, read_outcomes
+    from vlstress.suites.stability.resampling import flip_resampling
+
+    order = [r.condition["perturbation"] for r in read_records(tmp_path / "out.json")]
+    blocks = dict(zip(order, read_outcomes(outcomes_path(tmp_path / "out.json"))))
+    assert blocks["rotate"].unit == "sequence" and blocks["rotate"].n == 2
+    assert blocks["rotate"].column("flip_share").tolist() == [1.0, 0.5]
+    assert blocks["rotate"].column("top5_distance").tolist() == [2.0, 3.0]
+    assert blocks["gaussian_noise"].column("flip_share").tolist() == [0.5, 0.0]
+    assert blocks["rotate"].column("label").tolist() == [0, 2]
+    assert blocks["rotate"].column("first_correct").tolist() == [True, True]
+    for name, block in blocks.items():
+        resampled = flip_resampling(block)
+        # the full block gives the record's value to the bit
+        assert resampled.statistic(*resampled.samples) == records[name].metrics["flip_probability"]
 
 
 def test_params_problems_name_the_entry():
@@ -588,3 +604,42 @@ def test_released_videos_are_read_for_the_sampled_images(tmp_path):
     _write_video(root / "scale" / Path(images[0]["path"]).with_suffix(".mp4"), 1, 0)
     with pytest.raises(VlstressError, match="1 frame\\(s\\) decoded; a sequence needs at least 2"):
         sequences.decode_video(root / "scale" / Path(images[0]["path"]).with_suffix(".mp4"))
+
+
+def test_the_flip_bootstrap_resamples_sequences():
+    """A BCa interval over sequences brackets the record's FP, matches scipy's bootstrap of the
+    mean flip share, and two models on the same sequences are compared with the paired
+    bootstrap."""
+    from scipy.stats import bootstrap
+
+    from vlstress.report.intervals import bootstrap_interval
+    from vlstress.suites.findings.comparisons import comparison_table
+    from vlstress.suites.stability.resampling import flip_resampling, sequence_outcomes
+
+    rng = np.random.default_rng(3)
+    labels = rng.integers(0, 10, 60)
+
+    def block(shares):
+        return sequence_outcomes(shares, 2 * shares, shares < 0.5, labels)
+
+    steady, shaky = block(rng.uniform(0, 0.2, 60)), block(rng.uniform(0.3, 0.7, 60))
+    value = 100 * steady.column("flip_share").mean()
+    lo, hi, method = bootstrap_interval(flip_resampling(steady), 0.95, 2000, 0)
+    assert method == "BCa" and lo < value < hi
+    reference = bootstrap(
+        (100 * steady.column("flip_share"),),
+        np.mean,
+        confidence_level=0.95,
+        n_resamples=2000,
+        method="BCa",
+        random_state=np.random.default_rng(0),
+    ).confidence_interval
+    assert (lo, hi) == pytest.approx((reference.low, reference.high), abs=1e-9)
+    case = ("toy-p", "stability", "{}")  # (model, dataset, task, condition) keys
+    items = {("steady", *case): [steady], ("shaky", *case): [shaky]}
+    (row,) = comparison_table(items, 0.95, 1000, 0).to_dict("records")
+    assert (row["model_a"], row["model_b"], row["n"]) == ("shaky", "steady", 60)
+    assert row["test"] == "paired BCa bootstrap" and row["lo"] > 0 and row["significant"]
+    assert row["difference"] == pytest.approx(
+        100 * (shaky.column("flip_share").mean() - steady.column("flip_share").mean())
+    )

@@ -1,10 +1,11 @@
 """Paired comparisons: two models on the same items, for every headline that keeps its per-item
 outcomes. A share that names its per-item outcome (`Headline.item_column`): McNemar's exact test
 on the discordant items (statsmodels). A metric that resamples its items (`Headline.resampling`:
-ECE, AUROC, FPR@95): the seeded paired bootstrap of the difference, the same resampled items for
-both models. Holm's correction across the whole table; a difference is called significant only
-when its Holm-adjusted p is below 1 - confidence. Which pairs: `Pairing` (every pair, each
-fine-tuned variant with its base, or every model with named reference models)."""
+ECE, AUROC, FPR@95, flip probability): the seeded paired bootstrap of the difference, the same
+resampled items for both models. Holm's correction across the whole table; a difference is
+called significant only when its Holm-adjusted p is below 1 - confidence. Which pairs: `Pairing`
+(every pair, each fine-tuned variant with its base, or every model with named reference
+models)."""
 
 from __future__ import annotations
 
@@ -211,7 +212,7 @@ def comparison_table(
 ) -> pd.DataFrame:
     """One row per (task, set, condition, headline metric, pair of models) with one outcomes block
     each on the same items: both values, the difference; for a share the discordant counts and
-    McNemar's exact p, for a metric that resamples its items (ECE, AUROC, FPR@95) the seeded
+    McNemar's exact p, for a metric that resamples its items (ECE, AUROC, FPR@95, FP) the seeded
     paired bootstrap of the difference (interval and p); Holm's adjusted p over every row. The
     pairs: `pairing` (every pair of models by default)."""
     pairing = pairing or Pairing()
@@ -296,12 +297,12 @@ def comparisons_markdown(
     parts = [
         "# Paired comparisons",
         "",
-        f"Two models on the same items (images, or the queries of retrieval): "
-        f"{pairing.describe()}. For a share (top-1, "
+        "Two models on the same items (images, the queries of retrieval, the sequences of a "
+        f"perturbation): {pairing.describe()}. For a share (top-1, "
         "attack success, R@1): the difference in points and McNemar's exact test on the items "
-        "only one of them gets right (a only / b only). For ECE, AUROC and FPR@95: the "
-        "difference with its paired bootstrap interval "
-        f"({interval}, the same resampled images for both models; in- and out-of-distribution "
+        "only one of them gets right (a only / b only). For ECE, AUROC, FPR@95 and flip "
+        "probability: the difference with its paired bootstrap interval "
+        f"({interval}, the same resampled items for both models; in- and out-of-distribution "
         "images resampled each within itself) and the bootstrap p (twice the smaller share of "
         "resampled differences on either side of 0). Holm's correction across all "
         f"{len(table)} comparisons of this table. *significant*: Holm's p < {level}% "

@@ -1,8 +1,8 @@
 """The stability suite's figure: flip probability and top-5 distance per perturbation, one bar per
 model (noise perturbations first: frame 0 vs each; then the motion ones: consecutive frames). A
 value of 0 has no bar: it is drawn as a short line on the axis in the model's colour, labelled 0.
-n (sequences per perturbation) is in the title; the bars have no interval: the records keep no
-per-sequence outcomes."""
+n (sequences per perturbation) is in the title; the bars have no interval (a note says where the
+flip probability's bootstrap interval is: the findings' headline table)."""
 
 from __future__ import annotations
 

@@ -47,16 +47,24 @@ def _pairs(n_frames: int, difficulty: int, noise: bool) -> list[tuple[int, int]]
     return pairs
 
 
+def flip_shares(
+    predictions: Sequence[Sequence[int]], *, noise: bool, difficulty: int = 1
+) -> np.ndarray:
+    """Per sequence, the share of its frame pairs whose top-1 predictions differ (float64)."""
+    sequences = [np.asarray(p) for p in predictions]
+    _check(sequences, difficulty, noise)
+    return np.array(
+        [np.mean([p[a] != p[b] for a, b in _pairs(len(p), difficulty, noise)]) for p in sequences],
+        dtype=np.float64,
+    )
+
+
 def flip_probability(
     predictions: Sequence[Sequence[int]], *, noise: bool, difficulty: int = 1
 ) -> float:
-    """FP over sequences of top-1 predictions (one array of class indices per sequence)."""
-    sequences = [np.asarray(p) for p in predictions]
-    _check(sequences, difficulty, noise)
-    per_sequence = [
-        np.mean([p[a] != p[b] for a, b in _pairs(len(p), difficulty, noise)]) for p in sequences
-    ]
-    return float(np.mean(per_sequence))
+    """FP over sequences of top-1 predictions (one array of class indices per sequence): the mean
+    of `flip_shares`."""
+    return float(np.mean(flip_shares(predictions, noise=noise, difficulty=difficulty)))
 
 
 def ranks(logits: np.ndarray) -> np.ndarray:
@@ -75,19 +83,29 @@ def top5_distance(first_ranks: np.ndarray, second_ranks: np.ndarray) -> int:
     return int(np.abs(np.arange(1, 6) - np.minimum(sigma, 6)).sum())
 
 
-def mean_top5_distance(
+def top5_distances(
     rank_sequences: Sequence[np.ndarray], *, noise: bool, difficulty: int = 1
-) -> float:
-    """T5D over sequences of per-frame class ranks (frames x classes, 1 = top)."""
+) -> np.ndarray:
+    """Per sequence, the mean top-5 distance of its frame pairs (float64)."""
     sequences = [np.asarray(r) for r in rank_sequences]
     _check(sequences, difficulty, noise)
     if any(r.ndim != 2 or r.shape[1] < 5 for r in sequences):
         raise VlstressError("top-5 distance needs ranks of at least 5 classes per frame")
-    per_sequence = [
-        np.mean([top5_distance(r[a], r[b]) for a, b in _pairs(len(r), difficulty, noise)])
-        for r in sequences
-    ]
-    return float(np.mean(per_sequence))
+    return np.array(
+        [
+            np.mean([top5_distance(r[a], r[b]) for a, b in _pairs(len(r), difficulty, noise)])
+            for r in sequences
+        ],
+        dtype=np.float64,
+    )
+
+
+def mean_top5_distance(
+    rank_sequences: Sequence[np.ndarray], *, noise: bool, difficulty: int = 1
+) -> float:
+    """T5D over sequences of per-frame class ranks (frames x classes, 1 = top): the mean of
+    `top5_distances`."""
+    return float(np.mean(top5_distances(rank_sequences, noise=noise, difficulty=difficulty)))
 
 
 def relative(

@@ -19,8 +19,9 @@ from vlstress import provenance
 from vlstress.embedding.files import load_embeddings, same_model
 from vlstress.errors import VlstressError
 from vlstress.io import sha256_file
+from vlstress.outcomes import Outcomes
 from vlstress.record import Record, assemble
-from vlstress.suites.stability import metrics
+from vlstress.suites.stability import metrics, resampling
 from vlstress.suites.zeroshot import classifier
 from vlstress.suites.zeroshot.paths import Evaluation
 from vlstress.testsets import manifest as testsets
@@ -48,8 +49,9 @@ def sequences_of(entries: list[dict], where: str) -> list[list[int]]:
     return out
 
 
-def evaluate(evaluation: Evaluation, *, noise: bool) -> Record:
-    """The record of one perturbation's sequences for the model of `evaluation`'s paths."""
+def evaluate(evaluation: Evaluation, *, noise: bool) -> tuple[Record, Outcomes]:
+    """The record of one perturbation's sequences for the model of `evaluation`'s paths, and its
+    per-sequence outcomes (vlstress.suites.stability.resampling)."""
     folder, emb_path, clf_path = (Path(p) for p in evaluation.paths())
     testset = testsets.load(folder)
     embeddings, emb_meta = load_embeddings(emb_path, len(testset.images), "frame")
@@ -61,17 +63,20 @@ def evaluate(evaluation: Evaluation, *, noise: bool) -> Record:
     labels = np.array(testset.labels)
     predictions = [scores[rows].argmax(axis=1) for rows in groups]
     ranks = [metrics.ranks(scores[rows]) for rows in groups]
+    flips = metrics.flip_shares(predictions, noise=noise, difficulty=difficulty)
+    distances = metrics.top5_distances(ranks, noise=noise, difficulty=difficulty)
+    first_labels = np.array([labels[rows[0]] for rows in groups])
+    first_correct = np.array([p[0] for p in predictions]) == first_labels
     values = {
-        "flip_probability": 100.0
-        * metrics.flip_probability(predictions, noise=noise, difficulty=difficulty),
-        "top5_distance": metrics.mean_top5_distance(ranks, noise=noise, difficulty=difficulty),
-        "top1_first_frame": 100.0
-        * float(np.mean([p[0] == labels[rows[0]] for p, rows in zip(predictions, groups)])),
+        "flip_probability": 100.0 * float(np.mean(flips)),
+        "top5_distance": float(np.mean(distances)),
+        "top1_first_frame": 100.0 * float(np.mean(first_correct)),
         "top1_frames": 100.0 * float(np.mean(scores.argmax(axis=1) == labels)),
     }
+    outcomes = resampling.sequence_outcomes(flips, distances, first_correct, first_labels)
     images = (testset.source or {}).get("clean_kind")
     condition = {**evaluation.condition, **({"images": images} if images else {})}
-    return assemble(
+    record = assemble(
         "stability",
         dataset={
             "name": testset.dataset,
@@ -101,3 +106,4 @@ def evaluate(evaluation: Evaluation, *, noise: bool) -> Record:
             },
         ),
     )
+    return record, outcomes

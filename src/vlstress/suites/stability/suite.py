@@ -3,9 +3,10 @@ top-5 distance."""
 
 from vlstress.report.display import Headline, Task
 from vlstress.suites.stability.paths import RECORD, SEQUENCES, data_folders, folders, shaping_params
+from vlstress.suites.stability.resampling import flip_resampling
 from vlstress.workflow.paths import CLASSIFIERS, SUMMARY, ZEROSHOT_EMB
 from vlstress.workflow.spec import Axis, Output, PathList, Stage, Suite
-from vlstress.workflow.stages import small
+from vlstress.workflow.stages import outcomes_of, small
 
 SUITE = Suite(
     "stability",
@@ -32,7 +33,7 @@ SUITE = Suite(
             "vlstress evaluate-stability {params_files} --model {model} --out {out.records}",
             inputs={"emb": ZEROSHOT_EMB, "classifiers": CLASSIFIERS},
             input_lists={"sets": "stability_sets"},
-            outputs={"records": small(RECORD, record=True)},
+            outputs={"records": small(RECORD, record=True), "outcomes": outcomes_of(RECORD)},
             axes=("model",),
             suite="stability",
             doc="flip probability and top-5 distance on every perturbation, one job per model",
@@ -83,7 +84,14 @@ SUITE = Suite(
             "stability under perturbation sequences (ImageNet-P)",
             (),
             noun="perturbations",
-            headlines=(Headline("flip_probability", "flip probability (%)", False),),
+            headlines=(
+                Headline(
+                    "flip_probability",
+                    "flip probability (%)",
+                    False,
+                    resampling=flip_resampling,
+                ),
+            ),
         )
     },
 )

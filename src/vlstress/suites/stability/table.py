@@ -4,8 +4,8 @@ for the top-5 distance (mT5D, and relative to the baseline in %). Beside them, m
 against AlexNet's published values (vlstress.suites.stability.published) where the run's sequences
 compare with them, else the reason. Means and ratios are computed from
 the unrounded values of the summary (cells round for display only); each caption names the number
-of sequences per perturbation (n, also a column) and the baseline model, and says why there is no
-interval: the records keep no per-sequence outcomes."""
+of sequences per perturbation (n, also a column) and the baseline model, and says where the
+intervals are: the findings' headline table, from the records' per-sequence outcomes."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from vlstress.suites.stability.perturbations import PERTURBATIONS
 FP_CAPTION = "Flip probability (%) under perturbation sequences (ImageNet-P protocol)"
 T5D_CAPTION = "Top-5 distance under perturbation sequences (ImageNet-P protocol)"
 NO_INTERVAL = (
-    "no interval: each value is a mean over the frames of n sequences, and the records keep no "
-    "per-sequence outcomes to resample"
+    "no interval here: each value is a mean over the frames of n sequences; the bootstrap interval "
+    "of each flip probability over its sequences is in results/findings/headlines.md"
 )
 
 

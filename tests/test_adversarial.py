@@ -7,6 +7,8 @@ hand-written one, reruns identical, and clear errors for bad attack entries.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -261,7 +263,6 @@ def test_subset_is_seeded_sorted_and_capped():
 def test_the_query_figure_lists_every_attack_when_the_last_model_has_none_to_draw():
     """A model that classifies no image right has no attack success: its panel is empty, and the
     legend (beside the last panel) still names every attack."""
-    import json
 
     import matplotlib.pyplot as plt
     import pandas as pd
@@ -287,3 +288,37 @@ def test_the_query_figure_lists_every_attack_when_the_last_model_has_none_to_dra
     legend = fig.axes[-1].get_legend()
     assert [text.get_text() for text in legend.get_texts()] == ["fgsm", "square"]
     plt.close(fig)
+
+
+def test_outcomes_give_the_metrics_back_and_pair_models_on_the_same_images():
+    """One block per eps: robust top-1 is the mean of `correct`, attack success the share of
+    `fooled` among `clean_correct`; two models on the same sample are compared by McNemar on
+    robust top-1 (attack success counts among each model's own clean-correct images: not
+    paired)."""
+    from scipy.stats import binomtest
+
+    from vlstress.suites.adversarial.run import image_outcomes
+    from vlstress.suites.findings.comparisons import comparison_table
+
+    labels = np.array([0, 1, 2, 3, 0, 1, 2, 3])
+    clean = np.array([1, 1, 1, 1, 1, 1, 0, 0], bool)
+    strong = np.array([1, 1, 1, 1, 1, 0, 0, 0], bool)
+    weak = np.array([0, 0, 0, 1, 0, 0, 0, 0], bool)
+    for robust in (strong, weak):
+        block = image_outcomes(clean, robust, labels)
+        metrics = adv.attack_metrics(clean, adv.EpsResult(4.0, robust, np.zeros(8), np.zeros(8)))
+        assert 100 * block.column("correct").mean() == metrics["robust_top1"]
+        fooled = block.column("fooled")
+        assert 100 * fooled.sum() / clean.sum() == pytest.approx(metrics["attack_success"])
+    case = ("objects", "adversarial", json.dumps({"attack": "pgd", "eps": 4.0}))
+    items = {
+        ("strong", *case): [image_outcomes(clean, strong, labels)],
+        ("weak", *case): [image_outcomes(clean, weak, labels)],
+    }
+    (row,) = comparison_table(items).to_dict("records")
+    assert (row["model_a"], row["model_b"], row["metric"]) == ("strong", "weak", "robust_top1")
+    assert (row["a_only"], row["b_only"]) == (4, 0)
+    assert row["p"] == pytest.approx(binomtest(4, 4).pvalue)
+    # another sample (other labels): not the same items, not compared
+    items[("weak", *case)] = [image_outcomes(clean, weak, labels[::-1])]
+    assert comparison_table(items).empty

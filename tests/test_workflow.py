@@ -262,6 +262,17 @@ def test_holistic_records_pass_their_sanity_checks(project):
     (attack,) = read_records(metrics / "adversarial-fgsm.json")
     m = attack.metrics
     assert attack.condition == {"attack": "fgsm", "eps": 2.0} and attack.dataset["n_images"] == 4
+    # its per-image outcomes give robust top-1 and attack success back
+    from vlstress.outcomes import outcomes_path, read_outcomes
+
+    (block,) = read_outcomes(outcomes_path(metrics / "adversarial-fgsm.json"))
+    assert block.n == 4 and 100 * block.column("correct").mean() == m["robust_top1"]
+    clean = block.column("clean_correct")
+    assert 100 * clean.mean() == m["top1_clean"]
+    if clean.any():
+        assert 100 * block.column("fooled").sum() / clean.sum() == pytest.approx(
+            m["attack_success"]
+        )
     assert m["robust_top1"] <= m["top1_clean"] and m["max_linf"] <= 2.0 + 1e-3
     calibration = read_records(metrics / "calibration.json")
     # objects held out, the corruption, the typographic attack; one temperature for all of them

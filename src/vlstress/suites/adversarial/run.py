@@ -16,16 +16,19 @@ from typing import Any
 
 import numpy as np
 
+from vlstress.outcomes import Outcomes
 from vlstress.record import Record, assemble
 
 
 @dataclass(frozen=True)
 class Attacked:
-    """What `vlstress attack` writes: one record per eps and the per-image sidecar."""
+    """What `vlstress attack` writes: one record per eps, the per-image sidecar, and one block of
+    per-image outcomes per record (`image_outcomes`)."""
 
     records: list[Record]
     per_image: dict[str, Any]
     slug: str  # the model's
+    outcomes: list[Outcomes]
 
 
 def attack(args: argparse.Namespace) -> Attacked:
@@ -154,7 +157,25 @@ def attack(args: argparse.Namespace) -> Attacked:
             for r in results
         },
     }
-    return Attacked(records, per_image, spec.slug)
+    outcomes = [image_outcomes(clean, result.correct, labels) for result in results]
+    return Attacked(records, per_image, spec.slug, outcomes)
+
+
+def image_outcomes(clean: np.ndarray, robust: np.ndarray, labels: np.ndarray) -> Outcomes:
+    """The per-image outcomes of one eps's record, in the sample's order: `correct` (after the
+    attack: what robust top-1 counts), `clean_correct`, `fooled` (right before, wrong after: what
+    attack success counts among the clean-correct images) and the true `label`."""
+    clean = np.asarray(clean, dtype=bool)
+    robust = np.asarray(robust, dtype=bool)
+    return Outcomes(
+        "image",
+        {
+            "correct": robust,
+            "clean_correct": clean,
+            "fooled": clean & ~robust,
+            "label": np.asarray(labels, dtype=np.int64),
+        },
+    )
 
 
 def log_records(attacked: Attacked, attack_name: str, log: logging.Logger) -> None:

@@ -4,7 +4,7 @@ against eps."""
 from vlstress.report.display import Headline, Task
 from vlstress.workflow.paths import CARD, CLASSIFIER, CLASSIFIERS, RUN_FLAGS, of
 from vlstress.workflow.spec import Axis, Stage, Suite
-from vlstress.workflow.stages import figures_stage, small, tables_stage
+from vlstress.workflow.stages import figures_stage, outcomes_of, small, tables_stage
 
 SUITE = Suite(
     "adversarial",
@@ -35,6 +35,7 @@ SUITE = Suite(
             outputs={
                 "records": small("results/metrics/{model}/adversarial-{attack}.json", record=True),
                 "per_image": small("results/metrics/{model}/adversarial-{attack}.json.json"),
+                "outcomes": outcomes_of("results/metrics/{model}/adversarial-{attack}.json"),
             },
             axes=("model", "attack"),
             suite="adversarial",
@@ -72,7 +73,9 @@ SUITE = Suite(
             (),
             noun="attacks",
             headlines=(
-                Headline("robust_top1", "robust top-1 (%)", proportion=True),
+                # paired on the same images (McNemar); attack success is not: it counts among
+                # each model's own clean-correct images
+                Headline("robust_top1", "robust top-1 (%)", proportion=True, item_column="correct"),
                 Headline("attack_success", "attack success (%)", False, proportion=True),
             ),
         )

@@ -25,10 +25,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from vlstress.io import sidecar, write_json
+    from vlstress.outcomes import outcomes_path, write_outcomes
     from vlstress.record import write_records
     from vlstress.suites.adversarial.run import attack, log_records
 
     attacked = attack(args)
     write_records(args.out, attacked.records)
     write_json(sidecar(args.out), attacked.per_image)
+    write_outcomes(outcomes_path(args.out), attacked.outcomes)
     log_records(attacked, args.attack, log)

@@ -146,6 +146,32 @@ def test_one_model_records_on_stand_in_images(tmp_path, table):
             assert records[factor]["error_ratio"] == pytest.approx((1 - accuracy) / (8 / 24))
     predictions = json.loads(Path(f"{out}.json").read_text())
     assert sorted(predictions["file_name"]) == sorted(chosen["file_name"])
+    # one block of per-image outcomes per record; the statistic gives each error ratio back
+    from vlstress.outcomes import outcomes_path, read_outcomes
+    from vlstress.report.intervals import bootstrap_interval
+    from vlstress.suites.visual_factors.resampling import error_ratio_resampling
+
+    blocks = dict(zip(records, read_outcomes(outcomes_path(out))))
+    assert blocks["all"].column("has").all() and blocks["all"].n == 24
+    assert 100 * blocks["all"].column("correct").mean() == pytest.approx(records["all"]["top1"])
+    shown = 0
+    for factor in factors.factor_names():
+        resampled = error_ratio_resampling(blocks[factor])
+        value = resampled.statistic(*resampled.samples)
+        if records[factor]["error_ratio"] is None:
+            assert not np.isfinite(value)
+            continue
+        shown += 1
+        assert value == pytest.approx(records[factor]["error_ratio"], rel=1e-12)
+        assert blocks[factor].column("has").sum() == records[factor]["n_images"]
+    assert shown >= 3
+    # a BCa interval over the images brackets a ratio whose factor has errors and hits
+    factor = max(
+        (f for f in factors.factor_names() if records[f]["error_ratio"]),
+        key=lambda f: records[f]["n_images"],
+    )
+    lo, hi, method = bootstrap_interval(error_ratio_resampling(blocks[factor]), 0.95, 500, 0)
+    assert method == "BCa" and lo <= records[factor]["error_ratio"] <= hi
     # not an ImageNet test set: named
     small = testsets.ClassificationSet(
         "x", "imagefolder", ["a"], ["a"], str(tmp_path), [{**data.images[0], "label": 0}]
@@ -217,3 +243,21 @@ def test_factor_robustness_command_writes_tables_and_figure(tmp_path):
     assert fits[0]["factor"] == "pose" and fits[0]["slope"] == pytest.approx(0.5, abs=0.02)
     assert json.loads((outs["scores"] / "visual_factors/pose.json").read_text())["n_models"] == 3
     assert outs["fig"].is_file() and outs["fig"].with_suffix(".pdf").is_file()
+
+
+def test_the_error_ratio_statistic_batches_resamples():
+    """The vectorised statistic equals the ratio computed resample by resample, and is NaN where a
+    resample has no image with the factor or no error at all."""
+    from vlstress.suites.visual_factors.resampling import error_ratio_batch
+
+    rng = np.random.default_rng(0)
+    correct = rng.random((5, 40)) < 0.7
+    has = rng.random((5, 40)) < 0.3
+    batched = error_ratio_batch(correct, has)
+    for row in range(5):
+        c, h = correct[row], has[row]
+        assert batched[row] == pytest.approx((1 - c[h].mean()) / (1 - c.mean()))
+    assert np.isnan(error_ratio_batch(np.array([True, False]), np.array([False, False])))
+    assert np.isnan(error_ratio_batch(np.array([True, True]), np.array([True, False])))
+    # items on another axis
+    assert error_ratio_batch(correct.T, has.T, axis=0) == pytest.approx(batched)

@@ -33,9 +33,10 @@ def headlines_markdown(table: pd.DataFrame, confidence: float) -> str:
         f"Values in percent (shape bias: a share of shape or texture decisions). Intervals "
         f"({level}): Wilson's score interval for proportions, over the items each record "
         "counted; a seeded BCa bootstrap over the record's per-item outcomes for ECE, AUROC, "
-        "FPR@95 (in- and out-of-distribution images resampled each within itself) and flip "
-        "probability (over the sequences); none for error ratios, whose outcomes are not kept per "
-        "item, nor for a degenerate bootstrap (every resample the same value).",
+        "FPR@95 (in- and out-of-distribution images resampled each within itself), flip "
+        "probability (over the sequences) and the ImageNet-X error ratio (images resampled with "
+        "their correctness and factor); none for a degenerate bootstrap (every resample the same "
+        "value).",
     ]
     for _, group in table.groupby("task", sort=False):
         cells = pd.DataFrame(

@@ -18,8 +18,9 @@ from vlstress import provenance
 from vlstress.embedding.files import load_embeddings, same_model
 from vlstress.errors import VlstressError
 from vlstress.io import sha256_file
+from vlstress.outcomes import Outcomes
 from vlstress.record import Record, assemble
-from vlstress.suites.visual_factors import factors
+from vlstress.suites.visual_factors import factors, resampling
 from vlstress.suites.zeroshot import classifier
 from vlstress.testsets import manifest as testsets
 
@@ -32,8 +33,9 @@ def evaluate(
     which: str,
     filter_prototypes: bool,
     complete: bool,
-) -> tuple[list[Record], dict[str, Any]]:
-    """(records, sidecar of per-image predictions) of one model."""
+) -> tuple[list[Record], dict[str, Any], list[Outcomes]]:
+    """(records, sidecar of per-image predictions, one block of per-image outcomes per record) of
+    one model."""
     from vlstress.testsets.labelmaps import imagenet_wnids
 
     data = testsets.load(testset_path)
@@ -51,7 +53,8 @@ def evaluate(
         embeddings[joined.rows].astype(np.float64), weights.astype(np.float64), clf_meta
     )
     predicted = scores.argmax(axis=1)
-    found = factors.factor_metrics(predicted == joined.labels, joined.factors)
+    correct = predicted == joined.labels
+    found = factors.factor_metrics(correct, joined.factors)
     block = provenance.build(
         "visual-factors",
         {
@@ -94,4 +97,15 @@ def evaluate(
         "class": joined.labels.tolist(),
         "predicted_class": predicted.tolist(),
     }
-    return records, sidecar
+    columns = {name: j for j, name in enumerate(factors.factor_names())}
+    outcomes = [
+        resampling.image_outcomes(
+            correct,
+            np.ones(len(correct), bool)
+            if name == factors.ALL
+            else joined.factors[:, columns[name]] == 1,
+            joined.labels,
+        )
+        for name in found
+    ]
+    return records, sidecar, outcomes

@@ -4,6 +4,7 @@ zero-shot jobs already wrote; one step across the models fits the factor-level e
 robustness from the summary."""
 
 from vlstress.report.display import Headline, Task
+from vlstress.suites.visual_factors.resampling import error_ratio_resampling
 from vlstress.workflow.paths import (
     CLASSIFIER,
     CLASSIFIERS,
@@ -13,7 +14,7 @@ from vlstress.workflow.paths import (
     of,
 )
 from vlstress.workflow.spec import Output, Stage, Suite
-from vlstress.workflow.stages import small
+from vlstress.workflow.stages import outcomes_of, small
 
 SUITE = Suite(
     "visual_factors",
@@ -39,6 +40,7 @@ SUITE = Suite(
             outputs={
                 "records": small("results/metrics/{model}/visual_factors.json", record=True),
                 "predictions": small("results/metrics/{model}/visual_factors.json.json"),
+                "outcomes": outcomes_of("results/metrics/{model}/visual_factors.json"),
             },
             axes=("model",),
             suite="visual_factors",
@@ -86,7 +88,9 @@ SUITE = Suite(
             "ImageNet-X factors of variation",
             (),
             noun="factors",
-            headlines=(Headline("error_ratio", "error ratio", False),),
+            headlines=(
+                Headline("error_ratio", "error ratio", False, resampling=error_ratio_resampling),
+            ),
         )
     },
 )

@@ -2,7 +2,8 @@
 embeddings and classifier of an ImageNet val test set (vlstress.suites.visual_factors.run).
 
 Records (task `visual_factors`, one per condition {factor}: `all`, then the 16 factors) go to
---out, every annotated image with its label and prediction to the sidecar <out>.json.
+--out, every annotated image with its label and prediction to the sidecar <out>.json, and one
+block of per-image outcomes per record to <out stem>.outcomes.npz (an error ratio's bootstrap).
 """
 
 from __future__ import annotations
@@ -39,10 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from vlstress.io import sidecar, write_json
+    from vlstress.outcomes import outcomes_path, write_outcomes
     from vlstress.record import write_records
     from vlstress.suites.visual_factors.run import evaluate
 
-    records, predictions = evaluate(
+    records, predictions, outcomes = evaluate(
         args.testset,
         args.image_emb,
         args.classifier,
@@ -67,3 +69,4 @@ def run(args: argparse.Namespace) -> None:
     )
     write_records(args.out, records)
     write_json(sidecar(args.out), predictions)
+    write_outcomes(outcomes_path(args.out), outcomes)

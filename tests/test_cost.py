@@ -14,8 +14,14 @@ import yaml
 from vlstress import params as params_module
 from vlstress import params_check
 from vlstress.cli import main
-from vlstress.cost import estimate, profile, rates, report, sizes
+from vlstress.commands.cost import pricing_hooks
+from vlstress.cost import estimate, pricing, profile, rates, report, sizes
 from vlstress.errors import VlstressError
+from vlstress.suites import registry
+from vlstress.suites.adversarial import pricing as adversarial_pricing
+from vlstress.suites.overlap import pricing as overlap_pricing
+from vlstress.suites.stability import pricing as stability_pricing
+from vlstress.suites.stylized import pricing as stylized_pricing
 
 from conftest import REPO
 
@@ -38,6 +44,9 @@ RATES = rates.Rates(
     text_stats_core_s=0.002,
     ei_gpu_s=0.001,
 )
+
+
+HOOKS = pricing_hooks()  # every suite's, in registry order
 
 
 def demo() -> dict:
@@ -91,7 +100,7 @@ def two_models_one_testset(tmp_path: Path, arch: str = "ViT-B-32") -> dict:
 def test_two_models_one_testset_known_answer(tmp_path):
     values = two_models_one_testset(tmp_path)
     est = estimate.estimate(
-        values, frozenset({"zeroshot"}), RATES, gpus=1, cpus=4, project=tmp_path
+        values, frozenset({"zeroshot"}), RATES, gpus=1, cpus=4, project=tmp_path, hooks=HOOKS
     )
     assert [(s.name, s.images, s.classes, s.published) for s in est.sets] == [
         ("val", 3586, 1000, False)
@@ -114,7 +123,7 @@ def test_two_models_one_testset_known_answer(tmp_path):
     assert est.model_gpu_s == pytest.approx(134.14)
     assert est.shared == [] and est.wall_s == pytest.approx(134.14)  # 1 GPU: one after the other
     two = estimate.estimate(
-        values, frozenset({"zeroshot"}), RATES, gpus=2, cpus=4, project=tmp_path
+        values, frozenset({"zeroshot"}), RATES, gpus=2, cpus=4, project=tmp_path, hooks=HOOKS
     )
     assert two.wall_s == pytest.approx(67.07)  # ceil(2 / 2) rounds
     data = report.as_json(two, "t")
@@ -125,7 +134,7 @@ def test_two_models_one_testset_known_answer(tmp_path):
 def test_architectures_scale_by_gflops_and_images_stop_at_the_data_path(tmp_path):
     values = two_models_one_testset(tmp_path, arch="ViT-L-14")
     est = estimate.estimate(
-        values, frozenset({"zeroshot"}), RATES, gpus=1, cpus=1, project=tmp_path
+        values, frozenset({"zeroshot"}), RATES, gpus=1, cpus=1, project=tmp_path, hooks=HOOKS
     )
     large = est.models[0]
     assert large.images_per_s == pytest.approx(100 * 8.82 / 162.03)
@@ -170,7 +179,9 @@ def test_published_sizes_are_used_and_labelled_when_the_set_is_not_there(tmp_pat
         "testsets": {"val": entry},
         "in_distribution": "val",
     }
-    est = estimate.estimate(values, frozenset({"zeroshot"}), RATES, 1, 1, project=tmp_path)
+    est = estimate.estimate(
+        values, frozenset({"zeroshot"}), RATES, 1, 1, project=tmp_path, hooks=HOOKS
+    )
     text = report.markdown(est, "t")
     assert "| val | imagenet | 50,000 | 1,000 | published size (ILSVRC-2012 val" in text
     assert "published sizes, not counted here: val" in text
@@ -205,9 +216,13 @@ def test_an_unknown_architecture_is_named(tmp_path, capsys):
     values = two_models_one_testset(tmp_path)
     values["models"]["b"] = {"arch": "ViT-Q-99", "pretrained": None}
     with pytest.raises(VlstressError, match="unknown architecture 'ViT-Q-99'.*--gflops ViT-Q-99="):
-        estimate.estimate(values, frozenset({"zeroshot"}), RATES, 1, 1, project=tmp_path)
+        estimate.estimate(
+            values, frozenset({"zeroshot"}), RATES, 1, 1, project=tmp_path, hooks=HOOKS
+        )
     extra = {"ViT-Q-99": profile.parse_override("ViT-Q-99=17.64,5.96,1024")}
-    est = estimate.estimate(values, frozenset(), RATES, 1, 1, tmp_path, extra_archs=extra)
+    est = estimate.estimate(
+        values, frozenset(), RATES, 1, 1, tmp_path, extra_archs=extra, hooks=HOOKS
+    )
     assert est.models[1].images_per_s == pytest.approx(50.0)
     params_file = tmp_path / "p.yaml"
     params_file.write_text(yaml.safe_dump(values))
@@ -222,7 +237,7 @@ def test_the_library_imports_no_command_stage_params_loader_or_model_library():
 
     found = {
         p.as_posix().split("src/vlstress/")[1]
-        for module in ("vlstress.cost.estimate", "vlstress.cost.report")
+        for module in ("vlstress.cost.estimate", "vlstress.cost.pricing", "vlstress.cost.report")
         for p in dependencies(module)
     }
     assert "cost/estimate.py" in found and "cost/sizes.py" in found
@@ -253,34 +268,42 @@ def test_models_are_packed_longest_first_on_the_gpus():
 
 def test_attacks_count_their_passes():
     pgd = {"name": "pgd", "kind": "pgd", "eps": "1,2,4", "steps": 10, "restarts": 2}
-    assert estimate.attack_passes(pgd, 1000, 2.5) == (3 * 2 * 10 * 2.5, False)
+    assert adversarial_pricing.attack_passes(pgd, 1000, 2.5) == (3 * 2 * 10 * 2.5, False)
     fgsm = {"name": "fgsm", "kind": "fgsm", "eps": "1,4", "steps": None, "restarts": 1}
-    assert estimate.attack_passes(fgsm, 1000, 2.5) == (2 * 2.5, False)
+    assert adversarial_pricing.attack_passes(fgsm, 1000, 2.5) == (2 * 2.5, False)
     square = {"name": "sq", "kind": "square", "eps": "4", "steps": None, "restarts": 1}
-    assert estimate.attack_passes(square, 1000, 2.5) == (1000, True)  # queries, stops early
+    assert adversarial_pricing.attack_passes(square, 1000, 2.5) == (
+        1000,
+        True,
+    )  # queries, stops early
     nes = {"name": "n", "kind": "nes", "eps": "2,4", "steps": 500, "extra": "samples=10"}
-    assert estimate.attack_passes(nes, 1000, 2.5) == (2 * 500, True)  # the budget, per eps
+    assert adversarial_pricing.attack_passes(nes, 1000, 2.5) == (
+        2 * 500,
+        True,
+    )  # the budget, per eps
     spsa = {"name": "s", "kind": "spsa", "eps": "4", "steps": 5, "extra": "nb_sample=32"}
-    assert estimate.attack_passes(spsa, 10, 2.5) == (5 * 2 * 32, False)
+    assert adversarial_pricing.attack_passes(spsa, 10, 2.5) == (5 * 2 * 32, False)
     deepfool = {"name": "d", "kind": "deepfool", "eps": "1,2", "steps": 4}
-    assert estimate.attack_passes(deepfool, 10, 2.5) == (4 * (1 + 10 * 1.5), True)  # one run
-    # the attack kinds and their default steps are the adversarial suite's
+    assert adversarial_pricing.attack_passes(deepfool, 10, 2.5) == (
+        4 * (1 + 10 * 1.5),
+        True,
+    )  # one run
+    # every attack kind of the suite is priced
     from vlstress.suites.adversarial.attacks import KINDS
 
-    assert {k: v.default_steps or 0 for k, v in KINDS.items()} == {
-        **estimate.ATTACK_STEPS,
-        "fgsm": 0,
-    }
-    assert {k for k, v in KINDS.items() if v.random_start} == set(estimate.RANDOM_START)
-    # the stability suite's frame counts are its perturbations'
+    for kind in KINDS:
+        attack = {"name": kind, "kind": kind, "eps": "4", "steps": 10}
+        assert adversarial_pricing.attack_passes(attack, 10, 2.5)[0] > 0, kind
+    # the stability suite's frame counts (a copy: perturbations.py imports PIL) are its
+    # perturbations'
     from vlstress.suites.stability.perturbations import PERTURBATIONS
 
     assert {
-        name: estimate.STABILITY_FRAMES.get(name, estimate.STABILITY_DEFAULT_FRAMES)
+        name: stability_pricing.FRAMES.get(name, stability_pricing.DEFAULT_FRAMES)
         for name in PERTURBATIONS
     } == {name: p.frames for name, p in PERTURBATIONS.items()}
     with pytest.raises(VlstressError, match="unknown kind 'cw'"):
-        estimate.attack_passes({"name": "c", "kind": "cw", "eps": "1"}, 10, 2.5)
+        adversarial_pricing.attack_passes({"name": "c", "kind": "cw", "eps": "1"}, 10, 2.5)
 
 
 def test_the_stylized_and_overlap_constants_are_their_suites():
@@ -288,7 +311,7 @@ def test_the_stylized_and_overlap_constants_are_their_suites():
     transforms and the exact-index limit are the overlap suite's."""
     import torch
 
-    from vlstress.suites.overlap import collection, neighbours
+    from vlstress.suites.overlap import collection
     from vlstress.suites.stylized import adain
 
     encode, decode = adain.encoder()[: adain.ENCODER_LAYERS], adain.decoder()
@@ -308,24 +331,23 @@ def test_the_stylized_and_overlap_constants_are_their_suites():
         decode(features)
     # the content and the style image encoded, then one decoding; GFLOPs = 2 x GMACs
     gflops = 2 * (2 * encoded + (macs[0] - encoded)) / 1e9
-    assert estimate.ADAIN_GFLOPS_224 == pytest.approx(gflops, abs=0.01)
-    assert estimate.PLANTED_TRANSFORMS == len(collection.TRANSFORMS)
-    assert estimate.AUTO_FLAT_MAX == neighbours.AUTO_FLAT_MAX
+    assert stylized_pricing.ADAIN_GFLOPS_224 == pytest.approx(gflops, abs=0.01)
+    assert overlap_pricing.PLANTED_TRANSFORMS == len(collection.TRANSFORMS)
 
 
 def test_search_multiply_adds_known_answers():
     flat = {"index": "flat", "nlist": 8, "nprobe": 2}
-    assert estimate.search_macs(10, 1000, 4, flat) == 10 * 1000 * 4
+    assert overlap_pricing.search_macs(10, 1000, 4, flat) == 10 * 1000 * 4
     # auto: exact up to 100,000 rows, IVF above
-    assert estimate.search_macs(10, 1000, 4, {**flat, "index": "auto"}) == 10 * 1000 * 4
+    assert overlap_pricing.search_macs(10, 1000, 4, {**flat, "index": "auto"}) == 10 * 1000 * 4
     ivf = {"index": "ivf", "nlist": 8, "nprobe": 2}
     trained = min(1000, 256 * 8) * 8 * 4 * 10  # k-means: 10 iterations over the rows, 8 lists
     assigned = (1000 + 10) * 8 * 4  # every row and query to its list
     searched = 10 * 1000 * 4 * 2 / 8  # nprobe of nlist lists
-    assert estimate.search_macs(10, 1000, 4, ivf) == trained + assigned + searched
+    assert overlap_pricing.search_macs(10, 1000, 4, ivf) == trained + assigned + searched
     # many queries: IVF searches a quarter of the lists, its training aside
-    big = estimate.search_macs(100_000, 200_000, 4, {**ivf, "index": "auto"})
-    assert big == estimate.search_macs(100_000, 200_000, 4, ivf) < 100_000 * 200_000 * 4 / 3
+    big = overlap_pricing.search_macs(100_000, 200_000, 4, {**ivf, "index": "auto"})
+    assert big == overlap_pricing.search_macs(100_000, 200_000, 4, ivf) < 100_000 * 200_000 * 4 / 3
 
 
 def test_the_overlap_collection_is_counted_given_or_named_as_unknown(tmp_path):
@@ -361,11 +383,20 @@ def test_the_overlap_collection_is_counted_given_or_named_as_unknown(tmp_path):
     # unknown: the estimate says so and how to give it, and prices the rest
     values = demo()
     values["overlap"] = {**values["overlap"], "train": shards}
-    found = estimate.estimate(values, params_module.suites_on(values), RATES, 1, 1, tmp_path)
+    found = estimate.estimate(
+        values, params_module.suites_on(values), RATES, 1, 1, tmp_path, hooks=HOOKS
+    )
     assert any("--size overlap-train=N" in note for note in found.notes)
     assert "overlap detection" not in {s.name for s in found.shared}
     given = estimate.estimate(
-        values, params_module.suites_on(values), RATES, 1, 1, tmp_path, {"overlap-train": 1000}
+        values,
+        params_module.suites_on(values),
+        RATES,
+        1,
+        1,
+        tmp_path,
+        {"overlap-train": 1000},
+        hooks=HOOKS,
     )
     (detection,) = [s for s in given.shared if s.name == "overlap detection"]
     detector = profile.arch_cost(values["models"][values["overlap"]["detector"]]["arch"])
@@ -384,7 +415,9 @@ def test_the_overlap_collection_is_counted_given_or_named_as_unknown(tmp_path):
 
 def test_the_stylized_copy_is_embedded_by_every_model_and_made_once(tmp_path):
     values = demo()
-    found = estimate.estimate(values, params_module.suites_on(values), RATES, 1, 1, tmp_path)
+    found = estimate.estimate(
+        values, params_module.suites_on(values), RATES, 1, 1, tmp_path, hooks=HOOKS
+    )
     (work,) = [w for w in found.work if w.suite == "stylized"]
     assert work.images == 30  # the demo's 5 classes x 6 views
     (made,) = [s for s in found.shared if s.name == "stylized copy"]
@@ -396,7 +429,9 @@ def test_the_stylized_copy_is_embedded_by_every_model_and_made_once(tmp_path):
 def test_each_fine_tuning_is_priced_by_what_its_steps_encode(tmp_path):
     """SC/VC encodes the mixed images and altered captions too; FLYP one image and one prompt."""
     values = demo()
-    found = estimate.estimate(values, params_module.suites_on(values), RATES, 1, 1, tmp_path)
+    found = estimate.estimate(
+        values, params_module.suites_on(values), RATES, 1, 1, tmp_path, hooks=HOOKS
+    )
     jobs = {s.name: s for s in found.shared if s.name.startswith("fine-tuning")}
     assert set(jobs) == {
         "fine-tuning sc_vc",
@@ -540,3 +575,92 @@ def test_the_paper_grid_file_is_current_and_valid():
     grid = paper_grid.grid_params(demo(), 10)  # the planning benchmark's: all 19 corruptions
     embedding = [e for e in grid["models"].values() if not e["arch"].startswith("llava")]
     assert len(embedding) == 10 and len(grid["corruptions"]["names"]) == 19
+
+
+def string_literals(path: Path) -> set[str]:
+    """Every whole string constant of a module (a docstring, a key, a part of an f-string)."""
+    import ast
+
+    return {
+        node.value
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+
+
+def test_the_cost_engine_names_no_suite():
+    """No module under cost/ holds a suite's name as a string: each suite prices its own work in
+    the hook its declaration names, and the command hands the hooks over."""
+    names = {suite.name for suite in registry.suites()}
+    modules = sorted((REPO / "src/vlstress/cost").glob("*.py"))
+    assert {path.name for path in modules} >= {"estimate.py", "pricing.py", "rates.py"}
+    named = {path.name: string_literals(path) & names for path in modules}
+    assert not {name: found for name, found in named.items() if found}, named
+    # the check sees a suite's name where one is written
+    assert string_literals(REPO / "src/vlstress/suites/stability/pricing.py") & names == {
+        "stability"
+    }
+
+
+def test_every_priced_suite_has_a_hook_after_the_suites_it_requires():
+    """The registry order is the pricing order: a suite's hook runs after the hooks of the suites
+    it requires (the zero-shot test sets are priced before the suites that read them)."""
+    order = [suite.name for suite in registry.suites()]
+    assert [hook.suite for hook in HOOKS] == [s.name for s in registry.suites() if s.pricing]
+    assert {hook.suite for hook in HOOKS} >= {
+        "retrieval",
+        "zeroshot",
+        "corruptions",
+        "adversarial",
+        "finetune",
+        "overlap",
+        "assistant",
+        "calibration",
+    }
+    for suite in registry.suites():
+        for required in suite.requires:
+            assert order.index(required) < order.index(suite.name), (suite.name, required)
+    for hook in HOOKS:
+        assert callable(pricing.load(hook)), hook
+    # the always-on suite is priced whatever `suites:` says
+    assert [hook.suite for hook in HOOKS if hook.always] == ["retrieval"]
+
+
+def test_a_suite_that_is_off_is_not_priced_and_an_unknown_hook_is_named(tmp_path, monkeypatch):
+    for name in ("priced_on", "priced_off"):
+        (tmp_path / f"{name}.py").write_text(
+            "from vlstress.cost.pricing import Work\n"
+            "def price(pricing):\n"
+            f"    pricing.plan.work.append(Work({name!r}, 'called'))\n"
+        )
+    (tmp_path / "priced_none.py").write_text("PRICE = 0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    hooks = [
+        pricing.Hook("alpha", "priced_on"),
+        pricing.Hook("beta", "priced_off"),
+        pricing.Hook("gamma", "priced_on", always=True),
+    ]
+    found = estimate.plan(demo(), frozenset({"alpha"}), RATES, tmp_path, hooks=hooks)
+    assert [w.suite for w in found.work] == ["priced_on", "priced_on"]  # beta's is not called
+    unknown = [*hooks, pricing.Hook("delta", "vlstress.suites.delta.pricing")]
+    with pytest.raises(
+        VlstressError,
+        match=r"suite 'delta': its pricing module 'vlstress.suites.delta.pricing' is not found",
+    ):  # refused even when the suite is off: its declaration is wrong
+        estimate.plan(demo(), frozenset({"alpha"}), RATES, tmp_path, hooks=unknown)
+    with pytest.raises(VlstressError, match=r"suite 'eta'.*'priced_none' has no price\(pricing\)"):
+        estimate.plan(
+            demo(), frozenset(), RATES, tmp_path, hooks=[pricing.Hook("eta", "priced_none")]
+        )
+
+
+def test_a_suite_reading_the_zero_shot_sets_before_they_are_priced_is_an_error(tmp_path):
+    values = demo()
+    hooks = [h for h in HOOKS if h.suite != "zeroshot"]
+    with pytest.raises(VlstressError, match="zero-shot test sets are not priced yet"):
+        estimate.plan(values, frozenset({"corruptions"}), RATES, tmp_path, hooks=hooks)
+    found = estimate.plan(
+        values, frozenset({"zeroshot", "corruptions"}), RATES, tmp_path, hooks=HOOKS
+    )
+    (work,) = [w for w in found.work if w.suite == "corruptions"]
+    assert work.images == 30 * 2 * 2  # the demo's objects x 2 corruptions x 2 severities

@@ -7,8 +7,8 @@ GFLOPs table); the shared CPU work (corruptions, typographic copy, image variant
 and GPU jobs (EI scorer, fine-tuning); disk for the embeddings; and the wall time on a SLURM
 cluster of `--gpus` GPUs and `--cpus` cores. A set's size is counted from its built manifest or
 its folder when they are there, else it is the published size of its kind, said so. Markdown on
-stdout, or `--json`. The model behind the figures: `vlstress.cost.estimate`; docs/throughput.md,
-"Cost model".
+stdout, or `--json`. The model behind the figures: `vlstress.cost.estimate`, with each suite's
+`pricing.py` (`Suite.pricing`) for its own work; docs/throughput.md, "Cost model".
 
     vlstress cost                                              # params.yaml, 8 GPUs
     vlstress cost --params params.paper-grid.yaml --gpus 16    # the papers' pool of 255 models
@@ -19,8 +19,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vlstress.argtypes import positive_int
+
+if TYPE_CHECKING:
+    from vlstress.cost.pricing import Hook
 
 
 def _size(text: str) -> tuple[str, int]:
@@ -105,12 +109,26 @@ def run(args: argparse.Namespace) -> None:
             for suite in registry.suites()
             if any(set(stage.model_kinds or ()) == set(IMAGE_TEXT_KINDS) for stage in suite.stages)
         ),
+        hooks=pricing_hooks(),
     )
     title = " + ".join(str(f) for f in files)
     if args.json:
         print(json.dumps(report.as_json(found, title), indent=2))
     else:
         print(report.markdown(found, title), end="")
+
+
+def pricing_hooks() -> list[Hook]:
+    """The suites' pricing hooks (`Suite.pricing`) in registry order, which puts every suite
+    after those it requires (the zero-shot suite before the suites that read its test sets)."""
+    from vlstress.cost.pricing import Hook
+    from vlstress.suites import registry
+
+    return [
+        Hook(suite.name, suite.pricing, suite.always)
+        for suite in registry.suites()
+        if suite.pricing
+    ]
 
 
 def counted_timm_archs(values, known) -> dict:

@@ -43,6 +43,12 @@ CORRUPTION_FILES = ("corruptions.json", "bench_corruptions.json")
 STABILITY_FILE = "bench_stability.json"
 OVERLAP_FILE = "bench_overlap.json"
 
+
+def _label(file_name: str) -> str:
+    """A rate source's label: its benchmark's name (`bench_<name>[-<machine>...].json`)."""
+    return Path(file_name).stem.removeprefix("bench_").split("-")[0]
+
+
 # the constants (see the module's table)
 STARTUP_S = 9.05
 IMAGE_VARIANT_CORE_S = 45.33 / 5000
@@ -153,7 +159,11 @@ def _workflow(folder: Path) -> dict[str, Any]:
             "text_variant_core_s": sum(j["cpu_s"] for j in texts) / (captions * len(texts)),
             "text_stats_core_s": sum(j["cpu_s"] for j in stats) / (captions * len(stats)),
             "ei_gpu_s": max(sum(j["s"] for j in ei) / len(ei) - fixed, 0.0) / captions,
-            "sources": {"workflow": f"{path}: start-up {fixed} s per job, CPU stages per item"},
+            "sources": {
+                _label(
+                    WORKFLOW_FILES[0]
+                ): f"{path}: start-up {fixed} s per job, CPU stages per item"
+            },
         }
     return {
         "startup_s": STARTUP_S,
@@ -161,7 +171,11 @@ def _workflow(folder: Path) -> dict[str, Any]:
         "text_variant_core_s": TEXT_VARIANT_CORE_S,
         "text_stats_core_s": TEXT_STATS_CORE_S,
         "ei_gpu_s": EI_GPU_S,
-        "sources": {"workflow": "constants of bench_workflow-h100-notransformers.json (not found)"},
+        "sources": {
+            _label(
+                WORKFLOW_FILES[0]
+            ): "constants of bench_workflow-h100-notransformers.json (not found)"
+        },
     }
 
 
@@ -174,11 +188,15 @@ def _attack(folder: Path) -> dict[str, Any]:
         if steps and passes:
             return {
                 "gradient_pass": float(passes) / int(steps),
-                "sources": {"attack": f"{path}: {data.get('attack')} = {passes} clean passes"},
+                "sources": {
+                    _label(ATTACK_FILE): f"{path}: {data.get('attack')} = {passes} clean passes"
+                },
             }
     return {
         "gradient_pass": GRADIENT_PASS,
-        "sources": {"attack": "constant: PGD-10 = 25.6 clean passes (bench_attack.json)"},
+        "sources": {
+            _label(ATTACK_FILE): "constant: PGD-10 = 25.6 clean passes (bench_attack.json)"
+        },
     }
 
 
@@ -201,13 +219,15 @@ def _corruptions(folder: Path) -> dict[str, Any]:
         return {
             "corruption_core_s": core_s,
             "corruption_default_core_s": sum(core_s.values()) / len(core_s),
-            "sources": {"corruptions": f"{path}: one-core rate of {len(core_s)} corruptions"},
+            "sources": {
+                _label(CORRUPTION_FILES[1]): f"{path}: one-core rate of {len(core_s)} corruptions"
+            },
         }
     return {
         "corruption_core_s": {},
         "corruption_default_core_s": CORRUPTION_CORE_S,
         "sources": {
-            "corruptions": (
+            _label(CORRUPTION_FILES[1]): (
                 "constant: ~37 core-hours for 50,000 x 15 x 5 images at 224 px (README, "
                 "bench_corruptions.py); no corruptions.json"
             )
@@ -224,11 +244,15 @@ def _stability(folder: Path) -> dict[str, Any]:
         if rate:
             return {
                 "stability_frame_core_s": 1 / float(rate),
-                "sources": {"stability": f"{path}: {float(rate):.1f} frames/s on one core"},
+                "sources": {
+                    _label(STABILITY_FILE): f"{path}: {float(rate):.1f} frames/s on one core"
+                },
             }
     return {
         "stability_frame_core_s": STABILITY_FRAME_CORE_S,
-        "sources": {"stability": "constant: 60.7 frames/s on one core (bench_stability.json)"},
+        "sources": {
+            _label(STABILITY_FILE): "constant: 60.7 frames/s on one core (bench_stability.json)"
+        },
     }
 
 
@@ -242,12 +266,18 @@ def _overlap(folder: Path) -> dict[str, Any]:
             return {
                 "search_macs_per_core_s": float(rate),
                 "sources": {
-                    "overlap": f"{path}: {float(rate) / 1e9:.1f} G multiply-adds/s on one core"
+                    _label(
+                        OVERLAP_FILE
+                    ): f"{path}: {float(rate) / 1e9:.1f} G multiply-adds/s on one core"
                 },
             }
     return {
         "search_macs_per_core_s": FAISS_FLAT_MACS_PER_CORE_S,
-        "sources": {"overlap": "constant: 39.5 G multiply-adds/s on one core (bench_overlap.json)"},
+        "sources": {
+            _label(
+                OVERLAP_FILE
+            ): "constant: 39.5 G multiply-adds/s on one core (bench_overlap.json)"
+        },
     }
 
 

@@ -159,6 +159,8 @@ class Suite:
     # subcommand -> (module, help)
     commands: dict[str, tuple[str, str]] = field(default_factory=dict)
     params: str | None = None  # module with SCHEMA (its params blocks) and problems(params)
+    # module with price(pricing: vlstress.cost.pricing.Pricing): what `vlstress cost` charges it
+    pricing: str | None = None
     lists: dict[str, PathList] = field(default_factory=dict)  # path lists its stages feed others
     # embedding group -> module with sets(config, group)
     providers: dict[str, str] = field(default_factory=dict)

@@ -46,4 +46,5 @@ SUITE = Suite(
         ),
     },
     params="vlstress.suites.accuracy_vs_recall.params",
+    pricing="vlstress.suites.accuracy_vs_recall.pricing",
 )

@@ -67,6 +67,7 @@ SUITE = Suite(
         ),
     },
     params="vlstress.suites.adversarial.params",
+    pricing="vlstress.suites.adversarial.pricing",
     tasks={
         "adversarial": Task(
             "zero-shot classification under adversarial attacks",

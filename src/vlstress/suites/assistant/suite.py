@@ -103,6 +103,7 @@ SUITE = Suite(
         ),
     },
     params="vlstress.suites.assistant.params",
+    pricing="vlstress.suites.assistant.pricing",
     tasks={
         "multiple_choice": Task(
             "multiple-choice questions (assistant vs classifiers)",

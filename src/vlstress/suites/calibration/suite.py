@@ -66,6 +66,7 @@ SUITE = Suite(
         ),
     },
     params="vlstress.suites.calibration.params",
+    pricing="vlstress.suites.calibration.pricing",
     tasks={
         "calibration": Task(
             "calibration of the zero-shot softmax",

@@ -71,6 +71,7 @@ SUITE = Suite(
         ),
     },
     params="vlstress.suites.corruptions.params",
+    pricing="vlstress.suites.corruptions.pricing",
     lists={
         "zeroshot_data": PathList(folders, data_folders, shaping_params),
         "zeroshot_sets": PathList(folders, data_folders, shaping_params),

@@ -250,4 +250,5 @@ SUITE = Suite(
         ),
     },
     params="vlstress.suites.finetune.params",
+    pricing="vlstress.suites.finetune.pricing",
 )

@@ -98,6 +98,7 @@ SUITE = Suite(
         ),
     },
     params="vlstress.suites.ood.params",
+    pricing="vlstress.suites.ood.pricing",
     lists={"zeroshot_data": PathList(folders, data_folders, shaping_params)},
     providers={"zeroshot": "vlstress.suites.ood.sets"},
     tasks={

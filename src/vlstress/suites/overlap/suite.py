@@ -92,6 +92,7 @@ SUITE = Suite(
         ),
     },
     params="vlstress.suites.overlap.params",
+    pricing="vlstress.suites.overlap.pricing",
     lists={
         "overlap_sets": PathList(set_paths, set_folders, set_params),
         "overlap_testsets": PathList(testset_paths, testset_folders, set_params),

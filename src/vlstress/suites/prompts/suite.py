@@ -75,6 +75,7 @@ SUITE = Suite(
         ),
     },
     params="vlstress.suites.prompts.params",
+    pricing="vlstress.suites.prompts.pricing",
     lists={
         "prompt_ablation_sets": PathList(
             lists.ablation_paths, lists.ablation_folders, lists.ablation_params

@@ -24,6 +24,7 @@ SUITE = Suite(
     "retrieval",
     "retrieval on the original gallery (image → text, text → image), always on",
     always=True,
+    pricing="vlstress.suites.retrieval.pricing",
     stages=(
         Stage(
             "embed_retrieval",

@@ -67,6 +67,7 @@ SUITE = Suite(
         ),
     },
     params="vlstress.suites.rococo_image.params",
+    pricing="vlstress.suites.rococo_image.pricing",
     lists={"retrieval_sets": PathList(variant_folders, folders, shaping_params)},
     providers={"retrieval": "vlstress.suites.rococo_image.sets"},
     tasks={

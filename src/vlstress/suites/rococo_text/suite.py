@@ -141,6 +141,7 @@ SUITE = Suite(
         ),
     },
     params="vlstress.suites.rococo_text.params",
+    pricing="vlstress.suites.rococo_text.pricing",
     lists={"text_sets": SETS, "retrieval_sets": SETS},
     providers={"retrieval": "vlstress.suites.rococo_text.sets"},
     tasks={

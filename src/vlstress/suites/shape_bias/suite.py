@@ -73,6 +73,7 @@ SUITE = Suite(
         ),
     },
     params="vlstress.suites.shape_bias.params",
+    pricing="vlstress.suites.shape_bias.pricing",
     lists={
         "zeroshot_testsets": PathList(folders, data_folders, classifier_params),
         "zeroshot_data": PathList(folders, data_folders, shaping_params),

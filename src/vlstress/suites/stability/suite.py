@@ -73,6 +73,7 @@ SUITE = Suite(
         ),
     },
     params="vlstress.suites.stability.params",
+    pricing="vlstress.suites.stability.pricing",
     lists={
         "zeroshot_data": PathList(folders, data_folders, shaping_params),
         "zeroshot_sets": PathList(folders, data_folders, shaping_params),

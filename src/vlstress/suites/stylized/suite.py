@@ -76,6 +76,7 @@ SUITE = Suite(
         ),
     },
     params="vlstress.suites.stylized.params",
+    pricing="vlstress.suites.stylized.pricing",
     lists={
         "zeroshot_data": PathList(folders, data_folders, shaping_params),
         "zeroshot_sets": PathList(folders, data_folders, shaping_params),

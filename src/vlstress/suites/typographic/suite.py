@@ -65,6 +65,7 @@ SUITE = Suite(
         ),
     },
     params="vlstress.suites.typographic.params",
+    pricing="vlstress.suites.typographic.pricing",
     lists={
         "zeroshot_data": PathList(folders, data_folders, shaping_params),
         "zeroshot_sets": PathList(folders, data_folders, shaping_params),

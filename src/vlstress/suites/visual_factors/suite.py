@@ -83,6 +83,7 @@ SUITE = Suite(
         ),
     },
     params="vlstress.suites.visual_factors.params",
+    pricing="vlstress.suites.visual_factors.pricing",
     tasks={
         "visual_factors": Task(
             "ImageNet-X factors of variation",

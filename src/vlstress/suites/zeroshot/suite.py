@@ -183,6 +183,7 @@ SUITE = Suite(
         ),
     },
     params="vlstress.suites.zeroshot.params",
+    pricing="vlstress.suites.zeroshot.pricing",
     lists={
         "zeroshot_testsets": PathList(
             paths.testset_folders, paths.data_folders, paths.testset_params

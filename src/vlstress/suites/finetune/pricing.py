@@ -1,0 +1,40 @@
+"""Pricing: each fine-tuning variant is one GPU job on the base architecture, done once: its
+steps' pairs forward and backward (the mixed images and altered captions too under SC/VC; one
+image and one class prompt a pair under FLYP; the images only under the standard loss)."""
+
+from __future__ import annotations
+
+from vlstress.cost.pricing import Pricing, Shared
+
+
+def price(pricing: Pricing) -> None:
+    rates = pricing.rates
+    block = pricing.block("finetune")
+    base = str((block.get("base") or {}).get("arch"))
+    pairs = int(block.get("steps") or 0) * int(block.get("batch_size") or 0)
+    pairs *= int(block.get("accumulate") or 1) * int(block.get("nproc") or 1)
+    # (name, what, images, texts) of each training job
+    jobs: list[tuple[str, str, int, int]] = []
+    for name, weights in (block.get("variants") or {}).items():
+        images = pairs * (1 + bool((weights or {}).get("w_vc")))  # + the mixed images (VC)
+        texts = pairs * (1 + bool((weights or {}).get("w_sc")))  # + the altered captions (SC)
+        jobs.append((name, f"{images:,} images and {texts:,} captions", images, texts))
+    for name, spec in ((block.get("labelled") or {}).get("variants") or {}).items():
+        loss = (spec or {}).get("loss")
+        if loss == "flyp":  # one image and one class prompt per pair
+            jobs.append(
+                (f"{name} ({loss})", f"{pairs:,} images and {pairs:,} class prompts", pairs, pairs)
+            )
+        else:  # standard: the image tower and a head; the text tower only builds the head
+            jobs.append((f"{name} ({loss})", f"{pairs:,} images", pairs, 0))
+    for name, what, images, texts in jobs:
+        pricing.plan.shared.append(
+            Shared(
+                f"fine-tuning {name}",
+                f"{what}, forward and backward ({base})",
+                arch=base,
+                image_passes=images * rates.gradient_pass,
+                texts=texts * rates.gradient_pass,
+                jobs=1,
+            )
+        )

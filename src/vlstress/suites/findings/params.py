@@ -7,6 +7,7 @@ from typing import Any
 import yaml
 
 from vlstress.params_check import unknown
+from vlstress.suites.findings.pairing import ALL, BASE, Pairing
 
 # what the fingerprints may group models by: the model attributes of the records, the kind of
 # weights, and `size` (the image tower's parameters, in thirds of the run's pool)
@@ -65,19 +66,15 @@ def problems(params: dict[str, Any], on: frozenset[str]) -> list[str]:
     if "findings" not in on or "findings" not in params:
         return []
     names = [name.strip() for name in str(params["findings"]["attributes"]).split(",")]
-    compare = str(params["findings"].get("compare", "all")).strip()
+    compare = str(params["findings"].get("compare", ALL)).strip()
     models = params.get("models") or {}
-    references = (
-        []
-        if compare in ("all", "base")
-        else [name.strip() for name in compare.split(",") if name.strip()]
-    )
+    references = Pairing(compare).references
     bad_compare = [
         "findings.compare: " + unknown("model", name, tuple(models))
         for name in references
         if name not in models
     ]
-    if compare not in ("all", "base") and not references:
+    if compare not in (ALL, BASE) and not references:
         bad_compare.append(
             f"findings.compare {compare!r}: expected all, base or comma-separated model slugs"
         )

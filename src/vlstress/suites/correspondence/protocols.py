@@ -4,8 +4,7 @@ evaluate_navi_correspondence, evaluate_spair_correspondence of github.com/mbanan
 Each function takes one pair's dense features ((C, h, w) maps of a frozen image tower) and its
 geometry, and returns the errors that the scores (`scores.py`) threshold. Probe3D's defaults are
 the keyword defaults. The geometry is moved to the features' device, so a model step may pass
-its features where they are; Probe3D matches on the CPU, which gives the same matches up to
-ties in floating point.
+its features where they are; the device changes the matches only at floating-point near-ties.
 """
 
 from __future__ import annotations

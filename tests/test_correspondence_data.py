@@ -575,6 +575,17 @@ def probe3d_navi_single(image_path, depth_path, anno, size, cv2):
     return image, depth, xyz_grid, K
 
 
+def test_nearest_resize_picks_opencvs_source_pixels():
+    cv2 = pytest.importorskip("cv2")
+    for n in (1, 7, 186, 372, 513, 1024):  # 186 and 372: torch's nearest picks other pixels
+        image = np.arange(3 * n * (n + 5), dtype=np.float32).reshape(n, n + 5, 3)
+        expected = cv2.resize(image, (64 if n < 100 else 512,) * 2, interpolation=cv2.INTER_NEAREST)
+        ours = loading.resize_nearest_cv2(
+            torch.from_numpy(image).permute(2, 0, 1), expected.shape[0]
+        )
+        assert np.array_equal(ours.permute(1, 2, 0).numpy(), expected)
+
+
 def test_navi_loading_equals_probe3d_get_single(tmp_path):
     cv2 = pytest.importorskip("cv2")
     rng = np.random.default_rng(0)

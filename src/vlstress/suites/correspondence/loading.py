@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from vlstress.errors import VlstressError
@@ -170,6 +169,8 @@ def navi_view(
         raise VlstressError(f"depth {depth_path} has no valid pixel")
     min_depth = float(depth_np[depth_np > 0].min())
     depth = TF.center_crop(TF.resize(TF.to_tensor(depth_np), [size], interpolation=nearest), [size])
+    if not (depth > 0).any():
+        raise VlstressError(f"depth {depth_path} has no valid pixel in the centre square")
     # K's centre is the annotated image's (its size / 2), as navi.py assumes.
     orig_h, orig_w = 2 * K[1][2], 2 * K[0][2]
     image_h, image_w = image.shape[1:]
@@ -182,13 +183,24 @@ def navi_view(
     )
     image, depth, xyz = bbox_crop(image, depth, xyz)
     crop_h, crop_w = image.shape[1:]
-    image, depth, xyz = (
-        F.interpolate(t[None], size=(size, size), mode="nearest")[0] for t in (image, depth, xyz)
-    )
+    image, depth, xyz = (resize_nearest_cv2(t, size) for t in (image, depth, xyz))
     depth[depth < min_depth] = 0
     final_K = torch.eye(3)
     final_K[:2] = fx * size / min(crop_h, crop_w) * final_K[:2]
     return XyzView(image=image, depth=depth, xyz=xyz, K=final_K)
+
+
+def resize_nearest_cv2(tensor: torch.Tensor, size: int) -> torch.Tensor:
+    """C x H x W resized to size x size as OpenCV's INTER_NEAREST (what Probe3D's albumentations
+    Resize(interpolation=0) runs): source index floor(i * (1 / (size / H))) in doubles, which
+    differs from torch's nearest where i * H / size is a whole number."""
+    rows, cols = (
+        torch.from_numpy(
+            np.minimum(np.floor(np.arange(size) * (1.0 / (size / n))).astype(np.int64), n - 1)
+        )
+        for n in tensor.shape[1:]
+    )
+    return tensor[:, rows][:, :, cols]
 
 
 def bbox_crop(image: torch.Tensor, depth: torch.Tensor, xyz: torch.Tensor):

@@ -157,6 +157,8 @@ def test_an_unknown_kind_and_a_missing_root_are_refused(tmp_path):
         kinds.read_release("scannet", tmp_path)
     with pytest.raises(VlstressError, match="folder not found"):
         kinds.read_release("navi", tmp_path / "nowhere")
+    with pytest.raises(VlstressError, match="unknown sampling setting.*per_bucket; known: none"):
+        kinds.read_release("scannet-1500", tmp_path, per_bucket=3)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ Adding a kind is one module with `read(root, **sampling) -> PairList` and one en
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 from pathlib import Path
 from typing import Any
@@ -28,4 +29,12 @@ def read_release(kind: str, root: str | os.PathLike, **sampling: Any) -> PairLis
     path = Path(root)
     if not path.is_dir():
         raise VlstressError(f"{kind} release: folder not found: {path}")
-    return importlib.import_module(KINDS[kind]).read(path, **sampling)
+    read = importlib.import_module(KINDS[kind]).read
+    known = list(inspect.signature(read).parameters)[1:]
+    unknown = sorted(set(sampling) - set(known))
+    if unknown:
+        raise VlstressError(
+            f"{kind} release: unknown sampling setting(s) {', '.join(unknown)}; "
+            f"known: {', '.join(known) or 'none'}"
+        )
+    return read(path, **sampling)

@@ -12,7 +12,6 @@ holds pairs).
 from __future__ import annotations
 
 import io as bytes_io
-import json
 import math
 import zipfile
 from dataclasses import dataclass
@@ -324,7 +323,3 @@ def write_spair(
                 io.write_json(root / "PairAnnotation" / split / f"{filename}.json", pair)
     _marker(root, "spair-71k", "synthetic textured boxes on a plane; not SPair-71k")
     return root
-
-
-def describe(root: Path) -> dict:
-    return json.loads((root / SYNTHETIC_MARKER).read_text(encoding="utf-8"))

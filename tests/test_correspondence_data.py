@@ -504,6 +504,7 @@ def test_spair_loading_pads_resizes_and_scales_keypoints(tmp_path):
     assert loaded.keypoints[0].tolist() == [[5.0, 10.0], [0.0, 0.0]]
     assert loaded.keypoints[1].tolist() == [[5.0, 10.0], [29.0, 19.0]]
     assert loaded.visible[0].tolist() == [True, False]
+    assert loaded.kps(0).tolist() == [[5.0, 10.0, 1.0], [0.0, 0.0, 0.0]]
     assert loaded.threshold_scale == pytest.approx(30 / 60)
 
 

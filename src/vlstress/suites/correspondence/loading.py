@@ -58,6 +58,10 @@ class KeypointImages:
     visible: tuple[torch.Tensor, torch.Tensor]
     threshold_scale: float
 
+    def kps(self, view: int) -> torch.Tensor:
+        """(n, 3): x, y and 1 where annotated, 0 elsewhere (Probe3D's keypoint tensor)."""
+        return torch.cat([self.keypoints[view], self.visible[view][:, None].float()], dim=1)
+
 
 def open_image(path: Path, exif_transpose: bool = False) -> Image.Image:
     try:

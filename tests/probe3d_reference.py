@@ -1,4 +1,8 @@
-"""
+"""Probe3D's evaluation, transcribed for the agreement tests only (not part of the vlstress package).
+
+Licences: Probe3D is MIT (below); the functions from evals/utils/correspondence.py carry that
+file's own header, CC BY-NC 4.0 (Meta Platforms, Inc. and affiliates), quoted further down.
+
 MIT License
 
 Copyright (c) 2024 Mohamed El Banani

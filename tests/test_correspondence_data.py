@@ -419,8 +419,20 @@ def test_spair_sampling_equals_probe3d_on_sorted_files(tmp_path):
         for bucket in (0, 1, 2)
         for row in probe3d_spair(list(annotations), category, bucket, 3)
     ]
-    assert [p.pair_id for p in pair_list.pairs] == expected
     assert len(expected) == 3 + 1 + 3 + 3 + 2  # up to 3 per class and bucket
+    # Probe3D's fourth run per class (vp_diff None): its own sample of any bucket, reported `all`
+    everything = {
+        row["filename"]
+        for category in ("cat", "dog")
+        for row in probe3d_spair(list(annotations), category, None, 3)
+    }
+    found = [p.pair_id for p in pair_list.pairs]
+    assert found[: len(expected)] == expected
+    assert set(found) == set(expected) | everything and len(found) == len(set(found))
+    for pair in pair_list.pairs:
+        in_bucket = {str(pair.viewpoint_variation)} if pair.pair_id in expected else set()
+        in_all = {"all"} if pair.pair_id in everything else set()
+        assert set(pair.samples) == in_bucket | in_all
     first = pair_list.pairs[0]
     assert first.keypoints == (((5.0, 6.0), None), (None, (7.5, 8.0)))
     assert first.threshold_scale == pytest.approx(100 / 400)

@@ -217,6 +217,7 @@ def test_the_engine_imports_no_suite_and_suites_only_the_code_they_use():
         "stylized": {"zeroshot", "corruptions"},  # the copy's evaluation; the resize and crop
         "overlap": {"zeroshot", "corruptions"},  # its evaluations and classifier; image loading
         "assistant": {"zeroshot"},  # a classifier's scores among the options
+        "correspondence": set(),  # its own model step: dense features of the image tower
         "findings": set(),  # reads the summary, the records and their outcomes
     }
 
@@ -318,7 +319,7 @@ def test_record_paths_are_exactly_what_the_params_produce():
     # calibration, shape bias, prompt ablation, AutoCLIP, stability, stylized, overlap, the
     # published check: one file per model; one choice among the options per test set asked
     n_files = 1 + n_sets + n_image + n_zeroshot + n_corrupted + 1 + n_attacks + 1 + n_ood + 7
-    n_files += n_asked
+    n_files += n_asked + len(params["correspondence"]["sets"])  # one file per correspondence set
     # a timm classifier: no retrieval, caption sets, image variants, prompt ablation or AutoCLIP
     n_timm = sum(entry["arch"].startswith("timm:") for entry in params["models"].values())
     # an assistant: only its answers, one file per test set asked

@@ -31,6 +31,7 @@ MODULES = (
     "vlstress.suites.stylized.suite",
     "vlstress.suites.overlap.suite",
     "vlstress.suites.assistant.suite",
+    "vlstress.suites.correspondence.suite",
     "vlstress.suites.findings.suite",
 )
 

@@ -69,6 +69,13 @@ class KeypointPair:
     target_box: tuple[float, float, float, float]
     target_image_size: tuple[int, int]
     viewpoint_variation: int
+    # the samples the pair was drawn in: its viewpoint bucket ("0", "1", "2") and/or "all"
+    # (Probe3D's per-class sample of any bucket); empty: its bucket's only
+    samples: tuple[str, ...] = ()
+
+    @property
+    def drawn_in(self) -> tuple[str, ...]:
+        return self.samples or (str(self.viewpoint_variation),)
 
     @property
     def threshold_scale(self) -> float:
@@ -135,6 +142,7 @@ def _pair_json(pair: ViewPair | KeypointPair) -> dict[str, Any]:
         "target_box": list(pair.target_box),
         "target_image_size": list(pair.target_image_size),
         "viewpoint_variation": pair.viewpoint_variation,
+        "samples": list(pair.samples),
     }
 
 
@@ -201,6 +209,7 @@ def _pair(row: Any, where: str) -> ViewPair | KeypointPair:
                 target_box=box,
                 target_image_size=size,
                 viewpoint_variation=int(_get(row, "viewpoint_variation", where)),
+                samples=tuple(str(v) for v in row.get("samples", ())),
             )
     except (TypeError, ValueError) as exc:
         raise VlstressError(f"pair list {where}: malformed pair ({exc})") from None

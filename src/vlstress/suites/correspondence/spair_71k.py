@@ -39,9 +39,9 @@ def read(
     annotations = [_pair_annotation(path) for path in sorted(folder.glob("*.json"))]
     if not annotations:
         raise VlstressError(f"{KIND} release: no pair annotation (*.json) in {folder}")
-    chosen = sample(annotations, per_bucket, buckets, seed)
+    chosen = samples_of(annotations, per_bucket, buckets, seed)
     keypoints: dict[tuple[str, str], tuple[Point | None, ...]] = {}
-    pairs = tuple(_pair(root, row, keypoints) for row in chosen)
+    pairs = tuple(_pair(root, row, keypoints, member) for row, member in chosen)
     sampling = {"split": split, "per_bucket": per_bucket, "buckets": list(buckets)}
     return PairList(Header(KIND, str(root), sampling, seed, layout.is_synthetic(root)), pairs)
 
@@ -66,6 +66,31 @@ def sample(
     return chosen
 
 
+ALL = "all"  # Probe3D's sample of a class's pairs whatever their viewpoint variation
+
+
+def samples_of(
+    annotations: list[dict[str, Any]], per_bucket: int, buckets: tuple[int, ...], seed: int
+) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
+    """Probe3D's four samples per class, each pair once with the samples it is in: the bucket
+    samples (`sample`) and the class's own sample of `per_bucket` pairs of any bucket (its
+    `vp_diff=None` run: the class's pairs in list order, shuffled after random.seed(seed)), which
+    Probe3D reports as `all` (not the union of the buckets)."""
+    member: dict[str, list[str]] = {}
+    rows: dict[str, dict[str, Any]] = {}
+    for row in sample(annotations, per_bucket, buckets, seed):
+        rows[row["filename"]] = row
+        member.setdefault(row["filename"], []).append(str(row["viewpoint_variation"]))
+    for category in sorted({row["category"] for row in annotations}):
+        mine = [row for row in annotations if row["category"] == category]
+        random.seed(seed)
+        random.shuffle(mine)
+        for row in mine[:per_bucket]:
+            rows.setdefault(row["filename"], row)
+            member.setdefault(row["filename"], []).append(ALL)
+    return [(rows[name], tuple(member[name])) for name in member]
+
+
 def _pair_annotation(path: Path) -> dict[str, Any]:
     row = io.read_json(path, what=f"{KIND} pair annotation")
     if not isinstance(row, dict):
@@ -87,7 +112,10 @@ def views(row: dict[str, Any]) -> tuple[str, str]:
 
 
 def _pair(
-    root: Path, row: dict[str, Any], cache: dict[tuple[str, str], tuple[Point | None, ...]]
+    root: Path,
+    row: dict[str, Any],
+    cache: dict[tuple[str, str], tuple[Point | None, ...]],
+    samples: tuple[str, ...] = (),
 ) -> KeypointPair:
     category = str(row["category"])
     names = views(row)
@@ -116,6 +144,7 @@ def _pair(
         target_box=(left, top, right, bottom),
         target_image_size=(width, height),
         viewpoint_variation=int(row["viewpoint_variation"]),
+        samples=samples,
     )
 
 

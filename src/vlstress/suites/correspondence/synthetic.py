@@ -191,12 +191,15 @@ def scannet_scenes(
     angles: tuple[float, ...] = SCANNET_ANGLES,
     n_scenes: int = 2,
     size: tuple[int, int] = (120, 160),
+    seed: int = 0,
 ) -> list[tuple[str, Scene, list[Camera], list[int]]]:
     """(scene id, scene, cameras by frame, frames paired with frame 0): pair k goes to scene
-    k mod n_scenes; frame 0 of a scene is its reference view."""
+    k mod n_scenes; frame 0 of a scene is its reference view; `seed` draws the textures."""
     out = []
     for s in range(n_scenes):
-        scene = Scene(seed=1000 + s, box=(0.4 - 0.05 * s, 0.3 + 0.05 * s, 0.5 + 0.1 * s))
+        scene = Scene(
+            seed=1000 + s + 7919 * seed, box=(0.4 - 0.05 * s, 0.3 + 0.05 * s, 0.5 + 0.1 * s)
+        )
         K = intrinsics(size, focal=size[1] * (0.85 + 0.1 * s))
         offsets = [0.0] + [a for k, a in enumerate(angles) if k % n_scenes == s]
         cameras = [
@@ -212,13 +215,14 @@ def write_scannet(
     angles: tuple[float, ...] = SCANNET_ANGLES,
     n_scenes: int = 2,
     size: tuple[int, int] = (120, 160),
+    seed: int = 0,
 ) -> Path:
     """A synthetic `scannet-1500` release: color/<f>.jpg, depth/<f>.png (uint16 mm), pose/<f>.txt
     (camera-to-world), intrinsics.npz and test.npz (rows room, 0, 0, f) in pair order."""
     root = Path(root)
     rows, Ks = [], {}
     for room, (scene_id, scene, cameras, partners) in enumerate(
-        scannet_scenes(angles, n_scenes, size)
+        scannet_scenes(angles, n_scenes, size, seed)
     ):
         Ks[scene_id] = cameras[0].K
         for frame, camera in enumerate(cameras):
@@ -275,13 +279,14 @@ def write_spair(
     azimuths: tuple[float, ...] = SPAIR_AZIMUTHS,
     size: tuple[int, int] = (120, 160),
     split: str = "test",
+    seed: int = 0,
 ) -> Path:
     """A synthetic `spair-71k` release: per class (a box shape) one image per azimuth, corners
     as keypoints, the box's pixels' bounding box, every pair of images of a class."""
     root = Path(root)
     number = 0
     for c, (category, box) in enumerate(sorted(SPAIR_CLASSES.items())):
-        scene = Scene(seed=2000 + c, box=box)
+        scene = Scene(seed=2000 + c + 7919 * seed, box=box)
         K = intrinsics(size, focal=size[1] * 0.9)
         names, annotations = [], []
         for k, azimuth in enumerate(azimuths):

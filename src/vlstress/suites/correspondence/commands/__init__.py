@@ -1,0 +1,1 @@
+"""The correspondence suite's commands."""

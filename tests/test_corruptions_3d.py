@@ -580,3 +580,75 @@ def test_the_command_writes_a_manifest_that_names_the_depth(tmp_path, monkeypatc
     assert data.source["depth"].startswith("synthetic ramp (not measured)")
     with pytest.raises(VlstressError, match="released ImageNet-3DCC only"):
         corrupt_3d.run(parser.parse_args([*argv, "--corruption", "z_motion_blur", "--out", "z"]))
+
+
+# --- the corruptions of the image alone (create_non3d.py) -------------------------------------
+
+
+def _original_non3d(x: np.ndarray, name: str, severity: int) -> np.ndarray:
+    """create_non3d.py's iso_noise and low_light as written there (numpy's global generator)."""
+
+    def iso_noise(x, severity=1):
+        c_poisson = 25
+        x = np.array(x) / 255.0
+        x = np.clip(np.random.poisson(x * c_poisson) / c_poisson, 0, 1) * 255
+        c_gauss = 0.7 * [0.08, 0.12, 0.18, 0.26, 0.38][severity - 1]
+        x = np.array(x) / 255.0
+        x = np.clip(x + np.random.normal(size=x.shape, scale=c_gauss), 0, 1) * 255
+        return Image.fromarray(np.uint8(x))
+
+    def poisson_gaussian_noise(x, severity=1):
+        c_poisson = 10 * [60, 25, 12, 5, 3][severity - 1]
+        x = np.array(x) / 255.0
+        x = np.clip(np.random.poisson(x * c_poisson) / c_poisson, 0, 1) * 255
+        c_gauss = 0.1 * [0.08, 0.12, 0.18, 0.26, 0.38][severity - 1]
+        x = np.array(x) / 255.0
+        x = np.clip(x + np.random.normal(size=x.shape, scale=c_gauss), 0, 1) * 255
+        return Image.fromarray(np.uint8(x))
+
+    def imadjust(x, a, b, c, d, gamma=1):
+        return (((x - a) / (b - a)) ** gamma) * (d - c) + c
+
+    def low_light(x, severity=1):
+        c = [0.60, 0.50, 0.40, 0.30, 0.20][severity - 1]
+        x = np.array(x) / 255.0
+        x_scaled = imadjust(x, x.min(), x.max(), 0, c, gamma=2.0) * 255
+        return poisson_gaussian_noise(x_scaled, severity=3)
+
+    function = iso_noise if name == "iso_noise" else low_light
+    return np.asarray(function(Image.fromarray(x), severity))
+
+
+@pytest.mark.parametrize("name", ["iso_noise", "low_light"])
+def test_noises_are_the_originals_drawn_from_the_images_seed(name):
+    """With numpy's global state set to the image's generator, the original's function gives the
+    same bytes; another seed other bytes; every severity the same draws."""
+    from vlstress.suites.corruptions_3d import rgb_corruptions as rc
+
+    image = (np.random.default_rng(0).random((20, 24, 3)) * 255).astype(np.uint8)
+    saved = np.random.get_state()
+    try:
+        for severity in (1, 4):
+            np.random.set_state(rc.rng_of(7).get_state())
+            expected = _original_non3d(image, name, severity)
+            assert np.array_equal(rc.corrupt(image, name, severity, 7), expected)
+    finally:
+        np.random.set_state(saved)
+    assert not np.array_equal(rc.corrupt(image, name, 2, 7), rc.corrupt(image, name, 2, 8))
+
+
+def test_color_quant_keeps_the_top_bits():
+    from vlstress.suites.corruptions_3d.rgb_corruptions import color_quant
+
+    image = np.array([[[200, 255, 7]]], dtype=np.uint8)
+    assert color_quant(image, 3).tolist() == [[[192, 224, 0]]]  # 3 bits
+    assert color_quant(image, 5).tolist() == [[[128, 128, 0]]]  # 1 bit
+
+
+def test_a_noise_set_is_seeded_per_image_and_needs_no_depth(tmp_path):
+    clean = make_clean(tmp_path / "clean")
+    data = generate.generate(clean, "iso_noise", [1, 5], tmp_path / "a", size=32, seed=3)
+    generate.generate(clean, "iso_noise", [1, 5], tmp_path / "b", size=32, seed=3)
+    generate.generate(clean, "iso_noise", [1, 5], tmp_path / "c", size=32, seed=4)
+    assert files(tmp_path / "a") == files(tmp_path / "b") != files(tmp_path / "c")
+    assert data.source["depth"] == "none (no depth needed)" and data.source["seed"] == 3

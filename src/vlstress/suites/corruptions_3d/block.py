@@ -16,4 +16,5 @@ class Corruptions3dParams:
     names: tuple[str, ...]  # vlstress.suites.corruptions_3d.names.CORRUPTIONS
     severities: tuple[int, ...]
     size: int  # 0 = original size
+    seed: int  # the noises of iso_noise and low_light, per image
     workers: int  # 0 = all cores

@@ -5,9 +5,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from vlstress.argtypes import int_list
+from vlstress.argtypes import int_list, seed_int
 from vlstress.suites.corruptions.flags import add_size_argument, workers_arg
-from vlstress.suites.corruptions_3d.names import CORRUPTIONS, ENCODINGS, RELEASE_ONLY
+from vlstress.suites.corruptions_3d.names import (
+    CORRUPTIONS,
+    ENCODINGS,
+    RELEASE_ONLY,
+    RGB,
+    RGB_DEPTH,
+)
 
 
 def add_corrupt_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,7 +28,9 @@ def add_corrupt_arguments(parser: argparse.ArgumentParser) -> None:
         required=True,
         choices=list(CORRUPTIONS),
         help="made from the image and its depth: "
-        + ", ".join(n for n, needs in CORRUPTIONS.items() if needs != RELEASE_ONLY)
+        + ", ".join(n for n, needs in CORRUPTIONS.items() if needs == RGB_DEPTH)
+        + "; from the image alone: "
+        + ", ".join(n for n, needs in CORRUPTIONS.items() if needs == RGB)
         + "; read from the released ImageNet-3DCC only: "
         + ", ".join(n for n, needs in CORRUPTIONS.items() if needs == RELEASE_ONLY),
     )
@@ -48,6 +56,12 @@ def add_corrupt_arguments(parser: argparse.ArgumentParser) -> None:
         help="how the PNGs' values are depth (docs/3d.md)",
     )
     add_size_argument(parser)
+    parser.add_argument(
+        "--seed",
+        type=seed_int,
+        default=0,
+        help="the noises of iso_noise and low_light (per image: hashed with the image path)",
+    )
     parser.add_argument(
         "--workers", type=workers_arg, default=0, help="worker processes (0 = every core)"
     )

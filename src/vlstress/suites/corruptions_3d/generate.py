@@ -1,12 +1,14 @@
-"""A depth-aware corrupted copy of a classification test set (3D Common Corruptions), made on the
-CPU.
+"""A corrupted copy of a classification test set (3D Common Corruptions), made on the CPU.
 
 Each image is loaded, resized and centre-cropped as ImageNet-C's (corruptions.imagenet_c,
-`size`; 0 = original size), its depth loaded on the same grid (depth.py), corrupted at every
-severity (depth_corruptions.py) and saved as PNG (lossless, fixed settings: a rerun writes the
-same bytes). Nothing is random, so the files depend neither on the order of the manifest nor on the
-workers. Writes out_dir/s<severity>/<index>.png and out_dir/manifest.json (a classification
-manifest whose entries keep `label` and add `severity` and `source_path`), all or nothing.
+`size`; 0 = original size), its depth loaded on the same grid (depth.py) where the corruption
+needs one, corrupted at every severity (depth_corruptions.py, rgb_corruptions.py) and saved as PNG
+(lossless, fixed settings: a rerun writes the same bytes). The depth-aware ones draw nothing at
+random; the noises (iso_noise, low_light) draw from a seed per image, a hash of the set's seed, the
+corruption and the image's manifest path (imagenet_c.image_seed), the same at every severity. So
+the files depend neither on the order of the manifest nor on the workers. Writes
+out_dir/s<severity>/<index>.png and out_dir/manifest.json (a classification manifest whose entries
+keep `label` and add `severity` and `source_path`), all or nothing.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from vlstress.errors import VlstressError
 from vlstress.io import atomic_dir
 from vlstress.suites.corruptions import imagenet_c
 from vlstress.suites.corruptions_3d import depth as depths
+from vlstress.suites.corruptions_3d import rgb_corruptions
 from vlstress.suites.corruptions_3d.depth_corruptions import corrupt, to_uint8
-from vlstress.suites.corruptions_3d.names import CORRUPTIONS, SEVERITIES, generable
+from vlstress.suites.corruptions_3d.names import CORRUPTIONS, RGB, SEVERITIES, generable
 from vlstress.testsets.manifest import ClassificationSet
 from vlstress.testsets.manifest import write as write_manifest
 
@@ -39,6 +42,7 @@ class Job:
     name: str
     severities: tuple[int, ...]
     size: int
+    seed: int  # the noises' (rgb_corruptions.RANDOM), hashed with each image's manifest path
     depth: str  # synthetic | a folder of 16-bit PNGs
     encoding: str
     out_dir: str
@@ -62,17 +66,22 @@ def corrupt_one(job: Job, index: int, source: str, key: str) -> int:
     """Every severity of one image (index, image file, manifest path); returns files written."""
     image = imagenet_c.load_rgb(source)
     original = image.size
-    rgb = np.asarray(imagenet_c.resize_center_crop(image, job.size), dtype=np.float64) / 255.0
-    depth = depths.load(job.depth, job.encoding, key, original, job.size)
-    if depth.shape != rgb.shape[:2]:
-        raise VlstressError(f"depth of {source}: shape {depth.shape}, image {rgb.shape[:2]}")
-    for severity in job.severities:
+    pixels = np.asarray(imagenet_c.resize_center_crop(image, job.size))
+    if CORRUPTIONS[job.name] == RGB:
+        seed = imagenet_c.image_seed(job.seed, job.name, key)
+        outs = [rgb_corruptions.corrupt(pixels, job.name, s, seed) for s in job.severities]
+    else:
+        rgb = pixels.astype(np.float64) / 255.0
+        depth = depths.load(job.depth, job.encoding, key, original, job.size)
+        if depth.shape != rgb.shape[:2]:
+            raise VlstressError(f"depth of {source}: shape {depth.shape}, image {rgb.shape[:2]}")
         try:
-            out = corrupt(rgb, depth, job.name, severity)
+            outs = [to_uint8(corrupt(rgb, depth, job.name, s)) for s in job.severities]
         except ValueError as exc:
             raise VlstressError(f"cannot corrupt image {source}: {exc}") from None
+    for severity, out in zip(job.severities, outs):
         path = Path(job.out_dir) / f"s{severity}" / imagenet_c.file_name(index, FORMAT)
-        imagenet_c.save_image(to_uint8(out), path, FORMAT)
+        imagenet_c.save_image(out, path, FORMAT)
     return len(job.severities)
 
 
@@ -101,13 +110,16 @@ def generate(
     depth: str = depths.SYNTHETIC,
     encoding: str = "midas-inverse",
     size: int = imagenet_c.DEFAULT_SIZE,
+    seed: int = 0,
     workers: int = 1,
     provenance: dict[str, Any] | None = None,
 ) -> ClassificationSet:
     """Write the corrupted copy of `clean` (module docstring); `workers=0`: every core."""
     check(name, severities)
     imagenet_c.check_size(size)
-    if depth != depths.SYNTHETIC and not Path(depth).is_dir():
+    if CORRUPTIONS[name] == RGB:
+        depth = depths.SYNTHETIC  # not read: recorded as none
+    elif depth != depths.SYNTHETIC and not Path(depth).is_dir():
         raise VlstressError(f"depth folder not found: {depth} (or `synthetic`)")
     items = [
         (index, str(Path(clean.root) / entry["path"]), str(entry["path"]))
@@ -118,7 +130,7 @@ def generate(
     with atomic_dir(out_dir) as tmp:
         for severity in severities:
             (tmp / f"s{severity}").mkdir()
-        job = Job(name, tuple(severities), size, depth, encoding, str(tmp))
+        job = Job(name, tuple(severities), size, seed, depth, encoding, str(tmp))
         run(job, items, workers)
         data = corrupted_set(clean, job, out_dir, provenance or {})
         write_manifest(tmp / "manifest.json", data)  # checks it too
@@ -149,9 +161,19 @@ def corrupted_set(
             "severities": list(job.severities),
             "size": job.size,
             "format": FORMAT,
-            "depth": depths.label(job.depth, job.encoding),
-            "depth_source": job.depth,
-            **({"depth_encoding": job.encoding} if job.depth != depths.SYNTHETIC else {}),
+            **depth_fields(job),
         },
         provenance=provenance,
     )
+
+
+def depth_fields(job: Job) -> dict[str, Any]:
+    """What the manifest says of the depth: none for a corruption of the image alone (its seed
+    instead)."""
+    if CORRUPTIONS[job.name] == RGB:
+        return {"depth": "none (no depth needed)", "seed": job.seed}
+    return {
+        "depth": depths.label(job.depth, job.encoding),
+        "depth_source": job.depth,
+        **({"depth_encoding": job.encoding} if job.depth != depths.SYNTHETIC else {}),
+    }

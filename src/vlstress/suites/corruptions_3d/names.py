@@ -2,16 +2,17 @@
 the flags and the pricing read it without NumPy).
 
 `rgb+depth`: made here from an image and its depth (depth_corruptions.py);
+`rgb`: made here from the image alone (rgb_corruptions.py: create_non3d.py's, seeded per image);
 `release-only`: read from the released ImageNet-3DCC files only, since making them needs what this
 package does not have: flash (a reshading of the scene: surface normals and a light at the
 camera), xy/z motion blur (a camera path, novel views rendered from depth and inpainted by
-networks), the h265 codecs and bit errors (the frames encoded as a video with ffmpeg), and the
-noise, quantisation and low-light ones (create_non3d.py: their own random draws; not made here).
+networks), the h265 codecs and bit errors (the frames encoded as a video with ffmpeg).
 """
 
 from __future__ import annotations
 
 RGB_DEPTH = "rgb+depth"
+RGB = "rgb"
 RELEASE_ONLY = "release-only"
 
 # name -> what making it needs, in the order of the original's download script
@@ -20,11 +21,11 @@ CORRUPTIONS: dict[str, str] = {
     "far_focus": RGB_DEPTH,
     "fog_3d": RGB_DEPTH,
     "flash": RELEASE_ONLY,
-    "color_quant": RELEASE_ONLY,
-    "low_light": RELEASE_ONLY,
+    "color_quant": RGB,
+    "low_light": RGB,
     "xy_motion_blur": RELEASE_ONLY,
     "z_motion_blur": RELEASE_ONLY,
-    "iso_noise": RELEASE_ONLY,
+    "iso_noise": RGB,
     "bit_error": RELEASE_ONLY,
     "h265_abr": RELEASE_ONLY,
     "h265_crf": RELEASE_ONLY,

@@ -13,12 +13,13 @@ SCHEMA = yaml.safe_load(
 corruptions_3d:
   type: object
   description: "3D Common Corruptions of a test set (docs/3d.md)"
-  required: [testset, source, depth, depth_encoding, names, severities, size, workers]
+  required: [testset, source, depth, depth_encoding, names, severities, size, seed, workers]
   additionalProperties: false
   properties:
     testset: {type: string, description: "a key of zeroshot.testsets"}
     source: {type: string,
-             description: "generate (near_focus, far_focus, fog_3d from the images and their depth)
+             description: "generate (near_focus, far_focus, fog_3d from the images and their depth;
+                           color_quant, low_light, iso_noise from the images)
                            | the folder of the released ImageNet-3DCC
                            (<corruption>/<severity>/<wnid>/<file>), read for the test set's images
                            (a test set of kind imagenet)"}
@@ -43,6 +44,8 @@ corruptions_3d:
     size: {type: integer, minimum: 0,
            description: "resize 256/224 x size + centre crop size before corrupting
                          (ImageNet-3DCC: 224); 0 = original size"}
+    seed: {type: integer, minimum: 0,
+           description: "iso_noise's and low_light's noise, hashed with each image's path"}
     workers: {type: integer, minimum: 0,
               description: "processes per generation step (0 = all cores of the node)"}
 """

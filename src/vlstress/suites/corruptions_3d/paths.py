@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from vlstress.params import Params
 from vlstress.suites.corruptions_3d.block import Corruptions3dParams
-from vlstress.suites.corruptions_3d.names import RELEASED
+from vlstress.suites.corruptions_3d.names import CORRUPTIONS, RELEASED, RGB
 from vlstress.suites.zeroshot.paths import Evaluation, classifier
 from vlstress.workflow.paths import ZEROSHOT_EMB, inside
 
@@ -52,10 +52,12 @@ def images(source: str, clean_kind: str | None, size: int = SIZE) -> str | None:
     return f"{clean_kind} at {size} px" if size else f"{clean_kind} at original size"
 
 
-def depth(block: Corruptions3dParams) -> str:
+def depth(block: Corruptions3dParams, corruption: str) -> str:
     """What a record says of the depth (condition `depth`)."""
     if block.source != "generate":
         return "as released (ImageNet-3DCC)"
+    if CORRUPTIONS.get(corruption) == RGB:
+        return "none (no depth needed)"
     from vlstress.suites.corruptions_3d.depth import label
 
     return label(block.depth, block.depth_encoding)

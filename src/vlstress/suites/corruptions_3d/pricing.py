@@ -8,7 +8,14 @@ from vlstress.cost.pricing import Pricing, Shared, Work, count
 
 # core-seconds per image and severity at 224 px (measured on a 2-core node: a depth of foreground
 # near the camera makes far_focus's widest blur hundreds of taps wide, hence the margin)
-CORE_S = {"fog_3d": 0.005, "near_focus": 0.1, "far_focus": 0.1}
+CORE_S = {
+    "fog_3d": 0.005,
+    "near_focus": 0.1,
+    "far_focus": 0.1,
+    "color_quant": 0.001,
+    "low_light": 0.01,
+    "iso_noise": 0.01,
+}
 
 
 def price(pricing: Pricing) -> None:

@@ -33,7 +33,8 @@ SUITE = Suite(
             " --severities {severity_3d} --source {p.corruptions_3d.source}"
             " --depth {p.corruptions_3d.depth}"
             " --depth-encoding {p.corruptions_3d.depth_encoding}"
-            " --size {p.corruptions_3d.size} --workers {p.corruptions_3d.workers}"
+            " --size {p.corruptions_3d.size} --seed {p.corruptions_3d.seed}"
+            " --workers {p.corruptions_3d.workers}"
             " --out {out.corrupted}",
             inputs={"testset": "data/testsets/{p.corruptions_3d.testset}"},
             outputs={"corrupted": Output(CORRUPTED, directory=True)},

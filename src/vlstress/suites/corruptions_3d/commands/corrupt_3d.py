@@ -1,8 +1,9 @@
 """`vlstress corrupt-3d`: one 3D Common Corruption of a classification test set, at chosen
 severities.
 
-Generated (near_focus, far_focus, fog_3d): writes OUT/s<severity>/<index>.png and
-OUT/manifest.json, whose source names the depth used (vlstress.suites.corruptions_3d.generate).
+Generated (near_focus, far_focus, fog_3d; color_quant, low_light, iso_noise): writes
+OUT/s<severity>/<index>.png and OUT/manifest.json, whose source names the depth used (or the seed
+of a noise; vlstress.suites.corruptions_3d.generate).
 With `--source <folder>` nothing is corrupted: the manifest lists the released ImageNet-3DCC files
 of the test set's images in place (vlstress.suites.corruptions_3d.released).
 """
@@ -30,6 +31,7 @@ def run(args: argparse.Namespace) -> None:
         "corruption": args.corruption,
         "severities": args.severities,
         "size": args.size,
+        "seed": args.seed,
         **(
             {"depth": args.depth, "depth_encoding": args.depth_encoding}
             if generating
@@ -55,6 +57,7 @@ def run(args: argparse.Namespace) -> None:
         depth=args.depth,
         encoding=args.depth_encoding,
         size=args.size,
+        seed=args.seed,
         workers=args.workers,
         provenance=block,
     )

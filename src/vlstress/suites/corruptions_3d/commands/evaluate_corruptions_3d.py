@@ -53,15 +53,13 @@ def run(args: argparse.Namespace) -> None:
     clean_kind = (
         None if args.clean_record is None else read_record(args.clean_record).dataset["kind"]
     )
-    extra = {
-        "depth": paths.depth(block),
-        "images": paths.images(block.source, clean_kind, block.size),
-    }
+    images = paths.images(block.source, clean_kind, block.size)
     found = []
     for condition in paths.evaluations(params):
         one = condition.for_model(args.model)
-        evaluated = evaluate(one, extra, args.clean_record, args.ks)
         corruption, severity = one.condition["corruption"], one.condition["severity"]
+        extra = {"depth": paths.depth(block, corruption), "images": images}
+        evaluated = evaluate(one, extra, args.clean_record, args.ks)
         path = args.out_dir / paths.record_name(corruption, severity)
         found.append((path, evaluated))
     for path, evaluated in found:

@@ -198,6 +198,8 @@ def test_the_engine_imports_no_suite_and_suites_only_the_code_they_use():
         },  # the ImageNet-C corruptions as text-to-image perturbations
         "zeroshot": set(),  # its robustness summary computes mCE itself: no circle
         "corruptions": {"zeroshot"},
+        # zero-shot's evaluations; the corruptions' image loading, crop and saving, released kinds
+        "corruptions_3d": {"corruptions", "zeroshot"},
         "typographic": {"corruptions", "zeroshot"},  # the resize + crop of the corrupted copies
         "adversarial": {"zeroshot"},
         "calibration": {"zeroshot"},
@@ -314,6 +316,8 @@ def test_record_paths_are_exactly_what_the_params_produce():
     n_image = len(image["methods"]) * len(image["lams"]) * len(image["seeds"])
     n_zeroshot = len(params["zeroshot"]["testsets"])
     n_corrupted = len(params["corruptions"]["names"]) * len(params["corruptions"]["severities"])
+    block_3d = params["corruptions_3d"]
+    n_corrupted += len(block_3d["names"]) * len(block_3d["severities"])
     n_attacks, n_ood = len(params["adversarial"]["attacks"]), len(params["ood"]["sets"])
     n_asked = len(params["assistant"]["testsets"])
     # calibration, shape bias, prompt ablation, AutoCLIP, stability, stylized, overlap, the
@@ -401,7 +405,7 @@ def test_an_output_written_once_per_value_of_its_each_axes_is_one_job():
     assert wanted <= set(targets(params)) and wanted <= {str(p) for p in record_paths(params)}
     # DVC addresses (what the lock pruning keeps): one per model that embeds images (the
     # assistant is left out of the `foreach` items)
-    addresses = [a for a, _ in dvc.addresses(params) if a.startswith("evaluate_corruption")]
+    addresses = [a for a, _ in dvc.addresses(params) if a.startswith("evaluate_corruption@")]
     assert addresses == [f"evaluate_corruption@{m}" for m in sorted(embedding)]
     # the summary reruns when the conditions change
     assert {"corruptions.names", "corruptions.severities"} <= set(record_params(params))
@@ -783,7 +787,10 @@ def test_both_front_ends_run_the_same_commands(project):
     retrieval, zeroshot = 46 + 1, 2 * 4 + 4 + 2 + 3 + 1 + 2 * 2 + 2 + 1 + 2
     finetune, report, rest = 4 + 1 + 1 + 1 + 1, 6 + 4, 1 + 5 + 6 + 6 + 5 + 6
     methods, findings = 2 + 1 + 3 * 29, 2
-    assert kinds == 79
+    # 3D common corruptions: 3 corruptions x 2 severities, one evaluation per model that embeds
+    # images (6), its figures and table
+    corruptions_3d = 3 * 2 + 6 + 2
+    assert kinds == 83
     assert (
         sum(map(len, smk.values()))
         == retrieval
@@ -795,6 +802,7 @@ def test_both_front_ends_run_the_same_commands(project):
         + methods
         + assistant
         + findings
+        + corruptions_3d
         + kinds
         - 1
     )

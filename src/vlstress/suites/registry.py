@@ -17,6 +17,7 @@ MODULES = (
     "vlstress.suites.rococo_image.suite",
     "vlstress.suites.zeroshot.suite",
     "vlstress.suites.corruptions.suite",
+    "vlstress.suites.corruptions_3d.suite",
     "vlstress.suites.typographic.suite",
     "vlstress.suites.adversarial.suite",
     "vlstress.suites.calibration.suite",

@@ -1,0 +1,1 @@
+"""The commands of the 3D Common Corruptions suite (each: add_arguments, run)."""

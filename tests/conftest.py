@@ -253,14 +253,14 @@ def dvc_reruns_to_the_same_bytes(root: Path, stages: list[str], env: dict[str, s
 
 
 def zeroshot_off(params: dict) -> dict:
-    """Switch off the zero-shot suite and every suite that requires it (for tests about other
-    suites)."""
+    """Switch off the zero-shot suite, every suite that requires it, and the correspondence suite
+    (its own model step per set): for tests about the retrieval suites."""
     from vlstress.pipeline import SUITES
 
     off = {
         name: False
         for name, suite in SUITES.items()
-        if name == "zeroshot" or "zeroshot" in suite.requires
+        if name in ("zeroshot", "correspondence") or "zeroshot" in suite.requires
     }
     params["suites"].update(off)
     return params

@@ -1,4 +1,4 @@
-"""Probe3D's evaluation, transcribed for the agreement tests only (not part of the vlstress package).
+"""Probe3D's evaluation, transcribed for the agreement tests only (not in the vlstress package).
 
 Licences: Probe3D is MIT (below); the functions from evals/utils/correspondence.py carry that
 file's own header, CC BY-NC 4.0 (Meta Platforms, Inc. and affiliates), quoted further down.

@@ -331,6 +331,10 @@ def test_a_tower_no_rule_reads_is_an_error_naming_the_architecture():
         DenseTower(swin, "timm:swin_tiny_patch4_window7_224", "cpu")
     with pytest.raises(VlstressError, match=r"my-arch.*Linear"):
         DenseTower(torch.nn.Linear(2, 2), "my-arch", "cpu")
+    with torch.device("meta"):  # a ViT over a ResNet's feature map: its patches are no pixels
+        hybrid = _timm("vit_small_r26_s32_224")
+    with pytest.raises(VlstressError, match=r"timm:vit_small_r26_s32_224: a hybrid ViT"):
+        DenseTower(hybrid, "timm:vit_small_r26_s32_224", "cpu")
 
 
 def test_normalized_images_equal_torchvisions_to_tensor_and_normalize():

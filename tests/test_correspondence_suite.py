@@ -201,6 +201,21 @@ def test_spair_records_average_the_classes():
     assert {r.condition["bin"]: r.metrics["n_pairs"] for r in made.records[1:]} == {"0": 1, "1": 1}
 
 
+def test_pairs_that_keep_fewer_matches_are_refused_by_name():
+    """Probe3D's recall over every match equals the mean of the pairs' recalls (what the intervals
+    resample) only when every pair keeps as many matches: a pair with fewer is named."""
+    from vlstress.suites.correspondence.evaluation import check_counts
+
+    protocol = settings.build(**SCENES)
+    found = _scores(protocol, [[1.0] * 4, [1.0] * 3, [2.0] * 4], [1.0, 2.0, 3.0])
+    with pytest.raises(VlstressError, match="pair b keeps 3 matches, others 4"):
+        check_counts("scenes", protocol, found, ["a", "b", "c"])
+    check_counts("scenes", protocol, [found[0], found[2]], ["a", "c"])
+    empty = _scores(protocol, [[1.0] * 4, []], [1.0, 2.0])
+    with pytest.raises(VlstressError, match="pair\\(s\\) y have no match"):
+        check_counts("scenes", protocol, empty, ["x", "y"])
+
+
 def _evaluate(pairs: Path, out: Path) -> list[dict]:
     from vlstress.suites.correspondence.commands import evaluate_correspondence
 

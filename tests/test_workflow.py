@@ -94,6 +94,12 @@ def shrink(params: dict, zeroshot: bool = True) -> dict:
     # multiple choice among the one model's confusions: the classifiers answer (the assistant
     # itself: tests/test_assistant_workflow.py)
     params["assistant"]["options_from"] = CLIP
+    # 3D awareness, small: two rendered view pairs at half Probe3D's size, SPair-style keypoint
+    # pairs (one per class and sample) at 256 px, 3D fog at one severity on 64 px images
+    sets = params["correspondence"]["sets"]
+    sets["scenes"].update(pairs=2, image_size="240,320")
+    sets["corners"].update(pairs=1, image_size="256")
+    params["corruptions_3d"].update(names=["fog_3d"], severities=[3], size=64)
     if not zeroshot:  # the cluster and remote tests: the retrieval suites are enough, and faster
         zeroshot_off(params)
     return params

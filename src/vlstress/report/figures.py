@@ -58,6 +58,16 @@ def save(fig: plt.Figure, png: Path, provenance: dict[str, Any]) -> Path:
 # --------------------------------------------------------------------------- helpers
 
 
+TOWER_ORDER = ("cnn", "transformer", "hybrid", "unknown")  # image-tower kinds (pool.attributes)
+
+
+def tower_colours() -> dict[str, Any]:
+    """The colour of each image-tower kind, the same in every figure that compares CNN and
+    transformer towers (colorblind palette; an unknown tower grey)."""
+    palette = sns.color_palette("colorblind", 3)
+    return dict(zip(TOWER_ORDER, [palette[0], palette[1], palette[2], (0.5, 0.5, 0.5)]))
+
+
 def _tick(label: str) -> str:
     """`ViT-B-32 (random-init)` -> two lines, so that x tick labels stay readable; a long weights
     part (`(my/model.safetensors)`) breaks after its folder too, and a fine-tuned model's slug

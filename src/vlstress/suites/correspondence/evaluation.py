@@ -4,9 +4,10 @@ set, matched and scored by the set's protocol (Probe3D's evaluation of ScanNet, 
 Per pair: the two images through the frozen image tower (vlstress.suites.correspondence.features),
 the protocol's errors (`protocols`), and how many of its matches (SPair: keypoints) fall within each
 threshold. Records: one over all pairs (recall at every threshold, and `recall` at the headline
-threshold) and one per rotation bin (SPair: viewpoint-variation bucket) that holds pairs. ScanNet's
-and NAVI's recall is the mean of the pairs' recalls; SPair's PCK pools keypoints within a class and
-averages the classes (vlstress.suites.correspondence.resampling).
+threshold) and one per rotation bin (SPair: viewpoint-variation bucket) that holds pairs, scored as
+Probe3D scores them (`scores`): ScanNet's and NAVI's recall over every match, a bin's the mean of
+its pairs' recalls (every pair keeps the same number of matches: checked); SPair's PCK pools
+keypoints within a class and averages the classes.
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ from typing import Any
 
 import numpy as np
 
+from vlstress.errors import VlstressError
 from vlstress.outcomes import Outcomes
 from vlstress.record import Record, assemble
+from vlstress.suites.correspondence import scores
 from vlstress.suites.correspondence.catalogue import Threshold, bin_label
 from vlstress.suites.correspondence.pairs import KeypointPair, PairList, ViewPair
-from vlstress.suites.correspondence.resampling import EACH_PAIR, class_mean_recall, pair_outcomes
+from vlstress.suites.correspondence.resampling import EACH_PAIR, pair_outcomes
 from vlstress.suites.correspondence.settings import Protocol
 
 log = logging.getLogger(__name__)
@@ -33,15 +36,26 @@ TASK = "correspondence"
 
 @dataclass(frozen=True)
 class PairScore:
-    """One pair: its matches (SPair: keypoints visible in both) within each threshold."""
+    """One pair's errors (per unit: px, cm, box) of its matches, or of its keypoints visible in
+    both images (SPair)."""
 
     angle: float  # rotation between the views (degrees); SPair: the viewpoint bucket
     group: int  # SPair: the class's index; else EACH_PAIR
-    counted: int
-    correct: tuple[int, ...]  # per threshold of the protocol, in its order
+    errors: dict[str, np.ndarray]
     # SPair: the samples the pair was drawn in (its bucket, and/or Probe3D's `all` sample of its
     # class); empty: every pair counts in `all` and in its rotation bin
     samples: tuple[str, ...] = ()
+
+    def counted(self, threshold: Threshold) -> int:
+        return int(len(self.errors[threshold.unit]))
+
+    def correct(self, threshold: Threshold) -> int:
+        return int(np.sum(self.errors[threshold.unit] < limit(threshold)))
+
+
+def limit(threshold: Threshold) -> float:
+    """The threshold in the unit of the errors (metres for cm)."""
+    return threshold.metres if threshold.unit == "cm" else threshold.value
 
 
 @dataclass(frozen=True)
@@ -127,104 +141,142 @@ def _spair_errors(
 def _score(
     errors: dict[str, np.ndarray], thresholds: Sequence[Threshold], angle: float, group: int
 ) -> PairScore:
-    counted = len(next(iter(errors.values())))
-    correct = tuple(
-        int(np.sum(errors[t.unit] < (t.metres if t.unit == "cm" else t.value))) for t in thresholds
-    )
-    return PairScore(angle, group, counted, correct)
-
-
-def _recall(scores: Sequence[PairScore], column: int) -> float | None:
-    if not scores:
-        return None
-    value = class_mean_recall(
-        np.array([s.correct[column] for s in scores]),
-        np.array([s.counted for s in scores]),
-        np.array([s.group for s in scores]),
-    )
-    return None if np.isnan(value) else round(value, 6)
+    units = {t.unit for t in thresholds}
+    return PairScore(angle, group, {unit: np.asarray(errors[unit], np.float64) for unit in units})
 
 
 ALL = "all"
 
 
-def in_all(scores: Sequence[PairScore]) -> list[int]:
+def in_all(found: Sequence[PairScore]) -> list[int]:
     """The pairs of the all-pairs record: every pair, or (SPair) those of Probe3D's `all` sample
     where the pairs say which samples they were drawn in."""
-    if any(ALL in s.samples for s in scores):
-        return [i for i, s in enumerate(scores) if ALL in s.samples]
-    return list(range(len(scores)))
+    if any(ALL in s.samples for s in found):
+        return [i for i, s in enumerate(found) if ALL in s.samples]
+    return list(range(len(found)))
 
 
-def bins_of(protocol: Protocol, scores: Sequence[PairScore]) -> list[tuple[str, list[int]]]:
+def bins_of(protocol: Protocol, found: Sequence[PairScore]) -> list[tuple[str, list[int]]]:
     """(label, pair indices) of each bin that holds pairs: rotation bins [lo, hi) (ScanNet, NAVI),
     else the viewpoint buckets (SPair: the pairs drawn in each bucket's sample)."""
-    angles = np.array([s.angle for s in scores])
+    angles = np.array([s.angle for s in found])
     if protocol.bins is not None:
         edges = protocol.bins
-        found = [
-            (bin_label(lo, hi), [i for i in range(len(scores)) if lo <= angles[i] < hi])
+        bins = [
+            (bin_label(lo, hi), [i for i in range(len(found)) if lo <= angles[i] < hi])
             for lo, hi in zip(edges[:-1], edges[1:], strict=False)
         ]
     else:
-        buckets = sorted({int(b) for b in angles.tolist()})
-        found = [
+        bins = [
             (
                 f"{b}",
                 [
                     i
-                    for i, s in enumerate(scores)
+                    for i, s in enumerate(found)
                     if angles[i] == b and (not s.samples or str(b) in s.samples)
                 ],
             )
-            for b in buckets
+            for b in sorted({int(b) for b in angles.tolist()})
         ]
-    return [(label, members) for label, members in found if members]
+    return [(label, members) for label, members in bins if members]
+
+
+def set_recall(protocol: Protocol, chosen: Sequence[PairScore], threshold: Threshold) -> float:
+    """Probe3D's recall (%) of a set of pairs: over every match of every pair (ScanNet, NAVI), or
+    per class over its keypoints, then the mean over classes (SPair)."""
+    if protocol.name == "spair":
+        keyed: dict[tuple[str, str], list[np.ndarray]] = {}
+        for score in chosen:
+            keyed.setdefault((str(score.group), "set"), []).append(score.errors[threshold.unit])
+        recalls = scores.bucket_recalls(
+            {key: np.concatenate(parts) for key, parts in keyed.items()}, limit(threshold)
+        )
+        return scores.mean_over_classes(recalls, ["set"])["set"]
+    errors = np.concatenate([score.errors[threshold.unit] for score in chosen])
+    return scores.recall(errors, [limit(threshold)])[0]
+
+
+def bin_recall(protocol: Protocol, chosen: Sequence[PairScore]) -> float:
+    """A rotation bin's recall (%): the mean of its pairs' recalls at the binned threshold
+    (Probe3D's compute_binned_performance); SPair's buckets as its sets."""
+    if protocol.name == "spair":
+        return set_recall(protocol, chosen, protocol.headline)
+    threshold = protocol.headline
+    per_pair = scores.per_pair_recall([s.errors[threshold.unit] for s in chosen], limit(threshold))
+    return float(np.mean(per_pair))
+
+
+def _rounded(value: float) -> float | None:
+    return None if np.isnan(value) else round(float(value), 6)
 
 
 def records_of(
     name: str,
     protocol: Protocol,
-    scores: list[PairScore],
+    found: list[PairScore],
     dataset: dict[str, Any],
     provenance: dict[str, Any],
 ) -> Evaluated:
     """The records of a set (all pairs, then each bin) and their per-pair outcomes."""
-    headline = protocol.thresholds.index(protocol.headline)
+    headline = protocol.headline
     bin_by = "rotation" if protocol.bins is not None else "viewpoint"
     condition = {"set": name, "protocol": protocol.name, "bin_by": bin_by}
     counted = "n_keypoints" if protocol.name == "spair" else "n_matches"
 
-    def one(label: str, members: list[int], every: bool) -> tuple[Record, Outcomes]:
-        chosen = [scores[i] for i in members]
+    def one(label: str, members: list[int]) -> tuple[Record, Outcomes]:
+        chosen = [found[i] for i in members]
+        every = label == ALL
+        value = set_recall(protocol, chosen, headline) if every else bin_recall(protocol, chosen)
         metrics: dict[str, Any] = {
-            "recall": _recall(chosen, headline),
+            "recall": _rounded(value),
             "n_pairs": len(chosen),
-            counted: int(sum(s.counted for s in chosen)),
+            counted: int(sum(s.counted(headline) for s in chosen)),
         }
         if every:
-            for column, threshold in enumerate(protocol.thresholds):
-                metrics[threshold.metric] = _recall(chosen, column)
+            for threshold in protocol.thresholds:
+                metrics[threshold.metric] = _rounded(set_recall(protocol, chosen, threshold))
         record = assemble(
             TASK,
             dataset=dataset,
-            condition={**condition, "bin": label, "threshold": threshold_text(protocol.headline)},
+            condition={**condition, "bin": label, "threshold": threshold_text(headline)},
             metrics=metrics,
             provenance=provenance,
         )
-        recalls = [100.0 * s.correct[headline] / s.counted if s.counted else np.nan for s in chosen]
+        correct = np.array([s.correct(headline) for s in chosen])
+        total = np.array([s.counted(headline) for s in chosen])
         outcomes = pair_outcomes(
-            np.array(recalls),
+            100.0 * correct / np.maximum(total, 1),
             np.array([s.angle for s in chosen]),
-            np.array([s.correct[headline] for s in chosen]),
-            np.array([s.counted for s in chosen]),
+            correct,
+            total,
             np.array([s.group for s in chosen]),
         )
         return record, outcomes
 
-    made = [one(ALL, in_all(scores), True)]
-    made += [one(label, members, False) for label, members in bins_of(protocol, scores)]
+    made = [one(ALL, in_all(found))]
+    made += [one(label, members) for label, members in bins_of(protocol, found)]
     return Evaluated([r for r, _ in made], [o for _, o in made])
+
+
+def check_counts(name: str, protocol: Protocol, found: list[PairScore], pair_ids: list[str]):
+    """Every pair scored something, and (ScanNet, NAVI) every pair kept the same number of matches:
+    Probe3D's recall over every match is then the mean of the pairs' recalls, as the intervals
+    resample it (Probe3D's own evaluation stacks the pairs' errors and needs it too)."""
+    counts = [s.counted(protocol.headline) for s in found]
+    empty = [pair_ids[i] for i, n in enumerate(counts) if n == 0]
+    if empty:
+        raise VlstressError(
+            f"correspondence set {name}: pair(s) {', '.join(empty[:3])} have no match or keypoint "
+            "to score (no valid depth, or no keypoint visible in both images)"
+        )
+    if protocol.name != "spair" and len(set(counts)) > 1:
+        fewest = min(range(len(counts)), key=counts.__getitem__)
+        raise VlstressError(
+            f"correspondence set {name}: pair {pair_ids[fewest]} keeps {counts[fewest]} matches, "
+            f"others {max(counts)}: it has fewer points with depth at scale_factor "
+            f"{protocol.scale_factor} than `matches` ({protocol.matches}); lower `matches` so "
+            "every pair keeps as many"
+        )
 
 
 def evaluate(args: argparse.Namespace) -> Evaluated:
@@ -234,7 +286,6 @@ def evaluate(args: argparse.Namespace) -> Evaluated:
     from vlstress import provenance
     from vlstress.embedding import models
     from vlstress.embedding.flags import batch_size, model_params, model_spec
-    from vlstress.errors import VlstressError
     from vlstress.io import sha256_file
     from vlstress.suites.correspondence import pairs, settings
     from vlstress.suites.correspondence.features import DenseTower
@@ -255,16 +306,14 @@ def evaluate(args: argparse.Namespace) -> Evaluated:
     described = models.describe(spec, model)
     tower = DenseTower(model, spec.arch, device, batch_size(args, device))
     classes = sorted({p.category for p in pair_list.pairs if isinstance(p, KeypointPair)})
-    scores = [
-        score_pair(tower, pair_list, i, protocol, classes)
-        for i in tqdm(range(len(pair_list.pairs)), desc=f"{name} pairs", unit="pair")
-    ]
-    if any(s.counted == 0 for s in scores):
-        empty = [pair_list.pairs[i].pair_id for i, s in enumerate(scores) if s.counted == 0]
-        raise VlstressError(
-            f"correspondence set {name}: pair(s) {', '.join(empty[:3])} have no match or keypoint "
-            "to score (no valid depth, or no keypoint visible in both images)"
-        )
+    found = []
+    for i in tqdm(range(len(pair_list.pairs)), desc=f"{name} pairs", unit="pair"):
+        try:
+            found.append(score_pair(tower, pair_list, i, protocol, classes))
+        except (VlstressError, ValueError, RuntimeError) as error:
+            pair_id = pair_list.pairs[i].pair_id
+            raise VlstressError(f"correspondence set {name}, pair {pair_id}: {error}") from error
+    check_counts(name, protocol, found, [pair.pair_id for pair in pair_list.pairs])
     block = provenance.build(
         "evaluate-correspondence",
         {
@@ -293,4 +342,4 @@ def evaluate(args: argparse.Namespace) -> Evaluated:
         "n_images": len(images),
         "synthetic": pair_list.header.synthetic,
     }
-    return records_of(name, protocol, scores, dataset, block)
+    return records_of(name, protocol, found, dataset, block)

@@ -261,8 +261,16 @@ def timm_tower(name: str) -> str | None:
 
 
 def _timm(net, arch: str, where: str) -> tuple[Readout, Reader]:
+    from timm.layers import HybridEmbed
     from timm.models.vision_transformer import VisionTransformer
 
+    if isinstance(net, VisionTransformer) and isinstance(net.patch_embed, HybridEmbed):
+        # its patches are cells of a CNN's feature map, not of pixels: no stride in pixels to read
+        raise VlstressError(
+            f"model {arch}: a hybrid ViT (a CNN stem under a transformer): no rule reads dense "
+            "features of its image tower; readable: open_clip ViTs, CLIP's modified ResNets, "
+            "ConvNeXts, timm CNNs and timm ViTs"
+        )
     if isinstance(net, VisionTransformer):
         return _timm_vit(net, arch, where)
     name = str((getattr(net, "pretrained_cfg", None) or {}).get("architecture") or "")

@@ -14,14 +14,12 @@ import json
 
 import matplotlib.pyplot as plt
 import pandas as pd
-import seaborn as sns
 from matplotlib.lines import Line2D
 
-from vlstress.report.figures import FigureResult, _add_notes
+from vlstress.report.figures import TOWER_ORDER, FigureResult, _add_notes, tower_colours
 from vlstress.report.figures import no_records as _none
 
 TASK = "correspondence"
-TOWER_ORDER = ("cnn", "transformer", "hybrid", "unknown")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 LINES = ("-", "--", ":", "-.")
 COUNTS = ("n_pairs", "n_matches", "n_keypoints", "recall")
@@ -46,9 +44,9 @@ def correspondence_rows(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def model_styles(rows: pd.DataFrame) -> dict[str, dict]:
-    """Each model's line style: colour by tower kind, marker and dash by its rank within it."""
-    palette = sns.color_palette("colorblind", len(TOWER_ORDER))
-    colours = dict(zip(TOWER_ORDER, [palette[1], palette[0], palette[2], (0.5, 0.5, 0.5)]))
+    """Each model's line style: colour by tower kind (as every figure comparing towers), marker
+    and dash by its rank within it."""
+    colours = tower_colours()
     styles, seen = {}, {tower: 0 for tower in TOWER_ORDER}
     for label, tower in rows.drop_duplicates("label")[["label", "tower_kind"]].itertuples(
         index=False
@@ -85,6 +83,15 @@ def _legend(fig: plt.Figure, styles: dict[str, dict]) -> None:
         fontsize="small",
         title="model [image tower]",
     )
+
+
+def _finish(fig: plt.Figure, title: str, styles: dict[str, dict], notes: list[str]) -> FigureResult:
+    """Title above the panels, the legend to their right, the notes under them."""
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0.02, 1, 0.95))
+    _legend(fig, styles)
+    _add_notes(fig, notes, y=0.0)
+    return fig, notes
 
 
 def _panels(sets: list[str]) -> tuple[plt.Figure, list]:
@@ -132,11 +139,8 @@ def correspondence_bins(table: pd.DataFrame) -> FigureResult:
         if empty:
             notes.append(f"{name}: no pairs in bin(s) {', '.join(empty)} (no point drawn)")
     axes[0].set_ylabel("recall (%) at the binned threshold")
-    _legend(fig, styles)
-    fig.suptitle(title)
     notes.append("n: pairs per bin; 95% BCa intervals over the pairs: the findings' headline table")
-    _add_notes(fig, notes)
-    return fig, notes
+    return _finish(fig, title, styles, notes)
 
 
 def correspondence_recall(table: pd.DataFrame) -> FigureResult:
@@ -172,11 +176,8 @@ def correspondence_recall(table: pd.DataFrame) -> FigureResult:
         ax.set_title(f"{name} ({mine['protocol'].iloc[0]}, n={n} pairs)", fontsize="medium")
         ax.set_ylim(0, 100)
     axes[0].set_ylabel("recall (%)")
-    _legend(fig, styles)
-    fig.suptitle(title)
     notes.append("95% BCa intervals over the pairs: the findings' headline table")
-    _add_notes(fig, notes)
-    return fig, notes
+    return _finish(fig, title, styles, notes)
 
 
 UNIT_ORDER = ("cm", "px", "box")

@@ -34,10 +34,10 @@ def _read(protocol: Protocol, root: Path, count: int | None, seed: int) -> pairs
         return kinds.read_release("scannet-1500", root)
     if protocol.name == "navi":
         return kinds.read_release("navi", root, max_angle=protocol.max_angle, seed=seed)
-    sampling = {"split": protocol.split or "test", "seed": seed}
-    if count is not None:
-        sampling["per_bucket"] = count
-    return kinds.read_release("spair-71k", root, **sampling)
+    # count None: every pair of the split (Probe3D's default is 200 per class and sample)
+    return kinds.read_release(
+        "spair-71k", root, split=protocol.split or "test", seed=seed, per_bucket=count
+    )
 
 
 def build(

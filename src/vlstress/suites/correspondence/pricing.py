@@ -2,10 +2,10 @@
 forward pass at H x W costs about H*W / 224^2 passes at 224 px; matching is small beside it).
 
 The pairs of a set are counted in its built pair list (`data/correspondence/<set>/pairs.json`),
-else given (`vlstress cost --size <set>=N`), else known for the fixed releases (ScanNet-1500: 1,500;
-SPair-71k: up to `pairs` per class and viewpoint bucket, 18 classes, three buckets and Probe3D's
-`all` sample); a NAVI set must be built or given: its pair count depends on the release's
-in-the-wild views."""
+else given (`vlstress cost --size <set>=N`), else known for the fixed releases (ScanNet-1500:
+1,500; SPair-71k: up to `pairs` per class and viewpoint bucket, 18 classes, three buckets and
+Probe3D's `all` sample; with `pairs` null, the split's pairs); a NAVI set must be built or given:
+its pair count depends on the release's in-the-wild views."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ SYNTHETIC_SPAIR_BUCKETS = (2, 3, 1)
 SYNTHETIC_SPAIR_CLASSES = 2
 SPAIR_CLASSES = 18
 SPAIR_SAMPLES = 4  # viewpoint buckets 0, 1, 2 and Probe3D's sample of all pairs
+SPAIR_SPLITS = {"trn": 53_340, "val": 5_384, "test": 12_234}  # pairs per split (Min et al., 2019)
 REFERENCE_SIDE = 224
 
 
@@ -43,6 +44,8 @@ def pairs_of(pricing: Pricing, name: str, entry: dict) -> tuple[int, str]:
         return SCANNET_PAIRS, "ScanNet-1500"
     if kind == "spair-71k" and entry.get("pairs"):
         return SPAIR_CLASSES * SPAIR_SAMPLES * int(entry["pairs"]), "upper bound"
+    if kind == "spair-71k" and entry.get("split") in SPAIR_SPLITS:
+        return SPAIR_SPLITS[entry["split"]], f"SPair-71k {entry['split']} split"
     raise VlstressError(
         f"correspondence.sets.{name}: the number of pairs of a {kind} set is known once its pair "
         f"list is built (`vlstress correspondence-pairs`); or give it: --size {name}=N"

@@ -30,7 +30,7 @@ PAIR_KEYS = ("filename", "category", "viewpoint_variation", "trg_bndbox", "trg_i
 def read(
     root: Path,
     split: str = "test",
-    per_bucket: int = 200,
+    per_bucket: int | None = 200,
     buckets: tuple[int, ...] = (0, 1, 2),
     seed: int = 20,
 ) -> PairList:
@@ -47,10 +47,10 @@ def read(
 
 
 def sample(
-    annotations: list[dict[str, Any]], per_bucket: int, buckets: tuple[int, ...], seed: int
+    annotations: list[dict[str, Any]], per_bucket: int | None, buckets: tuple[int, ...], seed: int
 ) -> list[dict[str, Any]]:
     """Per class (sorted) and bucket: the class's pairs of that bucket in list order, shuffled
-    after random.seed(seed), the first `per_bucket` (Probe3D's num_instances)."""
+    after random.seed(seed), the first `per_bucket` (Probe3D's num_instances; None: all)."""
     chosen = []
     for category in sorted({row["category"] for row in annotations}):
         for bucket in buckets:
@@ -70,7 +70,7 @@ ALL = "all"  # Probe3D's sample of a class's pairs whatever their viewpoint vari
 
 
 def samples_of(
-    annotations: list[dict[str, Any]], per_bucket: int, buckets: tuple[int, ...], seed: int
+    annotations: list[dict[str, Any]], per_bucket: int | None, buckets: tuple[int, ...], seed: int
 ) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
     """Probe3D's four samples per class, each pair once with the samples it is in: the bucket
     samples (`sample`) and the class's own sample of `per_bucket` pairs of any bucket (its

@@ -38,7 +38,10 @@ SIXTEEN_BIT_MODES = ("I;16", "I;16B", "I;16L", "I")
 def label(source: str, encoding: str) -> str:
     """What a record and a manifest say of the depth used."""
     if source == SYNTHETIC:
-        return f"synthetic ramp (not measured): {SYNTHETIC_FAR} at the top to {SYNTHETIC_NEAR}"
+        return (
+            f"synthetic ramp (not measured): {SYNTHETIC_FAR} at the top to {SYNTHETIC_NEAR} "
+            "at the bottom"
+        )
     return f"measured ({encoding})"
 
 

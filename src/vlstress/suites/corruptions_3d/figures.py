@@ -12,26 +12,26 @@ import json
 
 import matplotlib.pyplot as plt
 import pandas as pd
-import seaborn as sns
 from matplotlib.lines import Line2D
 
 from vlstress.report.figures import (
     CHANCE_STYLE,
+    TOWER_ORDER,
     WILSON_BAND_NOTE,
     FigureResult,
     _add_notes,
     chance_levels,
     chance_line,
     sample_note,
+    tower_colours,
     wilson_band,
 )
 from vlstress.report.figures import no_records as _none
 from vlstress.report.figures import task_rows as _task
-from vlstress.suites.corruptions_3d.towers import UNKNOWN, towers
+from vlstress.suites.corruptions_3d.towers import towers
 
 TASK = "corruption_3d"  # paths.TASK, written out: a report step imports no suite path module
 MEAN = "mean over corruptions"
-TOWER_ORDER = ("cnn", "transformer", "hybrid", UNKNOWN)
 MODEL_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h")
 PANELS_PER_ROW = 4
 
@@ -67,9 +67,8 @@ def corruption_3d_severity(table: pd.DataFrame) -> FigureResult:
     labels = list(dict.fromkeys(data["label"]))
     corruptions = list(dict.fromkeys(data["corruption"]))
     tower_of = towers(data)
-    kinds = [t for t in TOWER_ORDER if t in tower_of.values()]
-    palette = dict(zip(TOWER_ORDER, sns.color_palette("colorblind", len(TOWER_ORDER))))
-    palette[UNKNOWN] = (0.5, 0.5, 0.5)
+    kinds = [t for t in TOWER_ORDER if t in tower_of.values()]  # the engine's order and colours
+    palette = tower_colours()
     markers = {label: MODEL_MARKERS[i % len(MODEL_MARKERS)] for i, label in enumerate(labels)}
     panels = [*corruptions, MEAN]
     columns = min(PANELS_PER_ROW, len(panels))

@@ -287,7 +287,7 @@ def test_the_table_and_figures_show_each_model_by_tower(tmp_path):
     assert frame is not None
     assert frame.loc["RN50 (openai)", "tower"] == "cnn"
     assert frame.loc["RN50 (openai)", "scenes: 10 px"] == "60.0"
-    assert frame.loc["ViT-B-32 (random-init)", "scenes: 10px @ 15-30"] == "30.0"
+    assert frame.loc["ViT-B-32 (random-init)", "scenes: 10 px @ 15-30"] == "30.0"
     assert frame.loc["ViT-B-32 (random-init)", "scenes: n"] == "4"
     fig, notes = figures.correspondence_bins(summary)
     lines = fig.axes[0].get_lines()

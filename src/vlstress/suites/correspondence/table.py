@@ -45,7 +45,7 @@ def correspondence_table(table: pd.DataFrame) -> pd.DataFrame | None:
         binned = mine[(mine["bin"] != "all") & (mine["metric"] == "recall")]
         for bin_name in dict.fromkeys(binned["bin"]):
             column = binned[binned["bin"] == bin_name].set_index("label")["mean"]
-            threshold = binned["threshold"].iloc[0]
+            threshold = threshold_tick(f"recall_{binned['threshold'].iloc[0]}")
             cells[f"{name}: {threshold} @ {bin_name}"] = {m: cell(column.get(m)) for m in models}
     return pd.DataFrame(cells, index=pd.Index(models, name="model"))
 

@@ -249,6 +249,7 @@ def test_the_demo_params_decode_on_the_jobs_cores_in_fp32():
         "wise_ft",  # loads the base model from its card to interpolate towards the variant
         "overlap_detect",  # the detector model embeds the training collection
         "ask",  # an assistant answers the multiple-choice questions
+        "evaluate_correspondence",  # dense features of the image tower on each pair
     }
     # WiSE-FT decodes nothing: it mixes two state dicts; an assistant's processor reads its images
     # (no decoding workers), on the device, threads and precision of every model step

@@ -284,7 +284,7 @@ def evaluate(args: argparse.Namespace) -> Evaluated:
     from tqdm.auto import tqdm
 
     from vlstress import provenance
-    from vlstress.embedding import models
+    from vlstress.embedding import models, precision
     from vlstress.embedding.flags import batch_size, model_params, model_spec
     from vlstress.io import sha256_file
     from vlstress.suites.correspondence import pairs, settings
@@ -305,11 +305,17 @@ def evaluate(args: argparse.Namespace) -> Evaluated:
     model, _, _ = models.load(spec, device, threads=args.threads)
     described = models.describe(spec, model)
     tower = DenseTower(model, spec.arch, device, batch_size(args, device))
+    autocast = precision.autocast(args.precision, device)  # refuses amp off CUDA
+
+    def read(images):  # amp: the tower's forward autocast, features matched in float32
+        with autocast:
+            return tower(images).float()
+
     classes = sorted({p.category for p in pair_list.pairs if isinstance(p, KeypointPair)})
     found = []
     for i in tqdm(range(len(pair_list.pairs)), desc=f"{name} pairs", unit="pair"):
         try:
-            found.append(score_pair(tower, pair_list, i, protocol, classes))
+            found.append(score_pair(read, pair_list, i, protocol, classes))
         except (VlstressError, ValueError, RuntimeError) as error:
             pair_id = pair_list.pairs[i].pair_id
             raise VlstressError(f"correspondence set {name}, pair {pair_id}: {error}") from error
@@ -317,7 +323,8 @@ def evaluate(args: argparse.Namespace) -> Evaluated:
     block = provenance.build(
         "evaluate-correspondence",
         {
-            **model_params(args, spec),
+            # the images are decoded here by Pillow, whatever --decoder says
+            **model_params(args, spec, decoder="pil"),
             "set": name,
             "protocol": protocol.to_json(),
             "features": tower.readout.as_dict(),

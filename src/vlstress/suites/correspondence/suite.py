@@ -101,7 +101,10 @@ SUITE = Suite(
             "dense correspondence (3D awareness)",
             (),
             noun="correspondence sets and bins",
-            headlines=(Headline("recall", "recall (%)", resampling=recall_resampling),),
+            # n: the pairs (the bootstrap's items), not the images
+            headlines=(
+                Headline("recall", "recall (%)", resampling=recall_resampling, n_metric="n_pairs"),
+            ),
         )
     },
 )

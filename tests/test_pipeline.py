@@ -790,7 +790,10 @@ def test_both_front_ends_run_the_same_commands(project):
     # 3D common corruptions: 3 corruptions x 2 severities, one evaluation per model that embeds
     # images (6), its figures and table
     corruptions_3d = 3 * 2 + 6 + 2
-    assert kinds == 83
+    # correspondence: the pair list of each of its 2 sets, one evaluation per (model that embeds
+    # images, set): 6 x 2, its figures and table
+    correspondence = 2 + 6 * 2 + 2
+    assert kinds == 87
     assert (
         sum(map(len, smk.values()))
         == retrieval
@@ -803,6 +806,7 @@ def test_both_front_ends_run_the_same_commands(project):
         + assistant
         + findings
         + corruptions_3d
+        + correspondence
         + kinds
         - 1
     )

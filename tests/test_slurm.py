@@ -434,6 +434,7 @@ def test_jobs_are_routed_by_resources(slurm_run):
         "stylize",  # AdaIN stylization (off in this run)
         "overlap_detect",  # overlap suite: embeds the collection (off in this run)
         "ask",  # an assistant's answers (off in this run)
+        "evaluate_correspondence",  # dense features of the image tower (off in this run)
     }
     ran = {call["rule"] for call in slurm_run.calls}
     assert ran & gpu and ran - gpu

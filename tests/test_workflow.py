@@ -444,8 +444,8 @@ def test_an_added_corruption_severity_embeds_one_set_and_reruns_no_classifier_or
         "ood_testset",
     }, ran
     # the test set, the old severity, the typographic copy, the OOD set, the cue-conflict
-    # stimuli, the two perturbations' frames and the stylized copy are reused
-    assert f"{model}: 1 set(s) embedded, 8 reused" in log, log[-3000:]
+    # stimuli, the two perturbations' frames, the stylized copy and the 3D fog copy are reused
+    assert f"{model}: 1 set(s) embedded, 9 reused" in log, log[-3000:]
     assert {name: (project / name).read_bytes() for name in kept} == kept
     new = json.loads(
         (project / f"results/metrics/{model}/corruption-gaussian_noise-s1.json").read_text()

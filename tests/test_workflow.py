@@ -218,8 +218,9 @@ def test_every_record_is_strict_json_of_the_typed_format(project):
     )
     # original, two text sets, two image variants, zero-shot, corruption, typographic; FGSM,
     # calibration, OOD, shape bias, prompt-count ablation, AutoCLIP, stability, stylized, overlap,
-    # the published check (record lists), multiple choice
-    assert len(files) == 1 + 2 + 2 + 3 + 10 + 1
+    # the published check (record lists), multiple choice; the 3D fog record and the two
+    # correspondence sets (record lists)
+    assert len(files) == 1 + 2 + 2 + 3 + 10 + 1 + 1 + 2
     tasks = set()
     for path in files:
         data = json.loads(path.read_text(), parse_constant=strict)
@@ -245,6 +246,8 @@ def test_every_record_is_strict_json_of_the_typed_format(project):
         "overlap",
         "multiple_choice",
         "published-check",
+        "corruption_3d",
+        "correspondence",
     }
     # the per-item outcomes beside a record give its metric back
     from vlstress.outcomes import outcomes_path, read_outcomes

@@ -335,3 +335,34 @@ def test_pricing_knows_the_synthetic_spair_buckets():
     )
     assert tuple(buckets[k] for k in (0, 1, 2)) == pricing.SYNTHETIC_SPAIR_BUCKETS
     assert len(synthetic.SPAIR_CLASSES) == pricing.SYNTHETIC_SPAIR_CLASSES
+
+
+def pooled_class_mean(correct, counted, group) -> float:
+    """Probe3D's class average, written out: each drawn class with something counted."""
+    if (group == -1).all():
+        return 100 * np.mean(correct / counted)
+    shares = [
+        correct[group == g].sum() / counted[group == g].sum()
+        for g in np.unique(group)
+        if counted[group == g].sum() > 0
+    ]
+    return 100 * np.mean(shares)
+
+
+def test_the_recall_of_a_batch_of_resampled_pairs_is_that_of_each_resample():
+    """scipy's vectorized bootstrap hands the statistic resamples as rows: each row's class mean
+    (or mean over pairs) is that of the resample alone, a class not drawn left out of its mean."""
+    from vlstress.suites.correspondence.resampling import EACH_PAIR, class_mean_recall
+
+    rng = np.random.default_rng(5)
+    counted = rng.integers(0, 6, (8, 9)).astype(float)
+    correct = np.minimum(rng.integers(0, 6, (8, 9)), counted)
+    for group in (rng.integers(0, 3, (8, 9)), np.full((8, 9), EACH_PAIR)):
+        safe = np.where(group == EACH_PAIR, np.maximum(counted, 1), counted)
+        batch = class_mean_recall(correct, safe, group)
+        expected = [pooled_class_mean(c, k, g) for c, k, g in zip(correct, safe, group)]
+        assert batch.shape == (8,)
+        np.testing.assert_allclose(batch, expected, rtol=1e-12)
+        np.testing.assert_allclose(class_mean_recall(correct.T, safe.T, group.T, axis=0), batch)
+    # a resample whose pairs count nothing has no recall
+    assert np.isnan(class_mean_recall(np.zeros(3), np.zeros(3), np.array([0, 0, 1])))

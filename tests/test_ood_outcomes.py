@@ -185,3 +185,19 @@ def test_the_numpy_statistics_equal_scikit_learns_with_ties_and_small_sets():
         assert fpr95_percent(id_scores, ood_scores) == pytest.approx(
             100 * ood.fpr_at_tpr(id_scores, ood_scores), abs=1e-9
         )
+
+
+def test_the_statistics_of_a_batch_of_resamples_are_those_of_each_resample():
+    """scipy's vectorized bootstrap hands the statistics resamples as rows: each row's value is the
+    value of that resample alone (ties, small sets, either axis)."""
+    from vlstress.suites.ood.resampling import auroc_percent, fpr95_percent
+
+    rng = np.random.default_rng(3)
+    for n_id, n_ood in ((1, 1), (2, 5), (19, 3), (40, 40)):
+        id_rows = np.round(rng.normal(0.5, 1.0, (6, n_id)), 1)
+        ood_rows = np.round(rng.normal(0.0, 1.0, (6, n_ood)), 1)
+        for statistic in (auroc_percent, fpr95_percent):
+            batch = statistic(id_rows, ood_rows)
+            assert batch.shape == (6,)
+            assert batch.tolist() == [statistic(i, o) for i, o in zip(id_rows, ood_rows)]
+            assert statistic(id_rows.T, ood_rows.T, axis=0).tolist() == batch.tolist()

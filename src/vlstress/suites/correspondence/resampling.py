@@ -38,21 +38,31 @@ def pair_outcomes(
 EACH_PAIR = -1  # the group of a pair that is its own group (ScanNet, NAVI)
 
 
-def class_mean_recall(correct: np.ndarray, counted: np.ndarray, group: np.ndarray) -> float:
+def class_mean_recall(
+    correct: np.ndarray, counted: np.ndarray, group: np.ndarray, axis: int = -1
+) -> np.ndarray | float:
     """100 x the mean over groups of (correct / counted) pooled within each group: SPair's PCK
     averaged over classes; where every pair is its own group (`EACH_PAIR`: ScanNet, NAVI), the
-    mean of the pairs' recalls (Probe3D's mean over pairs; a pair drawn twice counts twice)."""
-    correct = np.asarray(correct, dtype=np.float64)
-    counted = np.asarray(counted, dtype=np.float64)
-    group = np.asarray(group)
+    mean of the pairs' recalls (Probe3D's mean over pairs; a pair drawn twice counts twice).
+    Pairs on `axis`; given resamples on the other axes, one value per resample."""
+    correct = np.moveaxis(np.asarray(correct, dtype=np.float64), axis, -1)
+    counted = np.moveaxis(np.asarray(counted, dtype=np.float64), axis, -1)
+    group = np.moveaxis(np.asarray(group), axis, -1)
     if group.size and (group == EACH_PAIR).all():
-        return 100.0 * float(np.mean(correct / counted))
-    shares = [
-        correct[group == g].sum() / counted[group == g].sum()
-        for g in np.unique(group)
-        if counted[group == g].sum() > 0
-    ]
-    return 100.0 * float(np.mean(shares)) if shares else float("nan")
+        found = 100.0 * np.mean(correct / counted, axis=-1)
+    else:
+        # per group: its pooled share, NaN where it has nothing counted (or is not drawn)
+        shares = []
+        for g in np.unique(group):
+            inside = group == g
+            total = np.where(inside, counted, 0.0).sum(axis=-1)
+            hits = np.where(inside, correct, 0.0).sum(axis=-1)
+            shares.append(np.divide(hits, total, out=np.full(total.shape, np.nan), where=total > 0))
+        stacked = np.stack(shares) if shares else np.full((1, *group.shape[:-1]), np.nan)
+        drawn = np.isfinite(stacked)
+        means = np.where(drawn, stacked, 0.0).sum(axis=0) / np.maximum(drawn.sum(axis=0), 1)
+        found = np.where(drawn.any(axis=0), 100.0 * means, np.nan)
+    return float(found) if np.ndim(found) == 0 else found
 
 
 def recall_resampling(outcomes: Outcomes) -> Resampling:
@@ -65,5 +75,5 @@ def recall_resampling(outcomes: Outcomes) -> Resampling:
         ),
         class_mean_recall,
         paired=True,
-        vectorized=False,
+        vectorized=True,
     )

@@ -55,8 +55,9 @@ demo: install
 	snakemake --cores $(CORES)
 	dvc status
 
+# the 40 slowest tests listed at the end: where the suite's time goes
 test: install
-	python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+	python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=40
 
 test-fast: install
 	python -m pytest -n $(TEST_WORKERS) -m "not slow"

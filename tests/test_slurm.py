@@ -85,6 +85,9 @@ EXTRA_FLAGS = [
     "--slurm-keep-successful-logs",  # the checks below read them
 ]
 RUN_TIMEOUT = 1800
+# the params' `cluster` block for this one node of 2 CPUs: a GPU job gets one decoding worker (so
+# it asks for 2 CPUs), and the other figures stay the defaults but for what fits the node
+CLUSTER = {"gpu_workers": 1, "mem_mb": 4000, "worker_mem_mb": 1000, "unpriced_mem_mb": 8000}
 
 
 def tool(name: str) -> str | None:
@@ -208,9 +211,8 @@ def cluster() -> Cluster:
     tools = ensure_slurm()
     hardware = node_hardware(tools["slurmd"])
     memory = int(re.search(r"RealMemory=(\d+)", hardware).group(1))
-    wanted = profile_defaults(REPO).get("mem_mb", 0)
-    if memory < wanted:
-        pytest.skip(f"the SLURM profile asks {wanted} MB per job; this machine has {memory} MB")
+    if memory < CLUSTER["mem_mb"] + CLUSTER["worker_mem_mb"] + 1000:
+        pytest.skip(f"a GPU job of the run asks for about 5.5 GB; this machine has {memory} MB")
     # short: the munge socket path is limited
     root = Path(tempfile.mkdtemp(prefix="vlstress-slurm-"))
     for name in ("run", "state", "spool", "log", "munge", "bin"):
@@ -263,12 +265,6 @@ def cluster() -> Cluster:
     finally:
         found.stop()
         shutil.rmtree(root, ignore_errors=True)
-
-
-def profile_defaults(root: Path) -> dict:
-    return (
-        yaml.safe_load((root / PROFILE / "config.yaml").read_text()).get("default-resources") or {}
-    )
 
 
 def readme_cluster_command() -> list[str]:
@@ -331,6 +327,9 @@ def slurm_run(cluster, module_tmp) -> SlurmRun:
     root = fresh_project(module_tmp.mktemp("slurm-run") / "repo", zeroshot=False)
     profile = root / PROFILE / "config.yaml"  # should the account be set there instead
     profile.write_text(profile.read_text().replace("<account>", ACCOUNT))
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    params["cluster"].update(CLUSTER)
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     cmd = readme_cluster_command() + EXTRA_FLAGS
     start = time.monotonic()
     try:
@@ -450,16 +449,59 @@ def test_jobs_are_routed_by_resources(slurm_run):
             assert (job["Partition"], job.get("TresPerJob")) == ("cpu", None), job
 
 
-def test_the_profile_resources_reach_sbatch(slurm_run):
-    """The profile's default resources (runtime, memory, CPUs) are what every job asks for."""
-    defaults = profile_defaults(slurm_run.root)
-    flags = {"runtime": "-t", "mem_mb": "--mem", "cpus_per_task": "--cpus-per-task"}
-    want = {flag: str(defaults[name]) for name, flag in flags.items() if name in defaults}
-    assert want, defaults
-    if "slurm_account" in defaults or any(
-        "slurm_account=" in arg for arg in readme_cluster_command()
-    ):
-        want["-A"] = ACCOUNT
+def priced_requests(root: Path, monkeypatch) -> Counter:
+    """(rule, runtime, MB, CPUs) of every job of the project's params, as the rules hand them to
+    Snakemake (vlstress.pipeline.snakemake.rule_spec), the code stamps aside (local rules)."""
+    from vlstress import params as params_module
+    from vlstress.pipeline import active_stages, is_stamp, resources, stage_axis_values
+    from vlstress.pipeline.snakemake import rule_spec
+
+    monkeypatch.chdir(root)  # the rates the run read: the copy's benchmarks/results
+    values = params_module.load(["params.yaml"])
+    pricer = resources.job_pricer(values)
+    found: Counter = Counter()
+    for stage in active_stages(values):
+        if is_stamp(stage):
+            continue
+        asked = rule_spec(stage, values, ["params.yaml"], pricer).resources
+        jobs: list[dict[str, str]] = [{}]
+        for axis in stage.axes:
+            jobs = [
+                {**job, axis: value}
+                for job in jobs
+                for value in stage_axis_values(stage, values, axis)
+            ]
+        for job in jobs:
+            request = tuple(asked[name](job) for name in ("runtime", "mem_mb", "cpus_per_task"))
+            found[(stage.name, *request)] += 1
+    return found
+
+
+def minutes(limit: str) -> int:
+    """slurmctld's TimeLimit ([D-]HH:MM:SS) in minutes."""
+    days, _, clock = limit.rpartition("-")
+    h, m, s = (int(part) for part in clock.split(":"))
+    return int(days or 0) * 1440 + h * 60 + m + (s > 0)
+
+
+def test_each_job_asks_for_what_the_cost_model_prices(slurm_run, monkeypatch):
+    """Runtime, memory and CPUs per job come from the cost model (params `cluster`), not from the
+    profile: every sbatch call asks for its job's priced request, and slurmctld recorded it."""
+    want = priced_requests(slurm_run.root, monkeypatch)
+    got: Counter = Counter()
     for call in slurm_run.calls:
-        got = {name: option(call["argv"], name) for name in want}
-        assert got == want, call["argv"]
+        argv = call["argv"]
+        request = (int(option(argv, "-t")), int(option(argv, "--mem")))
+        got[(call["rule"], *request, int(option(argv, "--cpus-per-task")))] += 1
+        assert option(argv, "-A") == ACCOUNT, argv
+    assert got == want
+    # a GPU job: the base, one decoding worker and 8 MB a parameter of ViT-S-32 (63.09 M in
+    # open_clip's profile); it asks for a CPU for the worker
+    assert ("embed_retrieval", 30, 4000 + 1000 + 505, 2) in got
+    assert ("text_stats", 30, 4000, 2) in got  # its CPU threads (embed.threads)
+    assert ("evaluate", 30, 4000, 1) in got
+    for job in slurm_run.jobs:  # as slurmctld scheduled them
+        rule = rule_of(job["Comment"])
+        asked = {(runtime, f"{mem}M", str(cpus)) for r, runtime, mem, cpus in want if r == rule}
+        recorded = (minutes(job["TimeLimit"]), job["MinMemoryNode"], job["NumCPUs"])
+        assert recorded in asked, job

@@ -112,10 +112,27 @@ def run(args: argparse.Namespace) -> None:
         hooks=pricing_hooks(),
     )
     title = " + ".join(str(f) for f in files)
+    jobs = job_requests(params.values)
     if args.json:
-        print(json.dumps(report.as_json(found, title), indent=2))
+        print(json.dumps({**report.as_json(found, title), "jobs": jobs}, indent=2))
     else:
-        print(report.markdown(found, title), end="")
+        print(report.markdown(found, title) + report.jobs_markdown(jobs), end="")
+
+
+def job_requests(values) -> dict:
+    """What the workflow's jobs ask the scheduler for (`vlstress.pipeline.resources`): the longest
+    job of each priced stage, and the cluster block they follow."""
+    from dataclasses import asdict
+
+    from vlstress.pipeline import resources
+
+    pricer = resources.job_pricer(dict(values))
+    rows = resources.longest_jobs(dict(values), pricer)
+    return {
+        "cluster": asdict(pricer.cluster),
+        "unpriced": list(pricer.unpriced),
+        "stages": [{**row, "request": asdict(row["request"])} for row in rows],
+    }
 
 
 def pricing_hooks() -> list[Hook]:

@@ -32,6 +32,12 @@ class Work:
     text_rows: int = 0  # text embeddings stored
     jobs: int = 0  # GPU jobs it adds per model
     upper_bound: bool = False  # an attack that stops early on a fooled image
+    # the stage whose jobs do it (its texts: `text_stage`, if another), and how it splits over
+    # the values of that stage's first axis after the model (an attack, a set): relative weights
+    # by value; empty: evenly. What each job asks the scheduler for (`vlstress.cost.jobs`)
+    stage: str = ""
+    text_stage: str | None = None
+    weights: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def image_passes(self) -> float:
@@ -51,6 +57,8 @@ class Shared:
     image_passes: float = 0.0
     texts: float = 0.0
     jobs: int = 0
+    stage: str = ""  # as for `Work`: the stage whose jobs do it, and its split over their axis
+    weights: Mapping[str, float] = field(default_factory=dict)
 
     def priced(self, images_s: float, captions_s: float, startup_s: float) -> Shared:
         seconds = self.image_passes / images_s + self.texts / captions_s + self.jobs * startup_s

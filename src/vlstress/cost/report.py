@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -179,6 +179,59 @@ def markdown(est: Estimate, title: str) -> str:
     lines += _table(["", "value"], rows, text=2)
     if est.notes:
         lines += [""] + [f"- {note}" for note in est.notes]
+    return "\n".join(lines) + "\n"
+
+
+def jobs_markdown(jobs: Mapping[str, Any]) -> str:
+    """The longest job of each stage and what it asks the scheduler for (`vlstress cost`)."""
+    cluster = jobs["cluster"]
+    lines = [
+        "",
+        "## Jobs: what each asks the scheduler",
+        "",
+        f"Predicted on the reference GPU; each job asks for x{cluster['runtime_margin']:g} its "
+        f"prediction, at least {cluster['min_job_minutes']} min (params `cluster`). The longest "
+        "job of each stage:",
+        "",
+    ]
+    rows = [
+        [
+            row["stage"],
+            _n(row["jobs"]),
+            row["model"] or row["item"] or "",
+            f"{row['hours']:,.2f}",
+            _n(row["request"]["runtime"]),
+            _n(row["request"]["mem_mb"]),
+            str(row["request"]["cpus_per_task"]),
+            f"**{_n(row['over'])}**" if row["over"] else "0",
+        ]
+        for row in jobs["stages"]
+    ]
+    header = [
+        "stage",
+        "jobs",
+        "longest: model or item",
+        "predicted h",
+        "asks: min",
+        "MB",
+        "CPUs",
+        f"over {cluster['max_job_hours']:g} h",
+    ]
+    lines += _table(header, rows, text=3)
+    over = [row for row in jobs["stages"] if row["over"]]
+    if over or jobs["unpriced"]:
+        lines.append("")
+    if over:
+        lines += [
+            f"- {sum(row['over'] for row in over):,} jobs are predicted over "
+            f"cluster.max_job_hours ({cluster['max_job_hours']:g} h): "
+            + ", ".join(f"{row['stage']} ({_n(row['over'])})" for row in over),
+        ]
+    if jobs["unpriced"]:
+        lines += [
+            f"- not priced, so they ask for {cluster['max_job_hours']:g} h and "
+            f"{cluster['unpriced_mem_mb']:,} MB: {', '.join(jobs['unpriced'])}"
+        ]
     return "\n".join(lines) + "\n"
 
 

@@ -4,8 +4,9 @@ Each active stage becomes one named rule: inputs (with the code the step imports
 outputs (`directory()`, `report()` with a caption: the suite's `report/<caption>.rst`, the
 engine's in workflow/report/), `log:` and
 `benchmark:` under logs/, wildcard constraints from the axes, `resources: gpu=1` for
-GPU stages, and the shell command with params values written in as DVC prints them,
-so a Snakemake job runs the same command line as the matching DVC stage.
+GPU stages and each job's runtime, memory and CPUs from the cost model
+(`vlstress.pipeline.resources`), and the shell command with params values written in as DVC
+prints them, so a Snakemake job runs the same command line as the matching DVC stage.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from vlstress import params as params_module
+from vlstress.cost.jobs import JobPricer
 from vlstress.errors import VlstressError
 from vlstress.pipeline import (
     AXES,
@@ -39,6 +41,7 @@ from vlstress.pipeline import (
     substitute_params,
     typed,
 )
+from vlstress.pipeline import resources as resources_module
 from vlstress.pipeline.dvc import kept
 from vlstress.workflow.spec import PLACEHOLDER, Stage, lookup, render_value
 
@@ -200,7 +203,9 @@ def _log_name(stage: Stage) -> str:
     return "/".join([stage.name, *("{%s}" % axis for axis in stage.axes)])
 
 
-def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpec:
+def rule_spec(
+    stage: Stage, config: dict[str, Any], files: list[str], pricer: JobPricer | None = None
+) -> RuleSpec:
     from snakemake.io import directory, report
     from snakemake.ioflags import update
 
@@ -242,9 +247,16 @@ def rule_spec(stage: Stage, config: dict[str, Any], files: list[str]) -> RuleSpe
         params["external"] = lambda wildcards: external.fingerprint(
             [path for path in found(wildcards) if os.path.normpath(path) not in produced]
         )
-    resources = {"gpu": int(lookup(config, stage.gpus)) if stage.gpus else 1} if stage.gpu else {}
+    resources: dict[str, Any] = (
+        {"gpu": int(lookup(config, stage.gpus)) if stage.gpus else 1} if stage.gpu else {}
+    )
     # a step told how many CPU threads to use gets that many cores from the scheduler
     threads = lookup(config, THREADS_PARAM) if "{p.%s}" % THREADS_PARAM in stage.command else 1
+    # runtime, memory and CPUs of each job from the cost model (SLURM's sbatch -t, --mem, -c);
+    # the code stamps hash files in the main process: nothing to ask for
+    if not is_stamp(stage):
+        priced = pricer or resources_module.job_pricer(config)
+        resources.update(resources_module.stage_resources(stage, config, threads, priced))
     return RuleSpec(
         name=stage.name,
         input=inputs,
@@ -263,7 +275,9 @@ def rules(config: dict[str, Any], files: list[str]) -> list[RuleSpec]:
     """The rules of the active stages; params naming a missing input are refused (Snakemake would
     plan nothing for a step whose input is gone and keep the results of the old one)."""
     check_inputs(config)
-    return [rule_spec(stage, config, files) for stage in active_stages(config)]
+    found = resources_module.job_pricer(config)
+    resources_module.warn_over_limit(config, found)
+    return [rule_spec(stage, config, files, found) for stage in active_stages(config)]
 
 
 def targets(config: dict[str, Any]) -> list[str]:

@@ -43,4 +43,5 @@ def open_clip_arch(arch: str) -> ArchCost:
         int(features.shape[-1]),
         image.get_total_flops() / 1e9,
         text.get_total_flops() / 1e9,
+        sum(p.numel() for p in model.parameters()) / 1e6,
     )

@@ -51,9 +51,11 @@ def price(pricing: Pricing) -> None:
     n = clean.images if asked is None else min(int(asked), clean.images)
     attacks = list(block.get("attacks") or [])
     passes, bound, names = 0.0, False, []
+    weights: dict[str, float] = {}
     for attack in attacks:
         per_image, upper = attack_passes(attack, clean.classes, pricing.rates.gradient_pass)
         passes += n * (1 + per_image)  # its clean pass, then the attack
+        weights[str(attack.get("name"))] = 1 + per_image
         bound = bound or upper
         names.append(f"{attack.get('name')}: {1 + per_image:,.1f}")
     pricing.plan.work.append(
@@ -63,5 +65,7 @@ def price(pricing: Pricing) -> None:
             passes=passes,
             jobs=len(attacks),
             upper_bound=bound,
+            stage="attack",
+            weights=weights,
         )
     )

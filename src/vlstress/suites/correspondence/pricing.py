@@ -62,9 +62,11 @@ def pixels_per_image(entry: dict) -> float:
 def price(pricing: Pricing) -> None:
     sets = pricing.block("correspondence").get("sets") or {}
     passes, parts = 0.0, []
+    weights: dict[str, float] = {}
     for name, entry in sorted(sets.items()):
         pairs, source = pairs_of(pricing, name, entry)
-        passes += 2 * pairs * pixels_per_image(entry)
+        weights[str(name)] = 2 * pairs * pixels_per_image(entry)
+        passes += weights[str(name)]
         parts.append(f"{name}: {pairs:,} pairs ({source})")
     pricing.plan.work.append(
         Work(
@@ -72,5 +74,7 @@ def price(pricing: Pricing) -> None:
             "; ".join(parts) + " x 2 images at the protocol's size",
             passes=passes,
             jobs=len(sets),
+            stage="evaluate_correspondence",
+            weights=weights,
         )
     )

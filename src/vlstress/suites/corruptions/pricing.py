@@ -18,6 +18,7 @@ def price(pricing: Pricing) -> None:
             "corruptions",
             f"{clean.name} ({clean.images:,}) x {len(names)} corruptions x {severities} severities",
             images=images,
+            stage="embed_zeroshot",
         )
     )
     pricing.plan.shared.append(
@@ -28,5 +29,7 @@ def price(pricing: Pricing) -> None:
                 clean.images * severities * (rates.corruption_s(n) + rates.decode_core_s)
                 for n in names
             ),
+            stage="corrupt",
+            weights={n: rates.corruption_s(n) + rates.decode_core_s for n in names},
         )
     )

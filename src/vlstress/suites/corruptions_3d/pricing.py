@@ -31,6 +31,7 @@ def price(pricing: Pricing) -> None:
             f"{clean.name} ({clean.images:,}) x {len(names)} 3D corruptions x {severities} "
             "severities",
             images=images,
+            stage="embed_zeroshot",
         )
     )
     if block.get("source") != "generate":
@@ -43,5 +44,7 @@ def price(pricing: Pricing) -> None:
                 clean.images * (rates.decode_core_s + severities * CORE_S.get(n, 0.1))
                 for n in names
             ),
+            stage="corrupt_3d",
+            weights={n: rates.decode_core_s / severities + CORE_S.get(n, 0.1) for n in names},
         )
     )

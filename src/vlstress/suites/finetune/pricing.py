@@ -13,21 +13,22 @@ def price(pricing: Pricing) -> None:
     base = str((block.get("base") or {}).get("arch"))
     pairs = int(block.get("steps") or 0) * int(block.get("batch_size") or 0)
     pairs *= int(block.get("accumulate") or 1) * int(block.get("nproc") or 1)
-    # (name, what, images, texts) of each training job
-    jobs: list[tuple[str, str, int, int]] = []
+    # (name, what, images, texts, stage, variant) of each training job
+    jobs: list[tuple[str, str, int, int, str, str]] = []
     for name, weights in (block.get("variants") or {}).items():
         images = pairs * (1 + bool((weights or {}).get("w_vc")))  # + the mixed images (VC)
         texts = pairs * (1 + bool((weights or {}).get("w_sc")))  # + the altered captions (SC)
-        jobs.append((name, f"{images:,} images and {texts:,} captions", images, texts))
+        what = f"{images:,} images and {texts:,} captions"
+        jobs.append((name, what, images, texts, "finetune", name))
     for name, spec in ((block.get("labelled") or {}).get("variants") or {}).items():
         loss = (spec or {}).get("loss")
         if loss == "flyp":  # one image and one class prompt per pair
-            jobs.append(
-                (f"{name} ({loss})", f"{pairs:,} images and {pairs:,} class prompts", pairs, pairs)
-            )
+            what = f"{pairs:,} images and {pairs:,} class prompts"
+            jobs.append((f"{name} ({loss})", what, pairs, pairs, "finetune_labelled", name))
         else:  # standard: the image tower and a head; the text tower only builds the head
-            jobs.append((f"{name} ({loss})", f"{pairs:,} images", pairs, 0))
-    for name, what, images, texts in jobs:
+            what = f"{pairs:,} images"
+            jobs.append((f"{name} ({loss})", what, pairs, 0, "finetune_labelled", name))
+    for name, what, images, texts, stage, variant in jobs:
         pricing.plan.shared.append(
             Shared(
                 f"fine-tuning {name}",
@@ -36,5 +37,7 @@ def price(pricing: Pricing) -> None:
                 image_passes=images * rates.gradient_pass,
                 texts=texts * rates.gradient_pass,
                 jobs=1,
+                stage=stage,
+                weights={variant: 1.0},
             )
         )

@@ -14,5 +14,6 @@ def price(pricing: Pricing) -> None:
             "ood",
             f"{len(oodsets)} OOD set(s) ({', '.join(oodsets)})",
             images=sum(s.images for s in oodsets.values()),
+            stage="embed_zeroshot",
         )
     )

@@ -72,5 +72,6 @@ def price(pricing: Pricing) -> None:
             arch=arch.arch,
             image_passes=embedded + copies,
             jobs=1,
+            stage="overlap_detect",
         )
     )

@@ -14,5 +14,6 @@ def price(pricing: Pricing) -> None:
             f"per-template text embeddings: {classes:,} classes x {prompts} prompts",
             texts=rows,
             text_rows=rows,
+            stage="zeroshot_classifiers",
         )
     )

@@ -16,5 +16,6 @@ def price(pricing: Pricing) -> None:
             texts=n_cap,
             text_rows=n_cap,
             jobs=1,
+            stage="embed_retrieval",
         )
     )

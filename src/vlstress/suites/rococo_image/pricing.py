@@ -16,6 +16,7 @@ def price(pricing: Pricing) -> None:
             "rococo_image",
             f"{variants} variants (methods x lams x seeds) x {n_img:,} images",
             images=variants * n_img,
+            stage="embed_retrieval",
         )
     )
     pricing.plan.shared.append(
@@ -23,5 +24,6 @@ def price(pricing: Pricing) -> None:
             "image variants",
             f"mixing/patching {variants} x {n_img:,} images",
             cpu_s=variants * n_img * pricing.rates.image_variant_core_s,
+            stage="image_variants",
         )
     )

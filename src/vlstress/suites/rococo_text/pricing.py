@@ -16,6 +16,7 @@ def price(pricing: Pricing) -> None:
             f"{sets} caption sets x {n_cap:,} captions",
             texts=sets * n_cap,
             text_rows=sets * n_cap,
+            stage="embed_retrieval",
         )
     )
     pricing.plan.shared.append(
@@ -23,6 +24,7 @@ def price(pricing: Pricing) -> None:
             "caption sets",
             f"{sets} sets x {n_cap:,} captions, and their statistics",
             cpu_s=n_cap * (sets * rates.text_variant_core_s + rates.text_stats_core_s),
+            stage="text_variants",
         )
     )
     scorer = str((pricing.block("ei").get("scorer") or {}).get("arch"))
@@ -33,5 +35,6 @@ def price(pricing: Pricing) -> None:
             gpu_s=n_cap * rates.ei_gpu_s,  # measured per caption (the benchmark's scorer)
             arch=scorer,
             jobs=1,
+            stage="ei_scores",
         )
     )

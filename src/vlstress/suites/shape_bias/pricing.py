@@ -23,6 +23,8 @@ def price(pricing: Pricing) -> None:
             images=stimuli.images,
             texts=heads * prompts,
             text_rows=heads,
+            stage="embed_zeroshot",
+            text_stage="zeroshot_classifiers",
         )
     )
     pricing.plan.shared.append(Shared("cue-conflict stimuli", "downloaded, already stylised"))

@@ -24,6 +24,7 @@ def price(pricing: Pricing) -> None:
             f"{n:,} sequences of {clean.name} x {len(names)} perturbations "
             f"({frames} frames an image)",
             images=n * frames,
+            stage="embed_zeroshot",
         )
     )
     pricing.plan.shared.append(
@@ -31,5 +32,7 @@ def price(pricing: Pricing) -> None:
             "perturbation sequences",
             f"{n * frames:,} frames (decode, perturb, write)",
             cpu_s=n * frames * pricing.rates.stability_frame_core_s,
+            stage="perturbation_sequences",
+            weights={p: FRAMES.get(p, DEFAULT_FRAMES) for p in names},
         )
     )

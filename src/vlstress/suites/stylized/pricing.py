@@ -18,7 +18,12 @@ def price(pricing: Pricing) -> None:
     gflops = ADAIN_GFLOPS_224 * (px / 224) ** 2
     reference = arch_cost(rates.reference_arch)
     pricing.plan.work.append(
-        Work("stylized", f"a stylized copy of {clean.name} ({clean.images:,})", images=clean.images)
+        Work(
+            "stylized",
+            f"a stylized copy of {clean.name} ({clean.images:,})",
+            images=clean.images,
+            stage="embed_zeroshot",
+        )
     )
     pricing.plan.shared.append(
         Shared(
@@ -29,5 +34,6 @@ def price(pricing: Pricing) -> None:
             arch=rates.reference_arch,
             image_passes=clean.images * gflops / reference.image_gflops,
             jobs=1,
+            stage="stylize",
         )
     )

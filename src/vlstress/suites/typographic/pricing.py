@@ -13,6 +13,7 @@ def price(pricing: Pricing) -> None:
             "typographic",
             f"a copy of {clean.name} with a wrong class name written",
             images=clean.images,
+            stage="embed_zeroshot",
         )
     )
     pricing.plan.shared.append(
@@ -20,5 +21,6 @@ def price(pricing: Pricing) -> None:
             "typographic copy",
             f"{clean.images:,} images (priced as mixing one image: decode, draw, write)",
             cpu_s=clean.images * pricing.rates.image_variant_core_s,
+            stage="typographic",
         )
     )

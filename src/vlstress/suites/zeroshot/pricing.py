@@ -23,5 +23,7 @@ def price(pricing: Pricing) -> None:
             texts=classes * prompts,
             text_rows=classes,
             jobs=2,
+            stage="embed_zeroshot",
+            text_stage="zeroshot_classifiers",
         )
     )

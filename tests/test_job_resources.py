@@ -209,3 +209,23 @@ def test_the_slurm_profile_keeps_only_cluster_wide_settings():
 
     profile = yaml.safe_load(Path(REPO / "workflow/profiles/slurm/config.yaml").read_text())
     assert set(profile["default-resources"]) == {"slurm_account"}
+
+
+def test_the_workflow_names_what_it_cannot_price(monkeypatch, capsys):
+    values = params_module.load([REPO / "params.yaml"])
+    pricer = resources.job_pricer(values)
+    assert pricer.unpriced == ("llava-tiny-random",)
+    assert "prices no GPU job of llava-tiny-random" in capsys.readouterr().err
+    from vlstress.cost import rates
+
+    def no_rates(*_):
+        raise VlstressError("benchmarks/results/bench_embedding-h100.json is not there")
+
+    monkeypatch.setattr(rates, "load", no_rates)
+    pricer = resources.job_pricer(values)
+    err = capsys.readouterr().err
+    assert "cannot price this grid (benchmarks/results/bench_embedding-h100.json" in err
+    stage = next(stage for stage in STAGES if stage.name == "embed_zeroshot")
+    asked = resources.stage_resources(stage, values, 1, pricer)
+    assert asked["runtime"]({"model": "vit-s-32-alt-random"}) == 4 * 60
+    assert asked["mem_mb"]({"model": "vit-s-32-alt-random"}) == 32_000

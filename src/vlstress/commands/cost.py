@@ -131,6 +131,7 @@ def job_requests(values) -> dict:
     return {
         "cluster": asdict(pricer.cluster),
         "unpriced": list(pricer.unpriced),
+        "why": pricer.why,
         "stages": [{**row, "request": asdict(row["request"])} for row in rows],
     }
 

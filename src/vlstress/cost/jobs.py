@@ -74,8 +74,15 @@ class JobShape:
 
 
 class JobPricer:
-    def __init__(self, found: Estimate | None, values: Mapping[str, Any], unpriced: Sequence[str]):
-        self.found = found
+    def __init__(
+        self,
+        found: Estimate | None,
+        values: Mapping[str, Any],
+        unpriced: Sequence[str],
+        why: str = "",
+    ):
+        self.found = found  # None: the grid could not be priced (`why`)
+        self.why = why
         self.cluster = cluster_of(values)
         workers = (values.get("embed") or {}).get("workers")
         self.workers = self.cluster.gpu_workers if workers is None else int(workers)
@@ -170,9 +177,9 @@ def pricer(
     hooks: Sequence[Hook],
     text_suites: frozenset[str],
 ) -> JobPricer:
-    """The pricer of the params' jobs. Models the cost tables lack and assistants are unpriced;
-    a grid the cost model cannot price at all (e.g. a set of unknown size it needs) leaves every
-    job unpriced, and `JobPricer.unpriced` says why."""
+    """The pricer of the params' jobs. Models the cost tables lack and assistants are unpriced
+    (`JobPricer.unpriced`); a grid the cost model cannot price at all (e.g. a set of unknown size
+    it needs) leaves every job unpriced, and `JobPricer.why` says why."""
     models = dict(values.get("models") or {})
     generating = set(cost_estimate.assistants(values))
     known, unknown = {}, []
@@ -191,5 +198,5 @@ def pricer(
             priced, on, rates, 1, 1, text_suites=text_suites, hooks=hooks
         )
     except VlstressError as error:
-        return JobPricer(None, values, [f"every job ({error})"])
+        return JobPricer(None, values, [], str(error))
     return JobPricer(found, values, sorted(unknown))

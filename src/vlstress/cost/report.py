@@ -219,8 +219,13 @@ def jobs_markdown(jobs: Mapping[str, Any]) -> str:
     ]
     lines += _table(header, rows, text=3)
     over = [row for row in jobs["stages"] if row["over"]]
-    if over or jobs["unpriced"]:
+    if over or jobs["unpriced"] or jobs["why"]:
         lines.append("")
+    if jobs["why"]:
+        lines.append(
+            f"- no job is priced ({jobs['why']}): each asks for {cluster['max_job_hours']:g} h "
+            f"and {cluster['unpriced_mem_mb']:,} MB"
+        )
     if over:
         lines += [
             f"- {sum(row['over'] for row in over):,} jobs are predicted over "

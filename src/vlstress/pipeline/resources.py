@@ -35,17 +35,21 @@ def job_pricer(config: dict[str, Any]) -> JobPricer:
         if any(set(stage.model_kinds or ()) == set(IMAGE_TEXT_KINDS) for stage in suite.stages)
     )
     try:
-        measured = rates.load()
-    except VlstressError as error:
-        found = JobPricer(None, config, [f"every job (no rates: {error})"])
-    else:
-        found = pricer(config, suites_on(config), measured, hooks, text_suites)
-    if found.unpriced:
-        cluster = found.cluster
+        found = pricer(config, suites_on(config), rates.load(), hooks, text_suites)
+    except VlstressError as error:  # no rates to price with
+        found = JobPricer(None, config, [], str(error))
+    cluster = found.cluster
+    limits = f"{cluster.max_job_hours:g} h, {cluster.unpriced_mem_mb} MB: params `cluster`"
+    if found.found is None:
         print(
-            "vlstress: resources: the cost model prices no job of "
-            f"{', '.join(found.unpriced)}; they ask for the cluster's limits "
-            f"({cluster.max_job_hours:g} h, {cluster.unpriced_mem_mb} MB: params `cluster`)",
+            f"vlstress: resources: the cost model cannot price this grid ({found.why}); every "
+            f"job asks for the cluster's limits ({limits})",
+            file=sys.stderr,
+        )
+    elif found.unpriced:
+        print(
+            "vlstress: resources: the cost model prices no GPU job of "
+            f"{', '.join(found.unpriced)}; they ask for the cluster's limits ({limits})",
             file=sys.stderr,
         )
     return found

@@ -130,6 +130,16 @@ def pool_params(base: dict, n_models: int = sum(POOL.values())) -> dict:
     # every pair of ~260 models would be ~34,000 comparisons per condition: the fine-tuned
     # variants against their bases instead
     params["findings"] = {**params["findings"], "compare": "base"}
+    # a model's zero-shot images in as many jobs as keep every job under cluster.max_job_hours on
+    # the reference GPU (ViT-L/14's one job would take 37.6 h): the cost model's fewest
+    params["cluster"] = {**params["cluster"], "embed_shards": 1}
+    from vlstress.cost.rates import DEFAULT_RATE_FILE
+    from vlstress.pipeline import resources
+
+    pricer = resources.job_pricer(params, ROOT / DEFAULT_RATE_FILE)
+    params["cluster"]["embed_shards"] = resources.fewest_shards(params, pricer).get(
+        "cluster.embed_shards", 1
+    )
     return params
 
 

@@ -261,3 +261,110 @@ def test_the_params_name_the_sets_and_the_job_inputs(project):
         LISTS["zeroshot_testsets"].paths(Params.of(params)) == []
         and planned(params, "classifiers") == []
     )
+
+
+@pytest.mark.parametrize(
+    ("rows", "batch", "shards", "spans"),
+    [
+        (5, 2, 2, [(0, 2), (2, 5)]),  # 3 batches: 1 and 2
+        (5, 2, 4, [(0, 0), (0, 2), (2, 4), (4, 5)]),  # more shards than batches: one gets none
+        (7, 3, 1, [(0, 7)]),
+        (10, 2, 3, [(0, 2), (2, 6), (6, 10)]),  # 5 batches: 1, 2, 2
+    ],
+)
+def test_a_shard_is_a_run_of_whole_batches(rows, batch, shards, spans):
+    from vlstress.embedding.sets import shard_rows
+
+    assert [shard_rows(rows, batch, k, shards) for k in range(shards)] == spans
+
+
+def test_a_shard_outside_the_count_is_refused():
+    from vlstress.embedding.sets import shard_rows
+    from vlstress.errors import VlstressError
+
+    with pytest.raises(VlstressError, match="shard 3 of 3"):
+        shard_rows(5, 2, 3, 3)
+
+
+def embed_shards(project: Path, arch: str, shards: int, reuse: Path | None = None) -> Path:
+    """Every shard of the image sets, then the join: the folder the workflow's sharded layout
+    writes (cluster.embed_shards)."""
+    parts = project / f"shards-{shards}"
+    for k in range(shards):
+        argv = [
+            "embed-zeroshot",
+            "--params",
+            "params.yaml",
+            "--sets",
+            "images",
+            "--sets-from",
+            sets_from("zeroshot"),
+            "--shard",
+            str(k),
+            "--shards",
+            str(shards),
+            *model_flags(arch),
+            "--out",
+            parts / str(k),
+        ]
+        assert run(*argv, *(["--reuse-dir", reuse] if reuse else [])) == 0
+    out = project / f"joined-{shards}"
+    join = ["embed-join", "--parts-dir", parts, "--shards", str(shards), "--out", out]
+    assert run(*join, *(["--reuse-dir", reuse] if reuse else [])) == 0
+    return out
+
+
+def without_command(path: Path) -> dict:
+    meta = json.loads(path.read_text())
+    meta["provenance"].pop("command")
+    return meta
+
+
+@pytest.mark.parametrize("shards", [2, 4])
+def test_sharded_embeddings_join_to_the_bytes_of_one_job(project, tiny_arch, shards):
+    """Batches of 2 over sets of 5 images: each shard embeds whole batches, so the joined rows are
+    the bytes one job writes; the sidecars are the same but for the command that wrote them."""
+    embed(project / "one", tiny_arch, "images")
+    joined = embed_shards(project, tiny_arch, shards)
+    assert sorted(files_of(joined)) == sorted(files_of(project / "one"))
+    for name in FILES:
+        assert (joined / name).read_bytes() == (project / "one" / name).read_bytes(), name
+        assert without_command(Path(f"{joined / name}.json")) == without_command(
+            Path(f"{project / 'one' / name}.json")
+        )
+    manifest = json.loads((project / f"shards-{shards}/0/shard.json").read_text())
+    assert manifest["sets"][FILES[0]]["start"] == 0 and manifest["sets"][FILES[0]]["rows"] == 5
+
+
+def test_sharded_jobs_share_the_reuse_folder_with_one_job(project, tiny_arch, caplog):
+    caplog.set_level(logging.INFO)
+    reuse = project / "reuse"
+    joined = embed_shards(project, tiny_arch, 2, reuse)  # the join keeps each set for reuse
+    embed(project / "one", tiny_arch, "images", reuse)
+    assert counts(caplog).endswith("0 set(s) embedded, 4 reused")
+    caplog.clear()
+    again = embed_shards(project, tiny_arch, 2, reuse)  # every set left to the reuse entry
+    assert "shard 0 of 2, 0 rows embedded" in caplog.text
+    assert "shard 1 of 2, 0 rows embedded" in caplog.text
+    for name in FILES:  # the bytes, and the sidecar but for the command that wrote it
+        for folder in (project / "one", again):
+            assert (folder / name).read_bytes() == (joined / name).read_bytes(), name
+            assert without_command(Path(f"{folder / name}.json")) == without_command(
+                Path(f"{joined / name}.json")
+            )
+
+
+def test_the_join_refuses_shards_that_do_not_make_the_sets(project, tiny_arch, capsys):
+    embed_shards(project, tiny_arch, 2)
+    parts = project / "shards-2"
+    # a shard folder missing, and a count that does not match the folders
+    join = ["embed-join", "--parts-dir", parts, "--shards", "3", "--out", project / "bad"]
+    assert run(*join) == 2
+    assert "shards-2/2" in capsys.readouterr().err and not (project / "bad").exists()
+    # a part cut short: named, nothing written
+    part = parts / "1" / FILES[0]
+    np.save(part, np.load(part)[:0])
+    join = ["embed-join", "--parts-dir", parts, "--shards", "2", "--out", project / "bad"]
+    assert run(*join) == 2
+    error = capsys.readouterr().err
+    assert str(parts / "1" / FILES[0]) in error and not (project / "bad").exists()

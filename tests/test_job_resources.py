@@ -103,7 +103,9 @@ def grid() -> tuple[dict, jobs.JobPricer]:
 
 def test_every_priced_piece_of_work_names_a_stage_that_does_it(grid):
     values, pricer = grid
-    stages = {stage.name: stage for stage in active_stages(values)}
+    # a stage's jobs do the work priced under its name, or under the stage it is a form of (the
+    # shards of embed_zeroshot)
+    stages = {stage.priced_as or stage.name: stage for stage in active_stages(values)}
     pieces = [(w, True) for w in pricer.found.work] + [(s, False) for s in pricer.found.shared]
     for piece, per_model in pieces:
         costs = (piece.image_passes + piece.texts) if per_model else (piece.cpu_s + piece.gpu_s)
@@ -154,10 +156,18 @@ def test_the_jobs_of_a_model_add_up_to_its_price(grid):
     assert cpu == pytest.approx(found.shared_cpu_s + found.shared_gpu_s, rel=1e-9)
 
 
-def test_the_grid_names_its_jobs_over_the_limit(grid, capsys):
-    values, pricer = grid
+def one_job(values: dict) -> dict:
+    """The params with a model's zero-shot images embedded in one job."""
+    return {**values, "cluster": {**values["cluster"], "embed_shards": 1}}
+
+
+def test_in_one_job_the_grid_names_its_jobs_over_the_limit(grid, capsys):
+    values, _ = grid
+    values = one_job(values)
+    pricer = resources.job_pricer(values)
     rows = {row["stage"]: row for row in resources.longest_jobs(values, pricer)}
-    # one job embeds every zero-shot set of a model: ViT-L/14's takes longer than 4 h
+    # one job embeds every zero-shot set of a model: ViT-L/14's takes longer than 4 h, and asks
+    # for what it needs (x2), past the limit
     zeroshot = rows["embed_zeroshot"]
     assert zeroshot["over"] > 0 and zeroshot["hours"] > 4
     assert zeroshot["request"].runtime == math.ceil(zeroshot["hours"] * 60 * 2)
@@ -165,6 +175,27 @@ def test_the_grid_names_its_jobs_over_the_limit(grid, capsys):
     assert rows["corrupt"]["jobs"] == 15 * 5  # ImageNet-C's corruptions x severities
     resources.warn_over_limit(values, pricer)
     assert "embed_zeroshot: 102 of 255" in capsys.readouterr().err
+    # the fewest shards that bring each of them under 4 h: 37.6 h / 10 = 3.76 h
+    assert resources.fewest_shards(values, pricer) == {"cluster.embed_shards": 10}
+
+
+def test_on_the_papers_grid_no_job_is_predicted_over_the_limit(grid):
+    """params.paper-grid.yaml embeds a model's zero-shot images in the fewest shards that keep
+    every job under cluster.max_job_hours on the reference GPU; no job asks for more either."""
+    values, pricer = grid
+    limit = values["cluster"]["max_job_hours"]
+    assert values["cluster"]["embed_shards"] == 10
+    rows = {row["stage"]: row for row in resources.longest_jobs(values, pricer)}
+    assert "embed_zeroshot" not in rows
+    assert rows["embed_zeroshot_shard"]["jobs"] == 255 * 10
+    for name, row in rows.items():
+        assert row["over"] == 0 and row["hours"] <= limit, name
+        assert row["request"].runtime <= limit * 60, name
+    one = {r["stage"]: r for r in resources.longest_jobs(one_job(values), pricer)}
+    startup = pricer.found.rates.startup_s / 3600
+    assert rows["embed_zeroshot_shard"]["hours"] == pytest.approx(
+        (one["embed_zeroshot"]["hours"] - startup) / 10 + startup
+    )
 
 
 def test_snakemake_rules_ask_what_the_pricer_says():
@@ -192,16 +223,25 @@ def test_snakemake_rules_ask_what_the_pricer_says():
     assert ask["runtime"]({"model": "llava-tiny-random", "asked": "objects"}) == 4 * 60
 
 
-def test_cost_lists_the_longest_job_of_each_stage(capsys):
+def test_cost_lists_the_longest_job_of_each_stage(tmp_path, capsys):
+    import yaml
+
     from vlstress.cli import main
 
-    main(["cost", "--params", str(PAPER_GRID)])
-    out = capsys.readouterr().out
-    section = out.split("## Jobs: what each asks the scheduler", 1)[1]
+    one = tmp_path / "one-job.yaml"
+    one.write_text(yaml.safe_dump(one_job(params_module.load([PAPER_GRID]))))
+    main(["cost", "--params", str(one)])
+    section = capsys.readouterr().out.split("## Jobs: what each asks the scheduler", 1)[1]
     row = next(line for line in section.splitlines() if line.startswith("| embed_zeroshot |"))
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[1] == "255" and cells[-1] == "**102**"
     assert "102 jobs are predicted over cluster.max_job_hours (4 h)" in section
+    assert "`cluster.embed_shards: 10` splits them into jobs under 4 h" in section
+    main(["cost", "--params", str(PAPER_GRID)])
+    section = capsys.readouterr().out.split("## Jobs: what each asks the scheduler", 1)[1]
+    row = next(line for line in section.splitlines() if line.startswith("| embed_zeroshot_shard"))
+    assert row.split("|")[2].strip() == "2,550" and row.rstrip("| ").endswith("0")
+    assert "over cluster.max_job_hours" not in section
 
 
 def test_the_slurm_profile_keeps_only_cluster_wide_settings():

@@ -50,6 +50,10 @@ ENGINE_COMMANDS: dict[str, tuple[str, str]] = {
         "write the papers' model pool as a params fragment (open_clip, timm, LLaVA, fine-tuned), "
         "each model with its attributes",
     ),
+    "embed-join": (
+        "vlstress.commands.embed_join",
+        "join the shard folders of a sharded embedding job into the folder one job writes",
+    ),
     "code-stamp": (
         "vlstress.commands.code_stamp",
         "the md5 of each source file a step runs (the step's code dependency)",

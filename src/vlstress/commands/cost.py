@@ -132,6 +132,7 @@ def job_requests(values) -> dict:
         "cluster": asdict(pricer.cluster),
         "unpriced": list(pricer.unpriced),
         "why": pricer.why,
+        "shards": resources.fewest_shards(dict(values), pricer),
         "stages": [{**row, "request": asdict(row["request"])} for row in rows],
     }
 

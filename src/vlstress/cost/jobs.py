@@ -5,9 +5,11 @@ jobs. Each suite's hook says which stage's jobs do each piece of work (`Work.sta
 `Shared.stage`) and how it splits over the values of that stage's axis after the model (an
 attack, a correspondence set, a corruption: `weights`; none: evenly). A job's predicted seconds
 are its share at its model's rates (`estimate.arch_rates`) plus one GPU start-up; it asks for
-that x `runtime_margin`, at least `min_job_minutes`. Memory: a base per job, plus the decoding
-workers and twice the model's fp32 weights (the checkpoint and the model while it loads) for a
-GPU job. A GPU job asks for one CPU for itself and one per decoding worker.
+that x `runtime_margin`, at least `min_job_minutes`, and no more than `max_job_hours` when the
+prediction itself fits (a job predicted longer asks for what it needs, and is named). Memory: a
+base per job, plus the decoding workers and twice the model's fp32 weights (the checkpoint and the
+model while it loads) for a GPU job. A GPU job asks for one CPU for itself and one per decoding
+worker.
 
 A GPU job of a model the cost model cannot price (an architecture in no table, an assistant:
 generation is not priced) asks for the cluster's limits (`max_job_hours`, `unpriced_mem_mb`),
@@ -45,6 +47,7 @@ class Cluster:
     worker_mem_mb: int = 1000  # each decoding worker of a GPU job
     gpu_workers: int = 8  # decoding workers of a GPU job when embed.workers is null
     unpriced_mem_mb: int = 32000  # a job the cost model cannot price
+    embed_shards: int = 1  # jobs a model's zero-shot image sets are embedded in (joined after)
 
 
 def cluster_of(values: Mapping[str, Any]) -> Cluster:
@@ -140,6 +143,9 @@ class JobPricer:
                 math.ceil(cluster.max_job_hours * 60), cluster.unpriced_mem_mb, cpus, None
             )
         minutes = max(cluster.min_job_minutes, math.ceil(seconds * cluster.runtime_margin / 60))
+        limit = math.floor(cluster.max_job_hours * 60)
+        if seconds <= cluster.max_job_hours * 3600:  # the margin never asks past the limit
+            minutes = min(minutes, max(limit, 1))
         mem = cluster.mem_mb
         if shape.gpu:
             mem += self.workers * cluster.worker_mem_mb

@@ -232,6 +232,10 @@ def jobs_markdown(jobs: Mapping[str, Any]) -> str:
             f"cluster.max_job_hours ({cluster['max_job_hours']:g} h): "
             + ", ".join(f"{row['stage']} ({_n(row['over'])})" for row in over),
         ]
+        lines += [
+            f"- `{param}: {shards}` splits them into jobs under {cluster['max_job_hours']:g} h"
+            for param, shards in jobs["shards"].items()
+        ]
     if jobs["unpriced"]:
         lines += [
             f"- not priced, so they ask for {cluster['max_job_hours']:g} h and "

@@ -102,6 +102,9 @@ class EmbeddingSet:
     # the kinds of model the set is made for (models.model_kind); empty: every kind (text
     # embeddings need a text tower: IMAGE_TEXT_KINDS)
     model_kinds: tuple[str, ...] = ()
+    # a set a sharded job can split: its rows, and the embedding of rows [start, stop)
+    rows: int | None = None
+    embed_rows: Callable[[Loaded, int, int], np.ndarray] | None = None
 
     def takes(self, spec: models.ModelSpec) -> bool:
         return not self.model_kinds or spec.kind in self.model_kinds
@@ -212,23 +215,34 @@ def testset_images(folder: Path, name: str | None = None) -> EmbeddingSet:
     # the set's protocol may crop a border off each image first (ObjectNet: 2 pixels)
     border = int(testset.source.get("border_crop_px") or 0)
 
-    def embed(run: Loaded) -> np.ndarray:
+    def embed_rows(run: Loaded, start: int, stop: int) -> np.ndarray:
         from vlstress.embedding.encoders import BorderCropped, encode_images, load_rgb
 
+        part = "" if (start, stop) == (0, len(paths)) else f" [{start}:{stop}]"
         return encode_images(
             run.model,
             run.preprocess,
-            paths,
+            paths[start:stop],
             load=BorderCropped(border) if border else load_rgb,
-            desc=f"{run.spec.slug} {name}",
+            desc=f"{run.spec.slug} {name}{part}",
             **image_options(run),
         )
+
+    def embed(run: Loaded) -> np.ndarray:
+        return embed_rows(run, 0, len(paths))
 
     fields: dict[str, Any] = {"dataset": testset.dataset}
     if border:
         fields["border_crop_px"] = border
     return EmbeddingSet(
-        name, manifest_file, [str(manifest_file), *paths], "image-embeddings", fields, embed
+        name,
+        manifest_file,
+        [str(manifest_file), *paths],
+        "image-embeddings",
+        fields,
+        embed,
+        rows=len(paths),
+        embed_rows=embed_rows,
     )
 
 
@@ -281,14 +295,7 @@ def write(
 ) -> bool:
     """Embed `item` into `out` (+ sidecar `<out>.json`); with a reuse folder, copy an earlier
     identical result instead when there is one. True when the set was reused."""
-    block = provenance.build(
-        step,
-        {**run.params, **item.extra_params},
-        seed=run.spec.seed,
-        model=run.described,
-        device=run.device,
-        inputs={str(item.source): sha256_file(item.source)},
-    )
+    block = _provenance(item, run, step)
     key = None
     if reuse is not None:
         key = reuse_key(item, block, reuse.code, run.hardware)
@@ -322,6 +329,17 @@ def write(
     if reuse is not None and key is not None:
         _store(reuse.folder, key, out)
     return False
+
+
+def _provenance(item: EmbeddingSet, run: Loaded, step: str) -> dict[str, Any]:
+    return provenance.build(
+        step,
+        {**run.params, **item.extra_params},
+        seed=run.spec.seed,
+        model=run.described,
+        device=run.device,
+        inputs={str(item.source): sha256_file(item.source)},
+    )
 
 
 def write_folder(
@@ -433,3 +451,155 @@ def _place(source: Path, dest: Path) -> None:
         os.replace(tmp, dest)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+# Sharded jobs (`embed.shards`, the cluster's `embed_shards`): shard k of S embeds, of every set it
+# can split, the k-th run of whole batches, so every batch holds the images it holds in one job and
+# the joined rows are the bytes one job writes (same machine and settings). A set it cannot split
+# is embedded whole by shard 0. Each shard folder holds its parts (`<file>` as in the joined folder)
+# and SHARD_MANIFEST: per set, its rows, the sidecar it will have and its reuse key; `join_shards`
+# writes the folder one job would have written.
+SHARD_MANIFEST = "shard.json"
+
+
+def shard_rows(rows: int, batch_size: int, shard: int, shards: int) -> tuple[int, int]:
+    """Rows [start, stop) of a set of `rows` rows that shard `shard` of `shards` embeds: a run of
+    whole batches of `batch_size`, as even as batches allow (the last shards may get none)."""
+    if not 0 <= shard < shards:
+        raise VlstressError(f"shard {shard} of {shards}: shards are numbered 0 to {shards - 1}")
+    batches = -(-rows // batch_size)
+    first, last = shard * batches // shards, (shard + 1) * batches // shards
+    return min(first * batch_size, rows), min(last * batch_size, rows)
+
+
+def write_shard(
+    plan: list[tuple[str, EmbeddingSet]],
+    run: Loaded,
+    step: str,
+    out: Path,
+    shard: int,
+    shards: int,
+    reuse: Reuse | None = None,
+) -> None:
+    """Shard `shard` of `shards` of what `write_folder` writes, into the folder `out`; a set whose
+    reuse entry is there is left to the join, which places it."""
+    from vlstress.io import atomic_dir
+
+    plan = [(name, item) for name, item in plan if item.takes(run.spec)]
+    manifest: dict[str, Any] = {"shard": shard, "shards": shards, "sets": {}}
+    embedded = 0
+    with atomic_dir(out) as folder:
+        for name, item in plan:
+            block = _provenance(item, run, step)
+            key = reuse_key(item, block, reuse.code, run.hardware) if reuse else None
+            entry: dict[str, Any] = {"kind": item.kind, "fields": item.fields, "key": key}
+            entry["provenance"] = block
+            if reuse is not None and key is not None and _intact(reuse.folder, key):
+                manifest["sets"][name] = {**entry, "reused": True}
+                continue
+            part: np.ndarray | None = None
+            rows: int | None = None
+            start = stop = 0
+            if item.embed_rows is not None and item.rows is not None:
+                rows = item.rows
+                start, stop = shard_rows(rows, run.batch_size, shard, shards)
+                if stop > start:
+                    part = item.embed_rows(run, start, stop)
+            elif shard == 0:  # a set it cannot split: shard 0 embeds it whole
+                part = item.embed(run)
+                rows = stop = len(part)
+            if part is not None:
+                (folder / name).parent.mkdir(parents=True, exist_ok=True)
+                write_npy(folder / name, part)
+                embedded += stop - start
+            late = item.model_fields(run) if item.model_fields else {}
+            manifest["sets"][name] = {
+                **entry,
+                "late": late,
+                "start": start,
+                "stop": stop,
+                "rows": rows,
+            }
+        write_json(folder / SHARD_MANIFEST, manifest)
+    log.info("%s: shard %d of %d, %d rows embedded", run.spec.slug, shard, shards, embedded)
+
+
+def _intact(reuse: Path, key: str) -> bool:
+    entry = _entry(reuse, key)
+    try:
+        return _seal(entry).read_text(encoding="utf-8") == _digests(entry)
+    except OSError:
+        return False
+
+
+def join_shards(parts: list[Path], out: Path, reuse_folder: Path | None = None) -> None:
+    """The folder one job would have written, from the shard folders `parts` (in shard order):
+    each set's parts end to end, its sidecar, and its reuse entry kept; a set the shards left to
+    reuse placed from the reuse folder. Parts that do not tile a set are refused by name."""
+    from vlstress.io import atomic_dir
+
+    manifests = [read_json(part / SHARD_MANIFEST, "shard manifest") for part in parts]
+    shards = len(parts)
+    found = [(m.get("shard"), m.get("shards")) for m in manifests]
+    if found != [(k, shards) for k in range(shards)]:
+        raise VlstressError(
+            f"the shard folders {', '.join(map(str, parts))} are shards {found} ((shard, of)): "
+            f"expected shards 0 to {shards - 1} of {shards}, in order"
+        )
+    names = list(manifests[0]["sets"])
+    for part, manifest in zip(parts, manifests):
+        if list(manifest["sets"]) != names:
+            raise VlstressError(f"{part}: other sets than shard 0's ({', '.join(names)})")
+    with atomic_dir(out) as folder:
+        for name in names:
+            entries = [manifest["sets"][name] for manifest in manifests]
+            _join_set(name, entries, parts, folder / name, reuse_folder)
+    log.info("%d set(s) joined from %d shards", len(names), shards)
+
+
+def _join_set(
+    name: str,
+    entries: list[dict[str, Any]],
+    parts: list[Path],
+    out: Path,
+    reuse_folder: Path | None,
+) -> None:
+    first = entries[0]
+    key, block = first["key"], first["provenance"]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if any(entry.get("reused") for entry in entries):
+        if reuse_folder is not None and _fetch(reuse_folder, key, out, block):
+            return
+        missing = [str(p) for p, entry in zip(parts, entries) if entry.get("reused")]
+        raise VlstressError(
+            f"set {name}: shard(s) {', '.join(missing)} left it to the reuse entry {key}, which "
+            f"{reuse_folder} no longer holds intact: run those shards again"
+        )
+    rows = max((entry["rows"] for entry in entries if entry["rows"] is not None), default=0)
+    spans = sorted((entry["start"], entry["stop"], part) for entry, part in zip(entries, parts))
+    at, arrays = 0, []
+    for start, stop, part in spans:
+        if stop == start:
+            continue
+        if start != at:
+            raise VlstressError(
+                f"set {name}: the shards' rows do not tile 0..{rows} (rows {at} to {start} "
+                f"missing, or overlapping at {part})"
+            )
+        array = np.load(part / name)
+        if len(array) != stop - start:
+            raise VlstressError(
+                f"{part / name}: {len(array)} rows, the manifest says {stop - start}"
+            )
+        arrays.append(array)
+        at = stop
+    if not arrays:
+        raise VlstressError(f"set {name}: no shard holds a row of it")
+    if at != rows:
+        raise VlstressError(f"set {name}: the shards hold rows 0 to {at} of {rows}")
+    joined = np.concatenate(arrays)
+    write_npy(out, joined)
+    meta = {"kind": first["kind"], "shape": list(joined.shape), **first["fields"]}
+    write_json(sidecar(out), {**meta, **first["late"], "provenance": block})
+    if reuse_folder is not None and key is not None:
+        _store(reuse_folder, key, out)

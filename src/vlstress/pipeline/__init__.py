@@ -28,6 +28,7 @@ from vlstress.workflow.spec import (
     PathList,
     Stage,
     Suite,
+    count,
     lookup,
     render_value,
 )
@@ -96,6 +97,8 @@ def active_stages(params: dict[str, Any]) -> list[Stage]:
     for stage in STAGES:
         if stage.suite is not None and stage.suite not in on and not SUITES[stage.suite].always:
             continue
+        if stage.when is not None and not stage.when(params):
+            continue
         outputs = {name: out for name, out in stage.outputs.items() if _keep(out, on)}
         active.append(replace(stage, outputs=outputs))
     return [*(code_stamp(stage) for stage in active if stage.name != GATE.name), *active]
@@ -148,8 +151,11 @@ def code_inputs(stage: Stage) -> list[str]:
 
 
 def axis_values(params: dict[str, Any], axis: str) -> list[str]:
-    """The values of an axis as they appear in paths and commands (sorted keys, or list order)."""
+    """The values of an axis as they appear in paths and commands (sorted keys, list order, or
+    0 .. N-1 of a count)."""
     spec = AXES[axis]
+    if spec.count:
+        return [str(i) for i in range(count(params, spec.param))]
     value = lookup(params, spec.param)
     if spec.keys:
         return sorted(str(key) for key in value)

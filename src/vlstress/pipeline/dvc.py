@@ -186,13 +186,21 @@ def stage_entry(
     if items is not None:
         return _foreach_items(body, params, stage.axes[0], items)
     if len(stage.axes) == 1:
-        return {"foreach": "${%s}" % AXES[stage.axes[0]].param, "do": body}
-    matrix: dict[str, Any] = {axis: "${%s}" % AXES[axis].param for axis in stage.axes}
+        return {"foreach": _axis_values(stage, params, stage.axes[0]), "do": body}
+    matrix: dict[str, Any] = {axis: _axis_values(stage, params, axis) for axis in stage.axes}
     if MODEL_AXIS.name in stage.axes:
         # the models it takes, written out whatever else is in the pool: the same stage names
         # and the same dependencies with or without a model of another kind
         matrix[MODEL_AXIS.name] = stage_axis_values(stage, params, MODEL_AXIS.name)
     return {"matrix": matrix, **body}
+
+
+def _axis_values(stage: Stage, params: dict[str, Any], axis: str) -> Any:
+    """What a `foreach`/`matrix` runs over: the params entry itself (`dvc repro` follows it), or the
+    numbers 0 .. N-1 of a count axis written out (DVC has no range)."""
+    if AXES[axis].count:
+        return [int(value) for value in stage_axis_values(stage, params, axis)]
+    return "${%s}" % AXES[axis].param
 
 
 def _shared_external(stage: Stage) -> tuple[str, ...]:

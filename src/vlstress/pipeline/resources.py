@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from vlstress.cost.jobs import JobPricer, JobShape, pricer
@@ -20,9 +21,9 @@ from vlstress.workflow.spec import Stage
 RESOURCES = ("runtime", "mem_mb", "cpus_per_task")
 
 
-def job_pricer(config: dict[str, Any]) -> JobPricer:
+def job_pricer(config: dict[str, Any], rate_file: Path | None = None) -> JobPricer:
     """The pricer of the params' jobs, with the suites' pricing hooks in registry order and the
-    rates measured on the reference GPU (benchmarks/results)."""
+    rates measured on the reference GPU (`rate_file`; default: the project's benchmarks/results)."""
     from vlstress.cost import rates
     from vlstress.embedding.kinds import IMAGE_TEXT_KINDS
 
@@ -35,7 +36,8 @@ def job_pricer(config: dict[str, Any]) -> JobPricer:
         if any(set(stage.model_kinds or ()) == set(IMAGE_TEXT_KINDS) for stage in suite.stages)
     )
     try:
-        found = pricer(config, suites_on(config), rates.load(), hooks, text_suites)
+        measured = rates.load(rate_file) if rate_file else rates.load()
+        found = pricer(config, suites_on(config), measured, hooks, text_suites)
     except VlstressError as error:  # no rates to price with
         found = JobPricer(None, config, [], str(error))
     cluster = found.cluster
@@ -58,7 +60,7 @@ def job_pricer(config: dict[str, Any]) -> JobPricer:
 def shape(stage: Stage, config: dict[str, Any], threads: int) -> JobShape:
     rest = [axis for axis in stage.axes if axis != MODEL_AXIS.name]
     return JobShape(
-        stage.name,
+        stage.priced_as or stage.name,
         stage.gpu,
         MODEL_AXIS.name in stage.axes,
         tuple((axis, len(stage_axis_values(stage, config, axis))) for axis in rest),
@@ -138,3 +140,39 @@ def warn_over_limit(config: dict[str, Any], found: JobPricer) -> None:
         f"({found.cluster.max_job_hours:g} h): {named}. `vlstress cost` prices them",
         file=sys.stderr,
     )
+
+
+def fewest_shards(config: dict[str, Any], found: JobPricer, most: int = 256) -> dict[str, int]:
+    """For each stage with jobs predicted over `cluster.max_job_hours` that a sharded form splits
+    (a stage priced as it, over a count axis), the fewest shards that bring every one of its jobs
+    under the limit: count param -> shards (none below `most`: left out)."""
+    import copy
+
+    from vlstress.pipeline import AXES, STAGES
+
+    over = {row["stage"] for row in longest_jobs(config, found) if row["over"]}
+    split = [
+        (stage, axis)
+        for stage in STAGES
+        if stage.priced_as in over
+        for axis in stage.axes
+        if AXES[axis].count
+    ]
+    needed: dict[str, int] = {}
+    for stage, axis in split:
+        param = AXES[axis].param
+        for shards in range(2, most + 1):
+            trial = copy.deepcopy(config)
+            node = trial
+            *parents, last = param.split(".")
+            for part in parents:
+                if node.get(part) is None:
+                    node[part] = {}
+                node = node[part]
+            node[last] = shards
+            rows = longest_jobs(trial, JobPricer(found.found, trial, found.unpriced))
+            sharded = [row for row in rows if row["stage"] == stage.name]
+            if sharded and not any(row["over"] for row in sharded):
+                needed[param] = shards
+                break
+    return needed

@@ -29,6 +29,9 @@ CLASSIFIERS = (
     f"{EMB}/classifiers"  # the zero-shot classifier of each test set (zeroshot_classifiers)
 )
 ZEROSHOT_EMB = f"{EMB}/zeroshot"  # every zero-shot image set (embed_zeroshot)
+# with `cluster.embed_shards` > 1: the shard folders the join makes ZEROSHOT_EMB of
+SHARDS = "cluster.embed_shards"
+ZEROSHOT_SHARDS = f"{EMB}/zeroshot-shards"
 
 # labelled test sets (the `testset` command), and files inside the two zero-shot folders
 TESTSET = "data/testsets/{testset}"

@@ -20,7 +20,7 @@ very same command line and write the same provenance.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,8 @@ class Axis:
     # the fields of each entry reach commands even in a DVC `matrix` (which hands out only the keys
     # of a mapping, but whole entries of a list)
     named: str | None = None
+    # the param is a count N (absent: 1): the axis runs over 0 .. N-1 (the shards of a job)
+    count: bool = False
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,10 @@ class Stage:
     # modules the command runs beyond its own imports (named on its command line, e.g. a suite's
     # figure module or the set providers of `{providers.GROUP}`): their code is the stage's too
     code: tuple[str, ...] = ()
+    # on only for the params this says (e.g. a job split into shards, or not); None: always
+    when: Callable[[dict[str, Any]], bool] | None = None
+    # the stage whose priced work its jobs do (`vlstress.cost.jobs`), if not its own name
+    priced_as: str | None = None
 
     @property
     def subcommand(self) -> str:
@@ -112,6 +118,16 @@ def lookup(params: dict[str, Any], dotted: str) -> Any:
             raise KeyError(f"params have no `{dotted}`")
         node = node[part]
     return node
+
+
+def count(params: Mapping[str, Any], dotted: str) -> int:
+    """A count param (a count axis, e.g. the shards of a job): absent or null is 1."""
+    node: Any = params
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or node.get(part) is None:
+            return 1
+        node = node[part]
+    return int(node)
 
 
 def render_value(value: Any) -> str:

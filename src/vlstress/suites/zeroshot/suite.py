@@ -14,13 +14,15 @@ from vlstress.workflow.paths import (
     CLASSIFIERS,
     REUSE_FLAG,
     RUN_FLAGS,
+    SHARDS,
     SUMMARY,
     TESTSET,
     TESTSET_EMB,
     ZEROSHOT_EMB,
     ZEROSHOT_RECORD,
+    ZEROSHOT_SHARDS,
 )
-from vlstress.workflow.spec import Axis, Output, PathList, Stage, Suite
+from vlstress.workflow.spec import Axis, Output, PathList, Stage, Suite, count
 from vlstress.workflow.stages import (
     figures_stage,
     outcomes_of,
@@ -29,11 +31,32 @@ from vlstress.workflow.stages import (
     testset_stage,
 )
 
+EMBED_ZEROSHOT = (
+    "vlstress embed-zeroshot {params_files} --sets images --sets-from {providers.zeroshot}"
+    " --model-card {in.card} " + RUN_FLAGS + " " + REUSE_FLAG
+)
+
+
+def one_job(params) -> bool:
+    return count(params, SHARDS) == 1
+
+
+def sharded(params) -> bool:
+    return count(params, SHARDS) > 1
+
+
+def shard_folders(params) -> list[str]:
+    return [f"{ZEROSHOT_SHARDS}/{k}" for k in range(count(params.values, SHARDS))]
+
+
 SUITE = Suite(
     "zeroshot",
     "zero-shot classification on clean and naturally shifted test sets, effective robustness",
     needs=("zeroshot",),
-    axes=(Axis("testset", "zeroshot.testsets", r"[a-z0-9][a-z0-9_]*", keys=True),),
+    axes=(
+        Axis("testset", "zeroshot.testsets", r"[a-z0-9][a-z0-9_]*", keys=True),
+        Axis("shard", SHARDS, r"[0-9]+", count=True),
+    ),
     stages=(
         testset_stage(
             "testset",
@@ -63,16 +86,44 @@ SUITE = Suite(
         ),
         Stage(
             "embed_zeroshot",
-            "vlstress embed-zeroshot {params_files} --sets images --sets-from {providers.zeroshot}"
-            " --model-card {in.card} " + RUN_FLAGS + " " + REUSE_FLAG + " --out {out.emb}",
+            EMBED_ZEROSHOT + " --out {out.emb}",
             inputs={"card": CARD},
             input_lists={"sets": "zeroshot_data"},
             outputs={"emb": Output(ZEROSHOT_EMB, directory=True)},
             axes=("model",),
             suite="zeroshot",
             gpu=True,
+            when=one_job,
             doc="every zero-shot image set of a model in one job (each test set, corruption, "
             "typographic attack and OOD set); unchanged sets are reused",
+        ),
+        Stage(
+            "embed_zeroshot_shard",
+            EMBED_ZEROSHOT + " --shard {shard} --shards {p.cluster.embed_shards} --out {out.part}",
+            inputs={"card": CARD},
+            input_lists={"sets": "zeroshot_data"},
+            outputs={"part": Output(f"{ZEROSHOT_SHARDS}/{{shard}}", directory=True)},
+            axes=("model", "shard"),
+            suite="zeroshot",
+            gpu=True,
+            when=sharded,
+            priced_as="embed_zeroshot",
+            doc="with cluster.embed_shards > 1: one shard of every zero-shot image set of a model "
+            "(a run of whole batches of each set)",
+        ),
+        Stage(
+            "embed_zeroshot_join",
+            "vlstress embed-join --parts-dir "
+            + ZEROSHOT_SHARDS
+            + " --shards {p.cluster.embed_shards}"
+            " " + REUSE_FLAG + " --out {out.emb}",
+            input_lists={"parts": "zeroshot_shards"},
+            outputs={"emb": Output(ZEROSHOT_EMB, directory=True)},
+            axes=("model",),
+            suite="zeroshot",
+            when=sharded,
+            doc="with cluster.embed_shards > 1: a model's shard folders joined into the folder one "
+            "job writes, byte for byte (no model is loaded)",
         ),
         Stage(
             "evaluate_zeroshot",
@@ -185,6 +236,7 @@ SUITE = Suite(
     params="vlstress.suites.zeroshot.params",
     pricing="vlstress.suites.zeroshot.pricing",
     lists={
+        "zeroshot_shards": PathList(shard_folders, shard_folders, lambda params: [SHARDS]),
         "zeroshot_testsets": PathList(
             paths.testset_folders, paths.data_folders, paths.testset_params
         ),

@@ -315,15 +315,18 @@ def embed_shards(project: Path, arch: str, shards: int, reuse: Path | None = Non
 
 
 def without_command(path: Path) -> dict:
+    """A sidecar, its command's --out left out (the folders of one test differ)."""
     meta = json.loads(path.read_text())
-    meta["provenance"].pop("command")
+    words = meta["provenance"]["command"].split(" ")
+    meta["provenance"]["command"] = " ".join(words[: words.index("--out")])
     return meta
 
 
 @pytest.mark.parametrize("shards", [2, 4])
 def test_sharded_embeddings_join_to_the_bytes_of_one_job(project, tiny_arch, shards):
     """Batches of 2 over sets of 5 images: each shard embeds whole batches, so the joined rows are
-    the bytes one job writes; the sidecars are the same but for the command that wrote them."""
+    the bytes one job writes, and the sidecars name the one job's command (the shards' are in
+    their manifests)."""
     embed(project / "one", tiny_arch, "images")
     joined = embed_shards(project, tiny_arch, shards)
     assert sorted(files_of(joined)) == sorted(files_of(project / "one"))
@@ -334,6 +337,23 @@ def test_sharded_embeddings_join_to_the_bytes_of_one_job(project, tiny_arch, sha
         )
     manifest = json.loads((project / f"shards-{shards}/0/shard.json").read_text())
     assert manifest["sets"][FILES[0]]["start"] == 0 and manifest["sets"][FILES[0]]["rows"] == 5
+    assert "--shard 0 --shards" in manifest["sets"][FILES[0]]["provenance"]["command"]
+    joined_command = json.loads(Path(f"{joined / FILES[0]}.json").read_text())["provenance"]
+    assert joined_command["command"].endswith(f"--out {joined}")
+    assert "--shard" not in joined_command["command"]
+
+
+def test_the_joined_sidecar_names_the_one_job_command():
+    from vlstress.embedding.sets import one_job_command
+
+    shard = (
+        "vlstress embed-zeroshot --params params.yaml --sets images --threads 2 --reuse-dir "
+        "data/weights/embeddings --shard 3 --shards 10 --out results/embeddings/m/zeroshot-shards/3"
+    )
+    assert one_job_command(shard, Path("results/embeddings/m/zeroshot")) == (
+        "vlstress embed-zeroshot --params params.yaml --sets images --threads 2 --reuse-dir "
+        "data/weights/embeddings --out results/embeddings/m/zeroshot"
+    )
 
 
 def test_sharded_jobs_share_the_reuse_folder_with_one_job(project, tiny_arch, caplog):

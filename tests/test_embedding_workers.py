@@ -243,6 +243,7 @@ def test_the_demo_params_decode_on_the_jobs_cores_in_fp32():
         "text_stats",
         "zeroshot_classifiers",
         "embed_zeroshot",
+        "embed_zeroshot_shard",  # one shard of it, with cluster.embed_shards > 1
         "attack",
         "finetune",
         "finetune_labelled",  # FLYP and standard fine-tuning

@@ -427,6 +427,7 @@ def test_jobs_are_routed_by_resources(slurm_run):
         "ei_scores",
         "zeroshot_classifiers",
         "embed_zeroshot",  # the zero-shot suites (off in this run)
+        "embed_zeroshot_shard",  # one shard of it (cluster.embed_shards > 1; off here)
         "attack",  # adversarial suite (off in this run)
         "finetune",  # robust fine-tuning (off in this run)
         "finetune_labelled",  # FLYP and standard fine-tuning (off in this run)

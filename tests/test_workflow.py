@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -463,3 +464,30 @@ def test_an_added_corruption_severity_embeds_one_set_and_reruns_no_classifier_or
         # corrupts 224 px crops; another size is said)
         "images": "demo-objects at 64 px",
     }, new["condition"]
+
+
+def test_a_sharded_embedding_joins_to_the_folder_one_job_wrote(project):
+    """cluster.embed_shards: 2 turns a model's zero-shot embedding into two shard jobs and a join;
+    DVC runs them (after the added severity above), the reuse folder emptied so the shards embed,
+    and the joined folder is the one job's, byte for byte, so no step that reads it is stale.
+    After the test above: last in the module."""
+    model = "vit-s-32-random"
+    folder = project / f"results/embeddings/{model}/zeroshot"
+    before = {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    params_path = project / "params.yaml"
+    params = yaml.safe_load(params_path.read_text())
+    params["cluster"]["embed_shards"] = 2
+    params_path.write_text(yaml.safe_dump(params, sort_keys=False))
+    sh("vlstress", "pipeline", "render", cwd=project)
+    shutil.rmtree(project / "data/weights/embeddings")  # the shards embed, none is reused
+    log = sh("dvc", "repro", f"embed_zeroshot_join@{model}", cwd=project)
+    ran = ran_stages(log)
+    assert {f"embed_zeroshot_shard@{model}-0", f"embed_zeroshot_shard@{model}-1"} <= ran, ran
+    assert f"embed_zeroshot_join@{model}" in ran
+    after = {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    assert after == before
+    parts = project / f"results/embeddings/{model}/zeroshot-shards"
+    assert sorted(p.name for p in parts.iterdir()) == ["0", "1"]
+    stale = {stage.split("@")[0] for stage in stale_stages(sh("dvc", "status", cwd=project))}
+    reads = {"evaluate_zeroshot", "evaluate_corruption", "calibrate", "ood_detect", "shape_bias"}
+    assert not stale & reads, stale

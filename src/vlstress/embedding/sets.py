@@ -553,8 +553,31 @@ def join_shards(parts: list[Path], out: Path, reuse_folder: Path | None = None) 
     with atomic_dir(out) as folder:
         for name in names:
             entries = [manifest["sets"][name] for manifest in manifests]
-            _join_set(name, entries, parts, folder / name, reuse_folder)
+            block = dict(entries[0]["provenance"])
+            block["command"] = one_job_command(block["command"], out)
+            _join_set(name, entries, parts, folder / name, block, reuse_folder)
     log.info("%d set(s) joined from %d shards", len(names), shards)
+
+
+def one_job_command(command: str, out: Path) -> str:
+    """The command of one job that writes what the shards wrote: a shard's, without `--shard K
+    --shards S` and with `--out` the joined folder. It is what a joined sidecar records (the
+    bytes are that job's), so the joined folder is the one job's, byte for byte; the shard
+    commands stay in each shard folder's manifest."""
+    words = command.split(" ")
+    kept: list[str] = []
+    skip = False
+    for i, word in enumerate(words):
+        if skip:
+            skip = False
+            continue
+        if word in ("--shard", "--shards"):
+            skip = True
+            continue
+        if i > 0 and words[i - 1] == "--out":
+            word = str(out)
+        kept.append(word)
+    return " ".join(kept)
 
 
 def _join_set(
@@ -562,10 +585,11 @@ def _join_set(
     entries: list[dict[str, Any]],
     parts: list[Path],
     out: Path,
+    block: dict[str, Any],
     reuse_folder: Path | None,
 ) -> None:
     first = entries[0]
-    key, block = first["key"], first["provenance"]
+    key = first["key"]
     out.parent.mkdir(parents=True, exist_ok=True)
     if any(entry.get("reused") for entry in entries):
         if reuse_folder is not None and _fetch(reuse_folder, key, out, block):

@@ -1,14 +1,16 @@
 """The demo workflow on a real SLURM cluster (slow: a few minutes; root only).
 
-A module fixture brings up a single-node SLURM cluster on this machine from Debian's
+A module fixture brings up a two-node SLURM cluster on this machine from Debian's
 packages (slurm-wlm, munge; installed with apt-get when missing and running as root,
-otherwise the module is skipped): a private munged, slurmctld and slurmd on localhost
-with the config in tests/slurm/, two partitions `cpu` (default) and `gpu` on the one
-node, no cgroups (proctrack/linuxproc, task/none) and no slurmdbd. Everything lives in
-a temporary folder and is stopped and removed at the end.
+otherwise the module is skipped): a private munged, slurmctld and two slurmd on localhost
+(slurm's multiple-slurmd mode: nodes `node1` and `node2`, each slurmd on its own port)
+with the config in tests/slurm/, two partitions `cpu` (default) and `gpu` on both nodes,
+no cgroups (proctrack/linuxproc, task/none) and no slurmdbd. Everything lives in a
+temporary folder and is stopped and removed at the end. Jobs land on both nodes, and
+their records must still be the bytes of a local run.
 
 THE GPU IS FAKE. The machine has no GPU, but a job that asks for one must be accepted,
-as on a real GPU node: the node declares one GRES `gpu` whose device file is /dev/null
+as on a real GPU node: each node declares one GRES `gpu` whose device file is /dev/null
 (slurmd drops a GPU without a file). SLURM schedules it like a real one (the job's
 TresPerJob is gres:gpu:1, CUDA_VISIBLE_DEVICES=0 inside it), and nothing can compute on
 it: the GPU stages run on the CPU, as they do locally. The test therefore checks the
@@ -21,7 +23,7 @@ run adds `--slurm-status-command squeue`; MinJobAge=3600 keeps finished jobs in
 checks below.
 
 The run is the command of the README's "Running on a cluster" section, read from the
-README itself, plus only what this single-node test needs: the status command, a short
+README itself, plus only what this one-machine test needs: the status command, a short
 first status check and latency wait, and keeping the per-job SLURM logs. The submitted
 sbatch arguments are recorded by tests/slurm/sbatch, a wrapper first on PATH that
 appends its arguments to a file and execs the real sbatch (the plugin runs `sbatch`
@@ -74,6 +76,7 @@ TOOLS = (
 )
 PACKAGES = ("slurm-wlm", "munge")
 ACCOUNT = "vlstress"  # stands in for <account>: without slurmdbd any name is accepted
+NODES = ("node1", "node2")
 PROFILE = "workflow/profiles/slurm"
 EXTRA_FLAGS = [
     "--slurm-status-command",
@@ -85,8 +88,8 @@ EXTRA_FLAGS = [
     "--slurm-keep-successful-logs",  # the checks below read them
 ]
 RUN_TIMEOUT = 1800
-# the params' `cluster` block for this one node of 2 CPUs: a GPU job gets one decoding worker (so
-# it asks for 2 CPUs), and the other figures stay the defaults but for what fits the node
+# the params' `cluster` block for nodes of 2 CPUs: a GPU job gets one decoding worker (so it asks
+# for 2 CPUs), and the other figures stay the defaults but for what fits a node
 CLUSTER = {"gpu_workers": 1, "mem_mb": 4000, "worker_mem_mb": 1000, "unpriced_mem_mb": 8000}
 
 
@@ -167,14 +170,14 @@ class Cluster:
                 )
             time.sleep(0.2)
 
-    def node_state(self) -> str:
+    def node_states(self) -> list[str]:
         done = subprocess.run(
-            [self.tools["sinfo"], "-h", "-n", "localhost", "-o", "%T"],
+            [self.tools["sinfo"], "-h", "-N", "-n", ",".join(NODES), "-o", "%T"],
             env=self.env,
             capture_output=True,
             text=True,
         )
-        return done.stdout.strip()
+        return sorted(done.stdout.split())
 
     def jobs(self) -> list[dict[str, str]]:
         """Every job slurmctld knows (finished ones too, for MinJobAge), as scontrol shows it."""
@@ -224,7 +227,11 @@ def cluster() -> Cluster:
     conf = root / "slurm.conf"
     conf.write_text(
         Template((HERE / "slurm.conf.in").read_text()).substitute(
-            root=root, ctld_port=free_port(), slurmd_port=free_port(), hardware=hardware
+            root=root,
+            ctld_port=free_port(),
+            port1=free_port(),
+            port2=free_port(),
+            hardware=hardware,
         )
     )
     shutil.copy(HERE / "gres.conf", root / "gres.conf")  # slurmd reads it beside slurm.conf
@@ -259,8 +266,10 @@ def cluster() -> Cluster:
         )
         found.wait_for("munged", socket_path.exists)
         found.start(tools["slurmctld"], "-D", "-f", str(conf), log="slurmctld.out.log")
-        found.start(tools["slurmd"], "-D", "-N", "localhost", "-f", str(conf), log="slurmd.out.log")
-        found.wait_for("node localhost", lambda: found.node_state() == "idle")
+        for node in NODES:  # multiple-slurmd mode: one slurmd per node name, each its own port
+            (root / "spool" / node).mkdir()
+            found.start(tools["slurmd"], "-D", "-N", node, "-f", str(conf), log=f"{node}.out.log")
+        found.wait_for("nodes " + ", ".join(NODES), lambda: found.node_states() == ["idle"] * 2)
         yield found
     finally:
         found.stop()
@@ -397,6 +406,13 @@ def test_slurm_run_is_byte_identical_to_a_local_run(slurm_run):
         },
     )
     dvc_reruns_to_the_same_bytes(slurm_run.root, steps, env)
+
+
+def test_jobs_ran_on_both_nodes(slurm_run):
+    """The scheduler spread the run over the two nodes: each ran jobs, and each job ran on one."""
+    placed = Counter(job["NodeList"] for job in slurm_run.jobs)
+    assert set(placed) == set(NODES), placed
+    assert all(placed[node] >= 2 for node in NODES), placed
 
 
 def test_every_job_ran_through_slurm(slurm_run):

@@ -170,14 +170,15 @@ class Cluster:
                 )
             time.sleep(0.2)
 
-    def node_states(self) -> list[str]:
+    def node_states(self) -> dict[str, str]:
+        """Node -> state (sinfo lists a node once per partition: the two say the same)."""
         done = subprocess.run(
-            [self.tools["sinfo"], "-h", "-N", "-n", ",".join(NODES), "-o", "%T"],
+            [self.tools["sinfo"], "-h", "-N", "-o", "%N %T"],
             env=self.env,
             capture_output=True,
             text=True,
         )
-        return sorted(done.stdout.split())
+        return dict(line.split() for line in done.stdout.splitlines() if line.strip())
 
     def jobs(self) -> list[dict[str, str]]:
         """Every job slurmctld knows (finished ones too, for MinJobAge), as scontrol shows it."""
@@ -269,7 +270,8 @@ def cluster() -> Cluster:
         for node in NODES:  # multiple-slurmd mode: one slurmd per node name, each its own port
             (root / "spool" / node).mkdir()
             found.start(tools["slurmd"], "-D", "-N", node, "-f", str(conf), log=f"{node}.out.log")
-        found.wait_for("nodes " + ", ".join(NODES), lambda: found.node_states() == ["idle"] * 2)
+        idle = dict.fromkeys(NODES, "idle")
+        found.wait_for("nodes " + ", ".join(NODES), lambda: found.node_states() == idle)
         yield found
     finally:
         found.stop()

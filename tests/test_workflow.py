@@ -495,7 +495,7 @@ def test_a_sharded_embedding_joins_to_the_folder_one_job_wrote(project):
     assert f"embed_zeroshot_join@{model}" in ran
     assert len(before) > 10 and files() == before
     parts = project / f"results/embeddings/{model}/zeroshot-shards"
-    assert sorted(p.name for p in parts.iterdir()) == ["0", "1"]
+    assert sorted(p.name for p in parts.iterdir() if p.name not in NOT_DATA) == ["0", "1"]
     stale = {stage.split("@")[0] for stage in stale_stages(sh("dvc", "status", cwd=project))}
     reads = {"evaluate_zeroshot", "evaluate_corruption", "calibrate", "ood_detect", "shape_bias"}
     assert not stale & reads, stale

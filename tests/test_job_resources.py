@@ -269,3 +269,13 @@ def test_the_workflow_names_what_it_cannot_price(monkeypatch, capsys):
     asked = resources.stage_resources(stage, values, 1, pricer)
     assert asked["runtime"]({"model": "vit-s-32-alt-random"}) == 4 * 60
     assert asked["mem_mb"]({"model": "vit-s-32-alt-random"}) == 32_000
+
+
+def test_the_cost_counts_a_start_up_per_shard(grid):
+    """The zero-shot work of a model is 1 classifier job + one job per shard of its images."""
+    values, pricer = grid
+    (zeroshot,) = [w for w in pricer.found.work if w.suite == "zeroshot"]
+    assert zeroshot.jobs == 1 + 10
+    one = resources.job_pricer(one_job(values))
+    (zeroshot,) = [w for w in one.found.work if w.suite == "zeroshot"]
+    assert zeroshot.jobs == 2

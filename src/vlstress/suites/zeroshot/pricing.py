@@ -15,6 +15,9 @@ def price(pricing: Pricing) -> None:
     pricing.plan.sets.update(testsets)
     classes = sum(s.classes for s in testsets.values())
     pricing.testsets, pricing.classes, pricing.prompts = testsets, classes, prompts
+    # the image sets in as many jobs as the cluster block splits them (each a start-up), and
+    # the classifiers in one
+    shards = int((pricing.values.get("cluster") or {}).get("embed_shards") or 1)
     pricing.plan.work.append(
         Work(
             "zeroshot",
@@ -22,7 +25,7 @@ def price(pricing: Pricing) -> None:
             images=sum(s.images for s in testsets.values()),
             texts=classes * prompts,
             text_rows=classes,
-            jobs=2,
+            jobs=1 + shards,
             stage="embed_zeroshot",
             text_stage="zeroshot_classifiers",
         )

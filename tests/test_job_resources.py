@@ -279,3 +279,24 @@ def test_the_cost_counts_a_start_up_per_shard(grid):
     one = resources.job_pricer(one_job(values))
     (zeroshot,) = [w for w in one.found.work if w.suite == "zeroshot"]
     assert zeroshot.jobs == 2
+
+
+def test_a_broken_input_file_leaves_the_jobs_unpriced_and_the_error_to_its_step(
+    tmp_path, capsys
+):
+    """Pricing reads the sets' sizes when the Snakefile is read: a broken caption file must not
+    stop the workflow there (the step that reads it reports it), and the console says why."""
+    images = tmp_path / "images"
+    images.mkdir()
+    captions = tmp_path / "broken-captions.json"
+    captions.write_text("{not json")
+    values = params_module.load([REPO / "params.yaml"])
+    values["dataset"] = {
+        **values["dataset"],
+        "kind": "coco-dir",
+        "images": str(images),
+        "captions": str(captions),
+    }
+    pricer = resources.job_pricer(values)
+    assert pricer.found is None and "JSONDecodeError" in pricer.why
+    assert "cannot price this grid (JSONDecodeError" in capsys.readouterr().err

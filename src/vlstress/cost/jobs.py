@@ -203,6 +203,6 @@ def pricer(
         found = cost_estimate.estimate(
             priced, on, rates, 1, 1, text_suites=text_suites, hooks=hooks
         )
-    except VlstressError as error:
+    except VlstressError as error:  # e.g. a set of unknown size it needs
         return JobPricer(None, values, [], str(error))
     return JobPricer(found, values, sorted(unknown))

@@ -38,8 +38,10 @@ def job_pricer(config: dict[str, Any], rate_file: Path | None = None) -> JobPric
     try:
         measured = rates.load(rate_file) if rate_file else rates.load()
         found = pricer(config, suites_on(config), measured, hooks, text_suites)
-    except VlstressError as error:  # no rates to price with
-        found = JobPricer(None, config, [], str(error))
+    except Exception as error:  # noqa: BLE001 - pricing never stops a run (a broken input file
+        # is the step's to report); every job then asks for the limits, and the console says why
+        why = str(error) if isinstance(error, VlstressError) else f"{type(error).__name__}: {error}"
+        found = JobPricer(None, config, [], why)
     cluster = found.cluster
     limits = f"{cluster.max_job_hours:g} h, {cluster.unpriced_mem_mb} MB: params `cluster`"
     if found.found is None:

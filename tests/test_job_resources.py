@@ -281,9 +281,7 @@ def test_the_cost_counts_a_start_up_per_shard(grid):
     assert zeroshot.jobs == 2
 
 
-def test_a_broken_input_file_leaves_the_jobs_unpriced_and_the_error_to_its_step(
-    tmp_path, capsys
-):
+def test_a_broken_input_file_leaves_the_jobs_unpriced_and_the_error_to_its_step(tmp_path, capsys):
     """Pricing reads the sets' sizes when the Snakefile is read: a broken caption file must not
     stop the workflow there (the step that reads it reports it), and the console says why."""
     images = tmp_path / "images"

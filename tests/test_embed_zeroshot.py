@@ -82,7 +82,10 @@ def sets_from(group: str) -> str:
     return ",".join(providers(group))
 
 
-def embed(out: Path, arch: str, sets: str, reuse: Path | None = None) -> None:
+def embed(
+    out: Path, arch: str, sets: str, reuse: Path | None = None, shard: tuple[int, int] | None = None
+) -> None:
+    """The job as the workflow runs it; `shard`: (K, S), one shard of S."""
     group = "classifiers" if sets == "classifiers" else "zeroshot"
     argv = [
         "embed-zeroshot",
@@ -92,6 +95,7 @@ def embed(out: Path, arch: str, sets: str, reuse: Path | None = None) -> None:
         sets,
         "--sets-from",
         sets_from(group),
+        *(["--shard", str(shard[0]), "--shards", str(shard[1])] if shard else []),
         *model_flags(arch),
         "--out",
         out,
@@ -291,23 +295,7 @@ def embed_shards(project: Path, arch: str, shards: int, reuse: Path | None = Non
     writes (cluster.embed_shards)."""
     parts = project / f"shards-{shards}"
     for k in range(shards):
-        argv = [
-            "embed-zeroshot",
-            "--params",
-            "params.yaml",
-            "--sets",
-            "images",
-            "--sets-from",
-            sets_from("zeroshot"),
-            "--shard",
-            str(k),
-            "--shards",
-            str(shards),
-            *model_flags(arch),
-            "--out",
-            parts / str(k),
-        ]
-        assert run(*argv, *(["--reuse-dir", reuse] if reuse else [])) == 0
+        embed(parts / str(k), arch, "images", reuse, shard=(k, shards))
     out = project / f"joined-{shards}"
     join = ["embed-join", "--parts-dir", parts, "--shards", str(shards), "--out", out]
     assert run(*join, *(["--reuse-dir", reuse] if reuse else [])) == 0

@@ -281,7 +281,9 @@ def test_the_cost_counts_a_start_up_per_shard(grid):
     assert zeroshot.jobs == 2
 
 
-def test_a_broken_input_file_leaves_the_jobs_unpriced_and_the_error_to_its_step(tmp_path, capsys):
+def test_a_broken_input_file_leaves_the_jobs_unpriced_and_the_error_to_its_step(
+    tmp_path, capsys, monkeypatch
+):
     """Pricing reads the sets' sizes when the Snakefile is read: a broken caption file must not
     stop the workflow there (the step that reads it reports it), and the console says why."""
     images = tmp_path / "images"
@@ -295,6 +297,9 @@ def test_a_broken_input_file_leaves_the_jobs_unpriced_and_the_error_to_its_step(
         "images": str(images),
         "captions": str(captions),
     }
-    pricer = resources.job_pricer(values)
+    from vlstress.cost.rates import DEFAULT_RATE_FILE
+
+    monkeypatch.chdir(tmp_path)  # a fresh project: no built manifest stands in for the file
+    pricer = resources.job_pricer(values, REPO / DEFAULT_RATE_FILE)
     assert pricer.found is None and "JSONDecodeError" in pricer.why
     assert "cannot price this grid (JSONDecodeError" in capsys.readouterr().err

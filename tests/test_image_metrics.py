@@ -252,3 +252,80 @@ def test_evaluate_image_rejects_mismatched_inputs(toy, capsys):
     write_emb(root / "short.npy", MIXED[:2], variant=VARIANT)
     code, out = evaluate(toy, **{"--variant-emb": root / "short.npy"})
     assert code == 2 and "expected 3 rows" in capsys.readouterr().err and not out.exists()
+
+
+# --- every variant of a model in one job (`evaluate-images`) -------------------------------------
+
+
+def per_model_project(toy, seeds=(10, 11)) -> Path:
+    """The toy laid out as the workflow keeps it: params.yaml naming the variants, the variant
+    folders under data/image_variants, the model's retrieval folder; variant seed 11 is a second
+    copy of the patch variant (its own embeddings: MIXED scaled, so its numbers differ)."""
+    import yaml
+
+    from conftest import REPO
+
+    root = toy["root"]
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    params["image_variants"].update(methods=["patch"], lams=[0.9], seeds=list(seeds))
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    emb = root / "emb"
+    write_emb(emb / "images.npy", IMAGES)
+    write_emb(emb / "texts.npy", TEXTS[[0, 3, 1, 2]])
+    entries = json.loads(toy["manifest"].read_text())["images"]
+    for seed, mixed in zip(seeds, (MIXED, MIXED * [[1], [0.1], [1]])):
+        name = f"patch_lam0.9_seed{seed}"
+        variant = {**VARIANT, "seed": seed, "name": name, "evaluation": f"image-{name}"}
+        folder = root / "data/image_variants" / name
+        folder.mkdir(parents=True)
+        (folder / "manifest.json").write_text(
+            json.dumps({"dataset": "toy", "variant": variant, "images": entries, "provenance": {}})
+        )
+        write_emb(emb / "image_variants" / f"{name}.npy", mixed, variant=variant)
+    return root
+
+
+def evaluate_images(root: Path) -> int:
+    argv = ["evaluate-images", "--params", "params.yaml", "--manifest", "manifest.json"]
+    return cli.main([*argv, "--emb", "emb", "--ks", "1,2,5", "--out-dir", "metrics/toy"])
+
+
+def test_evaluate_images_writes_what_evaluate_image_writes_for_each_variant(toy, monkeypatch):
+    root = per_model_project(toy)
+    monkeypatch.chdir(root)
+    assert evaluate_images(root) == 0
+    written = sorted(p.name for p in (root / "metrics/toy").iterdir())
+    assert written == [
+        f"image-patch-lam0.9-seed{seed}.{ext}"
+        for seed in (10, 11)
+        for ext in ("json", "outcomes.npz")
+    ]
+    for seed in (10, 11):
+        name = f"patch_lam0.9_seed{seed}"
+        code, one = evaluate(
+            toy,
+            **{
+                "--variant": root / "data/image_variants" / name,
+                "--variant-emb": root / "emb/image_variants" / f"{name}.npy",
+                "--out": root / "one" / f"{seed}.json",
+            },
+        )
+        assert code == 0
+        many = root / "metrics/toy" / f"image-patch-lam0.9-seed{seed}.json"
+        got, want = read_record(many), read_record(one)
+        assert (got.condition, got.dataset) == (want.condition, want.dataset)
+        assert got.metrics == want.metrics
+        [a], [b] = read_outcomes(outcomes_path(many)), read_outcomes(outcomes_path(one))
+        assert a.column("rank").tolist() == b.column("rank").tolist()
+    first = read_record(root / "metrics/toy/image-patch-lam0.9-seed10.json").metrics
+    assert first == pytest.approx(KNOWN)
+    assert read_record(root / "metrics/toy/image-patch-lam0.9-seed11.json").metrics != first
+
+
+def test_evaluate_images_writes_nothing_when_one_variant_is_missing(toy, monkeypatch, capsys):
+    root = per_model_project(toy)
+    monkeypatch.chdir(root)
+    (root / "emb/image_variants/patch_lam0.9_seed11.npy").unlink()
+    assert evaluate_images(root) == 2
+    assert "patch_lam0.9_seed11.npy" in capsys.readouterr().err
+    assert not (root / "metrics").exists()

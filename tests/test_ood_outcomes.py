@@ -201,3 +201,69 @@ def test_the_statistics_of_a_batch_of_resamples_are_those_of_each_resample():
             assert batch.shape == (6,)
             assert batch.tolist() == [statistic(i, o) for i, o in zip(id_rows, ood_rows)]
             assert statistic(id_rows.T, ood_rows.T, axis=0).tolist() == batch.tolist()
+
+
+def _two_ood_sets(root: Path) -> None:
+    """params.yaml with the OOD suite on and two OOD sets: `near` and `far` (far from every class:
+    AUROC 100)."""
+    import yaml
+
+    _near_ood(root)
+    write_set(root, "data/ood/far", "far", ["x", "y"], [0, 1] * 5)
+    write_embeddings(root / "results/embeddings/m/zeroshot/ood/far.npy", -np.eye(DIM)[[0] * 10])
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    params["suites"]["ood"] = True
+    entry = params["zeroshot"]["testsets"]["objects"]
+    params["ood"].update(in_distribution="objects", sets={"near": entry, "far": dict(entry)})
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+
+
+def _detect_sets(capsys):
+    return call(
+        capsys,
+        "ood-detect-sets",
+        *("--params", "params.yaml", "--model", "m", "--testset", "data/testsets/objects"),
+        *("--image-emb", ID_EMB, "--classifier", CLASSIFIER),
+        *("--emb", "results/embeddings/m/zeroshot", "--out-dir", "out", "--fig-dir", "figs"),
+    )
+
+
+def test_ood_detect_sets_writes_what_ood_detect_writes_for_each_set(project, capsys):  # noqa: F811
+    _two_ood_sets(project)
+    code, err = _detect_sets(capsys)
+    assert code == 0, err
+    assert sorted(p.name for p in (project / "figs").iterdir()) == [
+        f"ood_roc_m_{name}.{ext}" for name in ("far", "near") for ext in ("pdf", "png")
+    ]
+    for name in ("near", "far"):
+        emb = f"results/embeddings/m/zeroshot/ood/{name}.npy"
+        code, err = call(
+            capsys,
+            "ood-detect",
+            *("--testset", "data/testsets/objects", "--image-emb", ID_EMB),
+            *("--classifier", CLASSIFIER, "--ood-testset", f"data/ood/{name}"),
+            *("--ood-emb", emb, "--out", f"one-{name}.json", "--out-fig", f"one-{name}.png"),
+        )
+        assert code == 0, err
+        got = read_records(project / f"out/ood-{name}.json")
+        want = read_records(project / f"one-{name}.json")
+        assert [(r.condition, r.metrics) for r in got] == [(r.condition, r.metrics) for r in want]
+        for a, b in zip(
+            read_outcomes(project / f"out/ood-{name}.outcomes.npz"),
+            read_outcomes(project / f"one-{name}.outcomes.npz"),
+        ):
+            np.testing.assert_array_equal(a.column("score"), b.column("score"))
+        assert (project / f"out/ood-{name}.json.json").read_bytes() == (
+            project / f"one-{name}.json.json"
+        ).read_bytes()
+    far = read_records(project / "out/ood-far.json")
+    assert [r.metrics["auroc"] for r in far] == [100.0] * len(SCORES)
+    assert all(r.metrics["auroc"] < 100 for r in read_records(project / "out/ood-near.json"))
+
+
+def test_ood_detect_sets_writes_nothing_when_one_set_is_bad(project, capsys):  # noqa: F811
+    _two_ood_sets(project)
+    (project / "results/embeddings/m/zeroshot/ood/near.npy").unlink()
+    code, err = _detect_sets(capsys)
+    assert code == 2 and "near.npy" in err
+    assert not (project / "out").exists() and not (project / "figs").exists()

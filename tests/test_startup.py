@@ -94,12 +94,17 @@ def no_model_subcommands() -> list[str]:
 
 def test_the_demo_has_no_model_steps_and_model_steps():
     found = no_model_subcommands()
-    assert {"evaluate", "evaluate-text", "evaluate-image", "image-variants", "calibrate"} <= set(
+    assert {"evaluate", "evaluate-texts", "evaluate-images", "image-variants", "calibrate"} <= set(
         found
     )
-    assert {"prompt-ablation", "autoclip", "evaluate-zeroshot", "ood-detect", "summarize"} <= set(
-        found
-    )
+    assert {
+        "prompt-ablation",
+        "autoclip",
+        "evaluate-testsets",
+        "evaluate-zeroshot",
+        "ood-detect-sets",
+        "summarize",
+    } <= set(found)
     assert not {"embed-retrieval", "embed-zeroshot", "attack", "ei-scores", "text-stats"} & set(
         found
     )

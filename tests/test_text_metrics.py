@@ -408,3 +408,76 @@ def test_official_rococo_sets_are_accepted(shared_data, tmp_path, set_name):
         and dataset["n_captions"] == n_orig
         and dataset["n_altered_captions"] == n_orig - len(six)
     )
+
+
+# --- every caption set of a model in one job (`evaluate-texts`) ----------------------------------
+
+
+def per_model_project(d: Path) -> None:
+    """The toy laid out as the workflow keeps it: params.yaml naming two caption sets, the sets
+    under data/text_variants, the model's retrieval folder; `danger` is the toy's set with its
+    altered captions moved away (its own numbers)."""
+    import shutil
+
+    import yaml
+
+    from conftest import REPO
+
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    sets = params["text_variants"]["sets"]
+    params["text_variants"]["sets"] = {name: sets[name] for name in ("same_concept", "danger")}
+    (d / "params.yaml").write_text(yaml.safe_dump(params))
+    (d / "data/text_variants").mkdir(parents=True)
+    (d / "emb/text_variants").mkdir(parents=True)
+    for name in ("images.npy", "texts.npy"):
+        for suffix in ("", ".json"):
+            shutil.copy(d / (name + suffix), d / "emb" / (name + suffix))
+    for name, scale in (("same_concept", 1.0), ("danger", 0.1)):
+        shutil.copy(d / "set.json", d / f"data/text_variants/{name}.json")
+        emb = np.load(d / "text_set.npy")
+        emb[[2, 3, 10, 11, 12, 13, 14, 15, 18, 19]] *= scale
+        write_emb(d / f"emb/text_variants/{name}.npy", emb)
+
+
+def evaluate_texts(d: Path) -> int:
+    argv = ["evaluate-texts", "--params", "params.yaml", "--manifest", "manifest.json"]
+    return main([*argv, "--emb", "emb", "--ks", "1,5,10", "--out-dir", "metrics/toy"])
+
+
+def test_evaluate_texts_writes_what_evaluate_text_writes_for_each_set(toy, monkeypatch):
+    from vlstress.record import read_record
+
+    per_model_project(toy)
+    monkeypatch.chdir(toy)
+    assert evaluate_texts(toy) == 0
+    written = sorted(p.name for p in (toy / "metrics/toy").iterdir())
+    assert written == [
+        f"text-{n}.{e}" for n in ("danger", "same_concept") for e in ("json", "outcomes.npz")
+    ]
+    for name in ("same_concept", "danger"):
+        one = f"one-{name}.json"
+        argv = ["evaluate-text", "--manifest", "manifest.json", "--image-emb", "emb/images.npy"]
+        argv += ["--original-emb", "emb/texts.npy", "--ks", "1,5,10", "--set", name, "--out", one]
+        argv += ["--variant-captions", f"data/text_variants/{name}.json"]
+        assert main([*argv, "--variant-emb", f"emb/text_variants/{name}.npy"]) == 0
+        many = toy / f"metrics/toy/text-{name}.json"
+        got, want = read_record(many), read_record(toy / one)
+        assert (got.condition, got.dataset, got.metrics) == (
+            want.condition,
+            want.dataset,
+            want.metrics,
+        )
+        [a], [b] = read_outcomes(outcomes_path(many)), read_outcomes(outcomes_path(toy / one))
+        assert a.column("rank").tolist() == b.column("rank").tolist()
+    same = read_record(toy / "metrics/toy/text-same_concept.json").metrics
+    assert same["i2t_R@1"] == pytest.approx(200 / 3)  # the toy's known answer (test_command_record)
+    assert read_record(toy / "metrics/toy/text-danger.json").metrics["i2t_R@1"] == 100.0
+
+
+def test_evaluate_texts_writes_nothing_when_one_set_is_missing(toy, monkeypatch, capsys):
+    per_model_project(toy)
+    monkeypatch.chdir(toy)
+    (toy / "data/text_variants/same_concept.json").unlink()
+    assert evaluate_texts(toy) == 2
+    assert "same_concept.json" in capsys.readouterr().err
+    assert not (toy / "metrics").exists()

@@ -1,4 +1,4 @@
-"""The flags of `vlstress ood-detect`."""
+"""The flags of `vlstress ood-detect` and `vlstress ood-detect-sets`."""
 
 from __future__ import annotations
 
@@ -44,6 +44,22 @@ def add_ood_detect_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ood-emb", required=True, type=Path, help="its image embeddings (same model)"
     )
+    add_score_arguments(parser)
+    parser.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        help=(
+            "records file (ROC curves in <out>.json; per-image scores in <out stem>.outcomes.npz)"
+        ),
+    )
+    parser.add_argument(
+        "--out-fig", required=True, type=Path, help="ROC curves (PNG, PDF beside it)"
+    )
+
+
+def add_score_arguments(parser: argparse.ArgumentParser) -> None:
+    """--scores and --temperature (`ood-detect`, `ood-detect-sets`)."""
     parser.add_argument(
         "--scores",
         type=score_list,
@@ -55,15 +71,4 @@ def add_ood_detect_arguments(parser: argparse.ArgumentParser) -> None:
         type=positive_float,
         default=1.0,
         help="T of MCM (softmax of cosine / T) and of the energy",
-    )
-    parser.add_argument(
-        "--out",
-        required=True,
-        type=Path,
-        help=(
-            "records file (ROC curves in <out>.json; per-image scores in <out stem>.outcomes.npz)"
-        ),
-    )
-    parser.add_argument(
-        "--out-fig", required=True, type=Path, help="ROC curves (PNG, PDF beside it)"
     )

@@ -8,6 +8,8 @@ from vlstress.suites.ood.block import OodParams
 SUITE = "ood"
 OOD_SET = "data/ood/{oodset}"
 OOD_EMB = "ood/{oodset}.npy"  # inside the model's zero-shot folder
+RECORD_NAME = "ood-{oodset}.json"  # in the model's record folder
+FIGURE_NAME = "ood_roc_{model}_{oodset}.png"  # in the figures folder (a PDF beside it)
 
 
 def names(params: Params) -> list[str]:

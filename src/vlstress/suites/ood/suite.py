@@ -2,8 +2,9 @@
 
 from vlstress.report.display import Headline, Task
 from vlstress.suites.ood.paths import (
-    OOD_EMB,
+    FIGURE_NAME,
     OOD_SET,
+    RECORD_NAME,
     data_folders,
     folders,
     shaping_params,
@@ -12,6 +13,8 @@ from vlstress.suites.ood.resampling import auroc_resampling, fpr95_resampling
 from vlstress.workflow.paths import (
     CLASSIFIER,
     CLASSIFIERS,
+    FIGURES,
+    METRICS,
     TESTSET_EMB,
     ZEROSHOT_EMB,
     of,
@@ -25,7 +28,9 @@ from vlstress.workflow.stages import (
     testset_stage,
 )
 
-RECORD = "results/metrics/{model}/ood-{oodset}.json"
+RECORD = f"{METRICS}/{RECORD_NAME}"
+FIGURE = f"{FIGURES}/{FIGURE_NAME}"
+EACH = ("oodset",)  # one detection job per model writes the files of every OOD set
 
 SUITE = Suite(
     "ood",
@@ -48,35 +53,36 @@ SUITE = Suite(
         ),
         Stage(
             "ood_detect",
-            "vlstress ood-detect --testset {in.testset} --image-emb {in.emb}/"
+            "vlstress ood-detect-sets {params_files} --model {model} --testset {in.testset}"
+            " --image-emb {in.emb}/"
             + of(TESTSET_EMB, "p.ood.in_distribution")
             + " --classifier {in.classifiers}/"
             + of(CLASSIFIER, "p.ood.in_distribution")
-            + " --ood-testset {in.ood_testset} --ood-emb {in.emb}/"
-            + OOD_EMB
-            + " --scores {p.ood.scores}"
-            " --temperature {p.ood.temperature} --out {out.records} --out-fig {out.png}",
+            + " --emb {in.emb} --scores {p.ood.scores} --temperature {p.ood.temperature}"
+            " --out-dir " + METRICS + " --fig-dir " + FIGURES,
             inputs={
                 "testset": "data/testsets/{p.ood.in_distribution}",
                 "emb": ZEROSHOT_EMB,
                 "classifiers": CLASSIFIERS,
-                "ood_testset": OOD_SET,
             },
+            input_lists={"ood_sets": "ood_sets"},
             outputs={
-                "records": small(RECORD, record=True),
-                "outcomes": outcomes_of(RECORD),
-                "roc": small(f"{RECORD}.json"),
+                "records": small(RECORD, record=True, each=EACH),
+                "outcomes": outcomes_of(RECORD, each=EACH),
+                "roc": small(f"{RECORD}.json", each=EACH),
                 "png": Output(
-                    "results/figures/ood_roc_{model}_{oodset}.png",
+                    FIGURE,
                     plot={},
                     caption="ood_roc",
                     category="OOD detection",
+                    each=EACH,
                 ),
-                "pdf": Output("results/figures/ood_roc_{model}_{oodset}.pdf"),
+                "pdf": Output(FIGURE.removesuffix(".png") + ".pdf", each=EACH),
             },
-            axes=("model", "oodset"),
+            axes=("model",),
             suite="ood",
-            doc="in-distribution test set against one OOD set, every score (one record per score)",
+            doc="in-distribution test set against every OOD set, every score, one job per model "
+            "(one records file per set)",
         ),
         figures_stage("ood", "vlstress.suites.ood.figures", {"ood_auroc": ()}, "Figures"),
         tables_stage(
@@ -96,10 +102,17 @@ SUITE = Suite(
                 "FPR@95)"
             ),
         ),
+        "ood-detect-sets": (
+            "vlstress.suites.ood.commands.ood_detect_sets",
+            "OOD detection of one model on every OOD set (one records file and figure each)",
+        ),
     },
     params="vlstress.suites.ood.params",
     pricing="vlstress.suites.ood.pricing",
-    lists={"zeroshot_data": PathList(folders, data_folders, shaping_params)},
+    lists={
+        "zeroshot_data": PathList(folders, data_folders, shaping_params),
+        "ood_sets": PathList(folders, data_folders, shaping_params),
+    },
     providers={"zeroshot": "vlstress.suites.ood.sets"},
     tasks={
         "ood": Task(

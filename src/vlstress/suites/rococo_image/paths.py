@@ -13,21 +13,27 @@ VARIANT_EMB = f"image_variants/{VARIANT}.npy"  # inside the model's retrieval fo
 AXIS_PARAMS = ("image_variants.methods", "image_variants.lams", "image_variants.seeds")
 
 
-def variant_folders(params: Params) -> list[str]:
-    """Every variant folder the params make (methods x lams x seeds, in that order); none when
-    off."""
+RECORD_NAME = "image-{method}-lam{lam}-seed{seed}.json"  # in the model's record folder
+
+
+def variants(params: Params) -> list[dict[str, str]]:
+    """Every variant the params make (methods x lams x seeds, in that order), each as its `method`,
+    `lam` and `seed` printed as DVC prints the raw values (`${item}`: 1 stays "1", not "1.0");
+    none when off."""
     if SUITE not in params.on:
         return []
-    # the folders are named as DVC prints the raw values (`${item}`): 1 stays "1", not "1.0"
     block = params.values["image_variants"]
     return [
-        VARIANT_DIR.format(
-            method=render_value(method), lam=render_value(lam), seed=render_value(seed)
-        )
+        {"method": render_value(method), "lam": render_value(lam), "seed": render_value(seed)}
         for method in block["methods"]
         for lam in block["lams"]
         for seed in block["seeds"]
     ]
+
+
+def variant_folders(params: Params) -> list[str]:
+    """Every variant folder the params make (`variants` order)."""
+    return [VARIANT_DIR.format(**variant) for variant in variants(params)]
 
 
 def folders(params: Params) -> list[str]:

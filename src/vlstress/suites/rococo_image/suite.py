@@ -3,17 +3,18 @@
 from vlstress.embedding.kinds import IMAGE_TEXT_KINDS
 from vlstress.report.display import Headline, Task
 from vlstress.suites.rococo_image.paths import (
+    RECORD_NAME,
     VARIANT_DIR,
-    VARIANT_EMB,
     folders,
     shaping_params,
     variant_folders,
 )
-from vlstress.workflow.paths import EVALUATE_FLAGS, MANIFEST, RAW, RETRIEVAL_EMB
+from vlstress.workflow.paths import EVALUATE_FLAGS, MANIFEST, METRICS, RAW, RETRIEVAL_EMB
 from vlstress.workflow.spec import Axis, Output, PathList, Stage, Suite
 from vlstress.workflow.stages import outcomes_of
 
-IMAGE_RECORD = "results/metrics/{model}/image-{method}-lam{lam}-seed{seed}.json"
+IMAGE_RECORD = f"{METRICS}/{RECORD_NAME}"
+EACH = ("method", "lam", "seed")  # the variant axes one evaluation job writes a record of each
 
 SUITE = Suite(
     "rococo_image",
@@ -37,20 +38,20 @@ SUITE = Suite(
         ),
         Stage(
             "evaluate_image",
-            "vlstress evaluate-image --manifest {in.manifest} --image-emb {in.emb}/images.npy"
-            " --text-emb {in.emb}/texts.npy --variant {in.variant} --variant-emb {in.emb}/"
-            + VARIANT_EMB
-            + " "
+            "vlstress evaluate-images {params_files} --manifest {in.manifest} --emb {in.emb} "
             + EVALUATE_FLAGS
-            + " --out {out.record}",
-            inputs={"manifest": MANIFEST, "emb": RETRIEVAL_EMB, "variant": VARIANT_DIR},
+            + " --out-dir "
+            + METRICS,
+            inputs={"manifest": MANIFEST, "emb": RETRIEVAL_EMB},
+            input_lists={"variants": "image_variant_sets"},
             outputs={
-                "record": Output(IMAGE_RECORD, cache=False, record=True),
-                "outcomes": outcomes_of(IMAGE_RECORD),
+                "record": Output(IMAGE_RECORD, cache=False, record=True, each=EACH),
+                "outcomes": outcomes_of(IMAGE_RECORD, each=EACH),
             },
-            axes=("model", "method", "lam", "seed"),
+            axes=("model",),
             model_kinds=IMAGE_TEXT_KINDS,
             suite="rococo_image",
+            doc="every image variant of a model, one job per model (one record per variant)",
         ),
     ),
     commands={
@@ -65,10 +66,17 @@ SUITE = Suite(
             "vlstress.suites.rococo_image.commands.evaluate_image",
             "text-to-image metrics against original + mixed images",
         ),
+        "evaluate-images": (
+            "vlstress.suites.rococo_image.commands.evaluate_images",
+            "text-to-image metrics of one model on every image variant (one record each)",
+        ),
     },
     params="vlstress.suites.rococo_image.params",
     pricing="vlstress.suites.rococo_image.pricing",
-    lists={"retrieval_sets": PathList(variant_folders, folders, shaping_params)},
+    lists={
+        "retrieval_sets": PathList(variant_folders, folders, shaping_params),
+        "image_variant_sets": PathList(variant_folders, folders, shaping_params),
+    },
     providers={"retrieval": "vlstress.suites.rococo_image.sets"},
     tasks={
         "image-stress": Task(

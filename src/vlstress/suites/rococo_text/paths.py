@@ -14,11 +14,17 @@ NLTK_DATA = "{p.text_variants.nltk_data}"
 SCORER_CARD = "results/text/scorer.json"
 
 
+RECORD_NAME = "text-{set}.json"  # in the model's record folder
+
+
+def set_names(params: Params) -> list[str]:
+    """The caption sets the params make (sorted); none when off."""
+    return sorted(params.block(TextVariantsParams).sets) if SUITE in params.on else []
+
+
 def caption_sets(params: Params) -> list[str]:
-    """Every caption-set file the params make (sorted names); none when off."""
-    if SUITE not in params.on:
-        return []
-    return [TEXT_SET.format(set=name) for name in sorted(params.block(TextVariantsParams).sets)]
+    """Every caption-set file the params make (`set_names` order)."""
+    return [TEXT_SET.format(set=name) for name in set_names(params)]
 
 
 def folders(params: Params) -> list[str]:

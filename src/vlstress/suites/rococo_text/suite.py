@@ -5,9 +5,9 @@ from vlstress.report.display import Headline, Task
 from vlstress.suites.rococo_text.paths import (
     EI_SCORES,
     NLTK_DATA,
+    RECORD_NAME,
     SCORER_CARD,
     TEXT_SET,
-    TEXT_SET_EMB,
     caption_sets,
     folders,
     shaping_params,
@@ -17,6 +17,7 @@ from vlstress.workflow.paths import (
     CHECKED,
     EVALUATE_FLAGS,
     MANIFEST,
+    METRICS,
     RAW,
     RETRIEVAL_EMB,
     RUN_FLAGS,
@@ -25,7 +26,7 @@ from vlstress.workflow.spec import Axis, Output, PathList, Stage, Suite
 from vlstress.workflow.stages import outcomes_of
 
 SETS = PathList(caption_sets, folders, shaping_params)
-TEXT_RECORD = "results/metrics/{model}/text-{set}.json"
+TEXT_RECORD = f"{METRICS}/{RECORD_NAME}"
 
 SUITE = Suite(
     "rococo_text",
@@ -76,21 +77,20 @@ SUITE = Suite(
         ),
         Stage(
             "evaluate_text",
-            "vlstress evaluate-text --manifest {in.manifest} --image-emb {in.emb}/images.npy"
-            " --original-emb {in.emb}/texts.npy --variant-captions {in.variant_captions}"
-            " --variant-emb {in.emb}/"
-            + TEXT_SET_EMB
-            + " --set {set} "
+            "vlstress evaluate-texts {params_files} --manifest {in.manifest} --emb {in.emb} "
             + EVALUATE_FLAGS
-            + " --out {out.record}",
-            inputs={"manifest": MANIFEST, "emb": RETRIEVAL_EMB, "variant_captions": TEXT_SET},
+            + " --out-dir "
+            + METRICS,
+            inputs={"manifest": MANIFEST, "emb": RETRIEVAL_EMB},
+            input_lists={"sets": "text_sets"},
             outputs={
-                "record": Output(TEXT_RECORD, cache=False, record=True),
-                "outcomes": outcomes_of(TEXT_RECORD),
+                "record": Output(TEXT_RECORD, cache=False, record=True, each=("set",)),
+                "outcomes": outcomes_of(TEXT_RECORD, each=("set",)),
             },
-            axes=("model", "set"),
+            axes=("model",),
             model_kinds=IMAGE_TEXT_KINDS,
             suite="rococo_text",
+            doc="every caption set of a model, one job per model (one record per set)",
         ),
         Stage(
             "text_stats",
@@ -126,6 +126,10 @@ SUITE = Suite(
         "evaluate-text": (
             "vlstress.suites.rococo_text.commands.evaluate_text",
             "image-to-text metrics against original + altered captions",
+        ),
+        "evaluate-texts": (
+            "vlstress.suites.rococo_text.commands.evaluate_texts",
+            "image-to-text metrics of one model on every caption set (one record each)",
         ),
         "nlp-data": (
             "vlstress.suites.rococo_text.commands.nlp_data",

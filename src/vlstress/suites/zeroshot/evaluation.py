@@ -19,9 +19,9 @@ from vlstress import provenance
 from vlstress.argtypes import optional_path
 from vlstress.embedding.files import load_embeddings, same_model
 from vlstress.errors import VlstressError
-from vlstress.io import sha256_file
-from vlstress.outcomes import Outcomes
-from vlstress.record import Record, assemble, read_record
+from vlstress.io import sha256_file, sidecar, write_json
+from vlstress.outcomes import Outcomes, outcomes_path, write_outcomes
+from vlstress.record import Record, assemble, read_record, write_record
 from vlstress.suites.zeroshot import classifier, metrics
 from vlstress.testsets import manifest as testsets
 
@@ -36,6 +36,12 @@ class Evaluation:
     record: Record
     per_class: dict[str, Any]
     outcomes: Outcomes
+
+    def write(self, path: Path) -> None:
+        """The record at `path`, its per-class sidecar and its outcomes file beside it."""
+        write_record(path, self.record)
+        write_json(sidecar(path), self.per_class)
+        write_outcomes(outcomes_path(path), [self.outcomes])
 
 
 def add_condition_arguments(parser: argparse.ArgumentParser) -> None:

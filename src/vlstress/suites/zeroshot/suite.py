@@ -10,14 +10,13 @@ from vlstress.report.display import Headline, Task
 from vlstress.suites.zeroshot import paths
 from vlstress.workflow.paths import (
     CARD,
-    CLASSIFIER,
     CLASSIFIERS,
+    METRICS,
     REUSE_FLAG,
     RUN_FLAGS,
     SHARDS,
     SUMMARY,
     TESTSET,
-    TESTSET_EMB,
     ZEROSHOT_EMB,
     ZEROSHOT_RECORD,
     ZEROSHOT_SHARDS,
@@ -127,19 +126,17 @@ SUITE = Suite(
         ),
         Stage(
             "evaluate_zeroshot",
-            "vlstress evaluate-zeroshot --testset {in.testset} --image-emb {in.emb}/"
-            + TESTSET_EMB
-            + " --classifier {in.classifiers}/"
-            + CLASSIFIER
-            + " --out {out.record}",
-            inputs={"testset": TESTSET, "emb": ZEROSHOT_EMB, "classifiers": CLASSIFIERS},
+            "vlstress evaluate-testsets {params_files} --model {model} --out-dir " + METRICS,
+            inputs={"emb": ZEROSHOT_EMB, "classifiers": CLASSIFIERS},
+            input_lists={"testsets": "clean_testsets"},
             outputs={
-                "record": small(ZEROSHOT_RECORD, record=True),
-                "per_class": small(f"{ZEROSHOT_RECORD}.json"),
-                "outcomes": outcomes_of(ZEROSHOT_RECORD),
+                "record": small(ZEROSHOT_RECORD, record=True, each=("testset",)),
+                "per_class": small(f"{ZEROSHOT_RECORD}.json", each=("testset",)),
+                "outcomes": outcomes_of(ZEROSHOT_RECORD, each=("testset",)),
             },
-            axes=("model", "testset"),
+            axes=("model",),
             suite="zeroshot",
+            doc="every clean test set of a model, one job per model (one record per test set)",
         ),
         Stage(
             "robustness",
@@ -220,6 +217,10 @@ SUITE = Suite(
             "vlstress.suites.zeroshot.commands.evaluate_zeroshot",
             "zero-shot accuracy of one model on a clean, corrupted or typographic test set",
         ),
+        "evaluate-testsets": (
+            "vlstress.suites.zeroshot.commands.evaluate_testsets",
+            "zero-shot accuracy of one model on every clean test set (one record each)",
+        ),
         "robustness": (
             "vlstress.suites.zeroshot.commands.robustness",
             "corruption (mCE), typographic and effective-robustness tables of this run's records",
@@ -240,6 +241,8 @@ SUITE = Suite(
         "zeroshot_testsets": PathList(
             paths.testset_folders, paths.data_folders, paths.testset_params
         ),
+        # this suite's own test sets (others add theirs to `zeroshot_testsets`)
+        "clean_testsets": PathList(paths.testset_folders, paths.data_folders, paths.testset_params),
         "zeroshot_sets": PathList(
             paths.evaluation_paths, paths.evaluation_folders, paths.shaping_params
         ),

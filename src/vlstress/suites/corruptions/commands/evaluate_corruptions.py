@@ -54,10 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from dataclasses import replace
 
-    from vlstress.io import sidecar, write_json
-    from vlstress.outcomes import outcomes_path, write_outcomes
     from vlstress.params import Params
-    from vlstress.record import read_record, write_record
+    from vlstress.record import read_record
     from vlstress.suites.corruptions import paths
     from vlstress.suites.corruptions.block import CorruptionsParams
     from vlstress.suites.zeroshot import evaluation
@@ -83,12 +81,11 @@ def run(args: argparse.Namespace) -> None:
             clean_record=args.clean_record,
             ks=args.ks,
         )
-        record = evaluated.record
         if images is not None:
-            record = replace(record, condition={**record.condition, "images": images})
-        path = args.out_dir / paths.record_name(corruption, severity)
-        found.append((path, record, evaluated.per_class, evaluated.outcomes))
-    for path, record, per_class, outcomes in found:
-        write_record(path, record)
-        write_json(sidecar(path), per_class)
-        write_outcomes(outcomes_path(path), [outcomes])
+            record = evaluated.record
+            evaluated = replace(
+                evaluated, record=replace(record, condition={**record.condition, "images": images})
+            )
+        found.append((args.out_dir / paths.record_name(corruption, severity), evaluated))
+    for path, evaluated in found:
+        evaluated.write(path)

@@ -13,9 +13,6 @@ import argparse
 from pathlib import Path
 
 from vlstress.argtypes import int_list
-from vlstress.io import sidecar, write_json
-from vlstress.outcomes import outcomes_path, write_outcomes
-from vlstress.record import write_record
 from vlstress.suites.zeroshot import evaluation
 
 
@@ -64,6 +61,4 @@ def run(args: argparse.Namespace) -> None:
         clean_record=args.clean_record,
         ks=args.ks,
     )
-    write_record(args.out, found.record)
-    write_json(sidecar(args.out), found.per_class)
-    write_outcomes(outcomes_path(args.out), [found.outcomes])
+    found.write(args.out)

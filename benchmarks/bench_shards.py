@@ -53,7 +53,6 @@ SIZE = (320, 240)  # a quarter of COCO's pixels: 2N decodes stay within the GPU 
 CLASSES = [f"class {i}" for i in range(10)]
 TESTSET = "synthetic"
 DATASET_VERSION = 1  # bump when the images or the manifest change
-MODEL = ["--model", "vit-b-32-random", "--arch", "ViT-B-32", "--pretrained", "None"]
 
 
 # ----------------------------------------------------------------------------- the test set
@@ -128,7 +127,7 @@ def embed_argv(args: argparse.Namespace, out: str, shard: int | None = None) -> 
     where = [] if shard is None else ["--shard", str(shard), "--shards", str(args.shards)]
     sets_from = ",".join(providers("zeroshot"))
     head = ["embed-zeroshot", "--params", "params.yaml", "--sets", "images"]
-    return [*head, "--sets-from", sets_from, *where, *MODEL, *flags, "--out", out]
+    return [*head, "--sets-from", sets_from, *where, *model_flags(args.arch), *flags, "--out", out]
 
 
 def embedding_seconds(log: Path) -> float | None:
@@ -147,6 +146,12 @@ def one_job(args: argparse.Namespace, project: Path, out: str) -> dict:
         "embedding_s": embed_s,
         "embedding_images_per_s": round(args.images / embed_s, 1) if embed_s else None,
     }
+
+
+def model_flags(arch: str) -> list[str]:
+    """A seeded random-init model of `arch` (speed does not depend on the weights)."""
+    slug = arch.lower().replace("/", "-") + "-random"
+    return ["--model", slug, "--arch", arch, "--pretrained", "None"]
 
 
 def sharded(args: argparse.Namespace, project: Path, out: str) -> dict:
@@ -232,6 +237,7 @@ def provenance(args: argparse.Namespace, argv: list[str]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--arch", default="ViT-B-32", help="open_clip architecture (random init)")
     parser.add_argument("--images", type=int, default=50_000, help="JPEGs in the test set")
     parser.add_argument("--distinct", type=int, default=256, help="distinct pictures among them")
     parser.add_argument("--shards", type=int, default=4, help="S, the shards of the sharded run")
@@ -281,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         "distinct_images": min(args.distinct, args.images),
         "image_size": list(SIZE),
         "jpeg_quality": synthetic.QUALITY,
-        "model": "ViT-B-32, random init",
+        "model": f"{args.arch}, random init",
         "seed": args.seed,
         "device": args.device,
         "batch_size": args.batch_size,

@@ -160,6 +160,30 @@ CASES = {
         positive=("images", "text.captions_per_s"),
         slow=True,
     ),
+    "bench_shards": Case(
+        "bench_shards.py",
+        (
+            "--arch",
+            "vlstress-tiny",
+            "--images",
+            "8",
+            "--distinct",
+            "4",
+            "--shards",
+            "2",
+            "--device",
+            "cpu",
+            "--workers",
+            "1",
+            "--batch-size",
+            "2",
+            "--data-dir",
+            "{tmp}/data",
+        ),  # fmt: skip
+        ("one_job", "sharded", "joined_vs_one_job", "provenance"),
+        positive=("one_job.wall_s", "sharded.join_wall_s"),
+        slow=True,
+    ),
     "bench_corruptions": Case(
         "bench_corruptions.py",
         (

@@ -11,6 +11,7 @@ prints them, so a Snakemake job runs the same command line as the matching DVC s
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -38,6 +39,7 @@ from vlstress.pipeline import (
     output_templates,
     produced_paths,
     single_output,
+    stage_axis_values,
     substitute_params,
     typed,
 )
@@ -289,6 +291,37 @@ def targets(config: dict[str, Any]) -> list[str]:
         for template in output_templates(out, config)
         for path in expand(template, config, stage.axes, stage)
     ]
+
+
+def final_targets(config: dict[str, Any], specs: list[RuleSpec]) -> list[str]:
+    """What `rule all` asks for: one output of each job whose outputs no rule reads (a figure, a
+    table, a card...). Snakemake finds every other job from these, and runs a job when any of its
+    outputs is missing. Asking for every output made each one a look-up in Snakemake's output
+    index, which tries every rule output under the same folder prefix (`results/metrics/{model}/`:
+    hundreds at the papers' scale): at 100 models 56,000 of the 200,000 look-ups of planning
+    (docs/throughput.md). An input given as a function (a checkpoint a step makes) counts as read
+    by no one: its maker stays a target."""
+    read: set[str] = set()
+    for stage, spec in zip(active_stages(config), specs):
+        for value in spec.input.values():
+            if callable(value):
+                continue
+            for template in value if isinstance(value, list) else [value]:
+                paths = expand(str(template), config, stage.axes, stage)
+                read.update(os.path.normpath(path) for path in paths)
+    found = []
+    for stage in active_stages(config):
+        templates = [
+            substitute_params(template, config)
+            for out in stage.outputs.values()
+            for template in output_templates(out, config)
+        ]
+        values = [stage_axis_values(stage, config, axis) for axis in stage.axes]
+        for combo in itertools.product(*values):
+            paths = [template.format(**dict(zip(stage.axes, combo))) for template in templates]
+            if not any(os.path.normpath(path) in read for path in paths):
+                found.append(paths[0])
+    return found
 
 
 def sync_dvc_yaml(files: list[str], path: str = "dvc.yaml") -> None:

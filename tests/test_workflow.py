@@ -128,6 +128,34 @@ def test_snakemake_run_leaves_nothing_for_dvc(project):
     assert ran_stages(log) == set(), log
 
 
+def test_a_one_job_run_records_only_what_it_ran_for_dvc(project):
+    """A Snakemake run of one job commits, at its end, that job's stage and any of the run's
+    stages dvc.lock lacks, not every stage upstream (committing those checked every file of them:
+    minutes on the demo). Seen through the lock: the job's own entry, removed by hand, is back as
+    it was; an upstream entry made stale by hand stays so."""
+    lock_path = project / "dvc.lock"
+    original = lock_path.read_text()
+    stages = yaml.safe_load(original)["stages"]
+    own, upstream = f"ood_detect@{CLIP}", f"embed_zeroshot@{CLIP}"
+    edited = {name: entry for name, entry in stages.items() if name != own}
+    stale = json.loads(json.dumps(edited[upstream]))
+    stale["outs"][0]["md5"] = "0" * 32 + ".dir"
+    edited[upstream] = stale
+    lock_path.write_text(yaml.safe_dump({"schema": "2.0", "stages": edited}, sort_keys=False))
+    try:
+        target = f"results/metrics/{CLIP}/ood-scenes.json"
+        log = sh("snakemake", "--cores", "1", "--force", target, cwd=project)  # that job alone
+        assert "1 of 1 steps (100%) done" in log, log[-3000:]
+        after = yaml.safe_load(lock_path.read_text())["stages"]
+        assert after[own] == stages[own]  # committed: the same outputs, byte for byte
+        assert after[upstream] == stale  # not committed again
+        assert {name: entry for name, entry in after.items() if name != own} == edited
+    finally:
+        lock_path.write_text(original)
+    assert "Data and pipelines are up to date" in sh("dvc", "status", cwd=project)
+    assert "Nothing to be done" in sh("snakemake", "-n", cwd=project)
+
+
 def test_dvc_metrics_show_reads_as_tables(project):
     """One row per case, one column per metric: a task's table is as wide as its metric names,
     however many models and conditions (it was one row of 33,000 characters)."""

@@ -351,6 +351,14 @@ def addresses(params: dict[str, Any]) -> list[tuple[str, list[str]]]:
 LOCK_ENTRY = re.compile(r"^  \S")  # a stage's entry under `stages:` in DVC's dvc.lock layout
 
 
+def locked_stages(lock: Path = Path("dvc.lock")) -> set[str]:
+    """The stages dvc.lock has an entry for (read line by line: no parse of the whole lock)."""
+    if not lock.is_file():
+        return set()
+    with lock.open(encoding="utf-8") as lines:
+        return {next(iter(yaml.safe_load(line))) for line in lines if LOCK_ENTRY.match(line)}
+
+
 def prune_lock(params: dict[str, Any], lock: Path = Path("dvc.lock")) -> list[str]:
     """Drop the dvc.lock entries of stages these params no longer have (a removed model, a renamed
     stage, a suite switched off); the names dropped. DVC keeps them forever, and at paper scale

@@ -303,6 +303,8 @@ def final_targets(config: dict[str, Any], specs: list[RuleSpec]) -> list[str]:
     by no one: its maker stays a target."""
     read: set[str] = set()
     for stage, spec in zip(active_stages(config), specs):
+        if not all(stage_axis_values(stage, config, axis) for axis in stage.axes):
+            continue  # no job (e.g. the assistant's steps with no assistant among the models)
         for value in spec.input.values():
             if callable(value):
                 continue
@@ -368,14 +370,16 @@ def remember_folder_times(workflow) -> None:
 def record_in_dvc_lock(workflow, checkout=None, files: list[str] | None = None) -> None:
     """Record what Snakemake built in dvc.lock so that `dvc status` has nothing to do.
 
-    Only stages whose outputs are all outputs of this run's DAG (built now or found up to
-    date) are committed: a run of some targets vouches for nothing else. Only for
-    params.yaml alone, which is what dvc.yaml describes. The DVC gate's stamp is written
-    too: the Snakefile checked the params already.
+    Committed: the stages of the jobs this run finished, and those of the run's other jobs (found
+    up to date) that dvc.lock has no entry for; a stage only when all its outputs are outputs of
+    this run's jobs. A stage upstream that did not run is left as it is in the lock: committing it
+    again checked every file of it, minutes for a one-job run on the demo. Called after a failed
+    run too, for the jobs that finished. Only for params.yaml alone, which is what dvc.yaml
+    describes. The DVC gate's stamp is written too: the Snakefile checked the params already.
     """
     from vlstress.io import write_text
     from vlstress.pipeline import GATE_STAMP
-    from vlstress.pipeline.dvc import addresses, prune_lock
+    from vlstress.pipeline.dvc import addresses, locked_stages, prune_lock
     from vlstress.workflow.paths import CHECKED
 
     if checkout is not None:
@@ -387,10 +391,27 @@ def record_in_dvc_lock(workflow, checkout=None, files: list[str] | None = None) 
         return
     if not os.path.isfile(CHECKED):
         write_text(CHECKED, GATE_STAMP)
-    current = {os.path.normpath(str(path)) for job in workflow.dag.jobs for path in job.output}
-    stages = addresses(params_module.load(files))
+    dag = workflow.dag
+    # the outputs of the jobs that finished or had nothing to do (after a failed run: not those
+    # of the jobs that failed or never started)
+    current = {
+        os.path.normpath(str(path))
+        for job in dag.jobs
+        if dag.noneedrun_finished(job)
+        for path in job.output
+    }
+    made = {
+        os.path.normpath(str(path))
+        for job in dag.jobs
+        if dag.needrun(job) and dag.finished(job)
+        for path in job.output
+    }
+    stages, locked = addresses(params_module.load(files)), locked_stages()
     built = [
-        address for address, paths in stages if current.issuperset(map(os.path.normpath, paths))
+        address
+        for address, paths in stages
+        if current.issuperset(found := {os.path.normpath(path) for path in paths})
+        and (address not in locked or not made.isdisjoint(found))
     ]
     if not built:
         return

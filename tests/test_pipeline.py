@@ -760,7 +760,8 @@ def test_both_front_ends_run_the_same_commands(project):
     assert set(smk) == set(dvc_cmds) == {s.name for s in active_stages(demo_params())}
     for name in smk:
         assert sorted(smk[name]) == sorted(dvc_cmds[name]), name
-    # retrieval: 42 steps of two models (one embedding job per model) + their two model cards + the
+    # retrieval: 26 steps of two models (one embedding job per model; one evaluation job per
+    # model of the image variants, one of the caption sets) + their two model cards + the
     # scorer card + the gate; zero-shot: test set, 2 x (classifiers job, image-sets job, record,
     # published check), 4 corrupted sets, one evaluation of them all per model (2), typographic 1 +
     # 2 evaluations, robustness; 2 models x 2 attacks (a white-box, a black-box), 2 calibrations,
@@ -776,17 +777,17 @@ def test_both_front_ends_run_the_same_commands(project):
     # step of one model (classifiers, image sets, record, corruptions, typographic, 2 attacks,
     # calibration, OOD, shape bias, stability, stylized, overlap, published check: 15), no
     # retrieval, caption or prompt step; the FLYP LoRA and standard variants and WiSE-FT's alpha:
-    # two trainings and one interpolation step, and every step of an image-text model each (29:
-    # card, 2 embeddings, 11 retrieval evaluations, 2 attacks and one step of every other per-model
+    # two trainings and one interpolation step, and every step of an image-text model each (21:
+    # card, 2 embeddings, 3 retrieval evaluations, 2 attacks and one step of every other per-model
     # stage); and one code stamp step per stage kind but the gate; the assistant suite: the
     # questions, the assistant's card and answers, the choice of each of the 6 other models, its
     # figures and table (11); findings: the fingerprints and the cards (2)
     kinds = len([s for s in active_stages(demo_params()) if not s.name.startswith("code_")])
     assistant = 1 + 2 + 6 + 2
     timm = 1 + 3 + 1 + 1 + 2 + 1 + 1 + 1 + 1 + 1 + 1 + 1
-    retrieval, zeroshot = 46 + 1, 2 * 4 + 4 + 2 + 3 + 1 + 2 * 2 + 2 + 1 + 2
+    retrieval, zeroshot = 30 + 1, 2 * 4 + 4 + 2 + 3 + 1 + 2 * 2 + 2 + 1 + 2
     finetune, report, rest = 4 + 1 + 1 + 1 + 1, 6 + 4, 1 + 5 + 6 + 6 + 5 + 6
-    methods, findings = 2 + 1 + 3 * 29, 2
+    methods, findings = 2 + 1 + 3 * 21, 2
     # 3D common corruptions: 3 corruptions x 2 severities, one evaluation per model that embeds
     # images (6), its figures and table
     corruptions_3d = 3 * 2 + 6 + 2

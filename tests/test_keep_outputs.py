@@ -219,3 +219,41 @@ def test_snakemake_puts_back_a_failed_steps_cached_outputs(project):
     assert "Nothing to be done" in plan, plan[-3000:]
     status = run_ok("dvc", "status", cwd=root, env=env)
     assert "Data and pipelines are up to date" in status, status[-3000:]
+
+
+@pytest.mark.slow
+def test_dvc_puts_back_a_failed_stages_cached_outputs(project):
+    """DVC deletes a stage's cached outputs before its command runs; when the step then fails, it
+    checks them out of DVC's cache (DVC holds the repository lock meanwhile), the stage stays
+    changed, and once the input is good again nothing is left to do in either front end."""
+    root, env = project
+    folder = root / EMBEDDINGS
+
+    def contents() -> dict[str, bytes]:
+        return {
+            str(p.relative_to(folder)): p.read_bytes()
+            for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != STAMP
+        }
+
+    before = contents()
+    assert "images.npy" in before
+    manifest = root / "data" / "prepared" / "manifest.json"
+    good, ns = manifest.read_bytes(), manifest.stat().st_mtime_ns
+    manifest.write_text("{ not json")
+    stage = f"embed_retrieval@{MODEL}"
+    output = run_fails("dvc", "repro", "--single-item", stage, root=root, env=env)
+    assert "manifest.json" in output, output[-3000:]
+    assert f"put back 1 output(s) of the failed stage {stage} from the DVC cache: {EMBEDDINGS}" in (
+        output
+    )
+    assert contents() == before
+    status = run_ok("dvc", "status", stage, cwd=root, env=env)
+    assert "changed deps" in status and "data/prepared" in status, status[-3000:]
+    assert "deleted" not in status and "modified" not in status.split("changed deps")[0]
+    manifest.write_bytes(good)
+    os.utime(manifest, ns=(ns, ns))
+    status = run_ok("dvc", "status", cwd=root, env=env)
+    assert "Data and pipelines are up to date" in status, status[-3000:]
+    plan = run_ok("snakemake", "-n", "--cores", "1", cwd=root, env=env)
+    assert "Nothing to be done" in plan, plan[-3000:]

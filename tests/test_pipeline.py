@@ -1072,25 +1072,30 @@ def test_a_folder_rewritten_with_the_same_bytes_gets_its_time_back(tmp_path, mon
     folder_times.remember([("out", ["source.txt"])])
     write("a", first + 10**9)  # forced again: the same bytes, a newer time
     folder_times.remember([("out", ["source.txt"])])
-    assert folder_times._time("out") == first
+    assert folder_times.time_of("out") == first
     # rewritten by DVC (no marker) with the same bytes: put back before planning
     (folder / folder_times.TIMESTAMP).unlink()
     (folder / "b.txt").write_text("b")
     os.utime(folder, ns=(first + 5 * 10**9, first + 5 * 10**9))
     folder_times.restore()
-    assert folder_times._time("out") == first
+    assert folder_times.time_of("out") == first
     # an input newer than the remembered time: never older than it
     os.utime(source, ns=(first + 7 * 10**9, first + 7 * 10**9))
     write("a", first + 9 * 10**9)
     folder_times.remember([("out", ["source.txt"])])
-    assert folder_times._time("out") == first + 7 * 10**9
+    assert folder_times.time_of("out") == first + 7 * 10**9
     # new bytes: the new time stays, and is remembered
     write("changed", first + 20 * 10**9)
     folder_times.remember([("out", ["source.txt"])])
-    assert folder_times._time("out") == first + 20 * 10**9
+    assert folder_times.time_of("out") == first + 20 * 10**9
     write("changed", first + 30 * 10**9)
     folder_times.remember([("out", ["source.txt"])])
-    assert folder_times._time("out") == first + 20 * 10**9
+    assert folder_times.time_of("out") == first + 20 * 10**9
+    # what a failed DVC stage's put-back asks: the time of this content, none for another
+    assert folder_times.remembered_time("out") == first + 20 * 10**9
+    write("other", first + 40 * 10**9)
+    assert folder_times.remembered_time("out") is None
+    assert folder_times.remembered_time("elsewhere") is None
 
 
 def test_a_large_file_rewritten_with_the_same_bytes_gets_its_time_back(tmp_path, monkeypatch):

@@ -129,25 +129,44 @@ def main(argv: list[str] | None = None) -> int:
     if step:
         atexit.register(_quiet_teardown)
     argv = sys.argv[1:] if argv is None else argv
-    known = commands()
-    selected = next((arg for arg in argv if arg in known), None)
-    args = build_parser(selected).parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    done = False
     try:
-        args._module.run(args)
-    except VlstressError as exc:
-        print(f"vlstress {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        known = commands()
+        selected = next((arg for arg in argv if arg in known), None)
+        args = build_parser(selected).parse_args(argv)
+        logging.basicConfig(
+            level=logging.DEBUG if args.verbose else logging.INFO,
+            format="%(levelname)s %(name)s: %(message)s",
+        )
+        try:
+            args._module.run(args)
+        except VlstressError as exc:
+            print(f"vlstress {args.command}: error: {exc}", file=sys.stderr)
+            return 2
+        done = True
     finally:
         if step:
+            if not done:
+                _put_back_failed_stage()
             # the step is done: the interpreter's last garbage collections would walk every
             # object torch and open_clip made (~1 s of a model step's exit); frozen, they go
             # with the process. atexit handlers still run; what the step wrote is closed already
             gc.freeze()
     return 0
+
+
+def _put_back_failed_stage() -> None:
+    """A step that fails as a `dvc repro` stage's command: the cached outputs DVC deleted before
+    it ran come back from the cache (`pipeline.failed_stage`)."""
+    from vlstress.pipeline import failed_stage
+
+    found = failed_stage.stage_of_this_step()
+    if found is None:
+        return
+    try:
+        failed_stage.put_back(*found)
+    except Exception as exc:  # the step's own error stays the one that is reported
+        print(f"vlstress: could not put back the outputs of {found[1]}: {exc!r}", file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

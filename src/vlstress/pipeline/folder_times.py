@@ -63,7 +63,7 @@ def digest(folder: str) -> str:
     return external.fingerprint([folder], skip=_ignored)
 
 
-def _time(path: str) -> int:
+def time_of(path: str) -> int:
     """The time Snakemake reads for a path (ns): a folder's timestamp file, else its own mtime."""
     stamp = os.path.join(path, TIMESTAMP)
     if os.path.isdir(path) and os.path.isfile(stamp):
@@ -71,7 +71,7 @@ def _time(path: str) -> int:
     return os.stat(path).st_mtime_ns
 
 
-def _set_time(folder: str, ns: int) -> None:
+def set_time(folder: str, ns: int) -> None:
     if not os.path.isdir(folder):  # a large file output: its own time
         os.utime(folder, ns=(ns, ns))
         return
@@ -82,7 +82,7 @@ def _set_time(folder: str, ns: int) -> None:
 
 
 def _newest(inputs: Iterable[str]) -> int:
-    times = [_time(path) for path in inputs if os.path.exists(path)]
+    times = [time_of(path) for path in inputs if os.path.exists(path)]
     return max(times, default=0)
 
 
@@ -93,10 +93,10 @@ def _settle(folder: str, held: dict[str, Any] | None, inputs: list[str]) -> dict
     if held is not None and held.get("digest") == content:
         # never older than an input of its step: Snakemake would run it again, forever
         ns = max(int(held["time"]), _newest(inputs))
-        if _time(folder) != ns:
-            _set_time(folder, ns)
+        if time_of(folder) != ns:
+            set_time(folder, ns)
     else:
-        ns = _time(folder)
+        ns = time_of(folder)
     return {
         "digest": content,
         "time": ns,
@@ -106,7 +106,8 @@ def _settle(folder: str, held: dict[str, Any] | None, inputs: list[str]) -> dict
 
 
 def _unchanged(folder: str, held: dict[str, Any]) -> bool:
-    return os.stat(folder).st_mtime_ns == held.get("folder_mtime") and _time(folder) == held["time"]
+    same_folder = os.stat(folder).st_mtime_ns == held.get("folder_mtime")
+    return same_folder and time_of(folder) == held["time"]
 
 
 def remember(outputs: Iterable[tuple[str, list[str]]]) -> None:
@@ -169,3 +170,11 @@ def job_folders(workflow) -> list[tuple[str, list[str]]]:
             if getattr(path, "is_directory", False) or _kept(str(path)):
                 found.append((str(path), inputs))
     return found
+
+
+def remembered_time(path: str) -> int | None:
+    """The time remembered for an output whose content is still the one remembered, else None."""
+    held = _load().get(os.path.normpath(path))
+    if held is None or not _kept(path) or held.get("digest") != digest(path):
+        return None
+    return int(held["time"])

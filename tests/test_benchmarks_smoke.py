@@ -287,6 +287,13 @@ CASES = {
         positive=("rows.0.jobs",),
         slow=True,
     ),
+    "bench_stage_cost": Case(
+        "bench_stage_cost.py",
+        ("--models", "1", "--repeats", "1", "--timeout", "300"),
+        ("rows",),
+        positive=("rows.0.command_s", "rows.0.dvc_repro_s", "rows.0.snakemake_s"),
+        slow=True,
+    ),
     "bench_startup": Case(
         "bench_startup.py",
         (

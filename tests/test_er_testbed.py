@@ -192,8 +192,32 @@ def test_baselines_run_places_every_shift_against_the_run_and_says_so():
     found, lines, _ = robustness_lines.place(
         _shifts(MODELS, "imagenet_r"), KINDS, "imagenet", robustness_lines.read_reference("run")
     )
-    assert set(found["line"]) == {"run's 3 models (baselines: run)"}
+    assert set(found["line"]) == {
+        "run's 3 models (baselines: run); no band: a bootstrap needs 10 models"
+    }
     assert lines["imagenet_r"].band is None and found["effective_robustness_low_pp"].isna().all()
+
+
+def test_a_run_line_over_enough_models_gets_its_band_and_er_intervals():
+    """12 models: the run's own line gets the percentile bootstrap band over them, as a published
+    line does over its baselines, and each model's ER interval holds its ER."""
+    ident, shifted = _synthetic_baselines(12)
+    models = {f"m{i:02d}": (float(x), float(y)) for i, (x, y) in enumerate(zip(ident, shifted))}
+    found, lines, _ = robustness_lines.place(
+        _shifts(models, "cifar"), KINDS, "imagenet", None, n_resamples=RESAMPLES
+    )
+    line = lines["cifar"]
+    assert line.source == "run" and line.band is not None and "no band" not in line.text
+    assert (line.band.low <= line.band.high).all()
+    er = found["effective_robustness_pp"]
+    assert (found["effective_robustness_low_pp"] <= er + 1e-9).all()
+    assert (er <= found["effective_robustness_high_pp"] + 1e-9).all()
+    assert (found["effective_robustness_high_pp"] > found["effective_robustness_low_pp"]).all()
+    # no bootstrap asked for: no band, and no note of one
+    _, lines, _ = robustness_lines.place(
+        _shifts(models, "cifar"), KINDS, "imagenet", None, n_resamples=0
+    )
+    assert lines["cifar"].band is None and "no band" not in lines["cifar"].text
 
 
 def test_one_model_is_placed_against_the_testbed_but_has_no_run_line():
@@ -354,7 +378,7 @@ def test_the_command_writes_the_line_in_every_output(tmp_path, monkeypatch):
         "testbed: 80 ImageNet-trained models"
     )
     assert effective.loc[("cifar", "rn50-openai"), "line"] == (
-        "run's 2 models (no testbed line for cifar10)"
+        "run's 2 models (no testbed line for cifar10); no band: a bootstrap needs 10 models"
     )
     assert effective.loc["imagenet_r", "effective_robustness_low_pp"].notna().all()
     assert effective.loc["cifar", "effective_robustness_low_pp"].isna().all()
@@ -373,7 +397,10 @@ def test_the_command_writes_the_line_in_every_output(tmp_path, monkeypatch):
     # titles wrap to fit the panel: compare them with line breaks read as spaces
     titles = {" ".join(ax.get_title().split()) for ax in fig.axes}
     assert "imagenet_r line: testbed: 80 ImageNet-trained models" in titles
-    assert "cifar line: run's 2 models (no testbed line for cifar10)" in titles
+    assert (
+        "cifar line: run's 2 models (no testbed line for cifar10); no band: a bootstrap needs 10"
+        " models" in titles
+    )
     gids = {artist.get_gid() for ax in fig.axes for artist in ax.get_children()}
     assert {"cloud", "band", "fit", "identity"} <= gids
     legend = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().texts]

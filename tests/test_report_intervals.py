@@ -11,6 +11,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 import seaborn as sns  # noqa: E402
+from scipy import stats  # noqa: E402
 
 from vlstress.report.figures import wilson_bars  # noqa: E402
 from vlstress.report.intervals import wilson_percent  # noqa: E402
@@ -83,13 +84,20 @@ def test_the_bootstrap_interval_is_scipys_bca_with_the_same_seed() -> None:
 
 def test_a_degenerate_bootstrap_has_no_interval() -> None:
     from vlstress.outcomes import Resampling
+    from vlstress.report import intervals
     from vlstress.report.intervals import bootstrap_interval
 
     same = np.ones(20)
-    lo, hi, method = bootstrap_interval(Resampling((same,), np.mean), 0.95, 200, seed=0)
-    assert np.isnan(lo) and np.isnan(hi) and method == ""
-    lo, hi, _ = bootstrap_interval(Resampling((np.array([1.0]),), np.mean), 0.95, 200, seed=0)
-    assert np.isnan(lo) and np.isnan(hi)
+    lo, hi, why = bootstrap_interval(Resampling((same,), np.mean), 0.95, 200, seed=0)
+    assert np.isnan(lo) and np.isnan(hi) and why == intervals.DEGENERATE
+    # too few items: none, and says so, even where the resamples differ
+    few = np.arange(float(intervals.MIN_BOOTSTRAP_ITEMS - 1))
+    lo, hi, why = bootstrap_interval(Resampling((few,), np.mean), 0.95, 200, seed=0)
+    assert np.isnan(lo) and np.isnan(hi) and why == intervals.TOO_FEW_ITEMS
+    lo, hi, why = bootstrap_interval(Resampling((few[:1],), np.mean), 0.95, 200, seed=0)
+    assert np.isnan(lo) and np.isnan(hi) and why == intervals.TOO_FEW_ITEMS
+    lo, hi, why = bootstrap_interval(Resampling((np.append(few, 9.0),), np.mean), 0.95, 200, 0)
+    assert lo < 4.5 < hi and why == "BCa"
 
 
 def test_a_large_sample_gets_the_percentile_bootstrap(monkeypatch) -> None:
@@ -144,7 +152,8 @@ def test_table_cells_give_a_share_with_its_wilson_interval() -> None:
 
 def test_the_paired_bootstrap_resamples_the_same_items_for_both_models() -> None:
     """For a mean, the paired bootstrap of mean(a) - mean(b) is scipy's bootstrap of the mean of
-    the per-item differences with the same seed; a constant shift has p = 0, copies p = 1."""
+    the per-item differences with the same seed; a constant shift has the smallest p B
+    resamples can give, 2 / (B + 1), copies p = 1; under 10 items, no test."""
     from scipy.stats import bootstrap
 
     from vlstress.outcomes import Resampling
@@ -163,11 +172,13 @@ def test_the_paired_bootstrap_resamples_the_same_items_for_both_models() -> None
         (direct.confidence_interval.low, direct.confidence_interval.high)
     )
     spread = direct.bootstrap_distribution
-    assert found.p == pytest.approx(min(1.0, 2 * min(np.mean(spread <= 0), np.mean(spread >= 0))))
+    z = np.mean(a - b) / np.std(spread, ddof=1)
+    assert found.p == pytest.approx(2 * stats.norm.sf(abs(z)))
     shifted = paired_difference(
         Resampling((a + 1,), np.mean), Resampling((a,), np.mean), 0.95, 200, 0
     )
-    assert shifted is not None and shifted.difference == pytest.approx(1.0) and shifted.p == 0.0
+    assert shifted is not None and shifted.difference == pytest.approx(1.0)
+    assert shifted.p == pytest.approx(2 / 201)  # every resample 1: never 0, the floor
     same = paired_difference(Resampling((a,), np.mean), Resampling((a,), np.mean), 0.95, 200, 0)
     assert same is not None and same.p == 1.0 and np.isnan(same.lo)
     # strata (paired=False) keep each sample's size; other sizes are not paired at all
@@ -183,3 +194,27 @@ def test_the_paired_bootstrap_resamples_the_same_items_for_both_models() -> None
         paired_difference(Resampling((a,), np.mean), Resampling((a[:30],), np.mean), 0.95, 200, 0)
         is None
     )
+    # two items (a correspondence bin's pairs): 3 distinct resamples, no test at all
+    assert (
+        paired_difference(
+            Resampling((a[:2] + 1,), np.mean), Resampling((a[:2],), np.mean), 0.95, 200, 0
+        )
+        is None
+    )
+
+
+def test_the_bootstrap_p_is_the_normal_p_of_the_difference_over_its_standard_error() -> None:
+    """Known answers: a difference of 1.96 standard errors has p = 0.05, of 0 has p = 1; one far
+    past what B resamples can count on the other side still gets its small p (here 2.2e-16 at 8
+    standard errors), where a count of resamples would stop at 2 / (B + 1)."""
+    from vlstress.report.intervals import bootstrap_p
+
+    spread = np.random.default_rng(0).normal(0.0, 1.0, 20_000)
+    spread = (spread - spread.mean()) / spread.std(ddof=1)  # exactly unit standard error
+    assert bootstrap_p(1.959964, spread + 1.959964) == pytest.approx(0.05, abs=1e-6)
+    assert bootstrap_p(0.0, spread) == pytest.approx(1.0)
+    assert bootstrap_p(-8.0, spread - 8.0) == pytest.approx(2 * stats.norm.sf(8.0))
+    assert bootstrap_p(-8.0, spread - 8.0) < 2 / 20_001
+    assert bootstrap_p(0.0, np.zeros(99)) == 1.0  # every resample at 0
+    assert bootstrap_p(1.0, np.ones(99)) == pytest.approx(2 / 100)  # every resample the same
+    assert np.isnan(bootstrap_p(1.0, np.array([np.nan, np.nan])))

@@ -643,3 +643,34 @@ def test_the_flip_bootstrap_resamples_sequences():
     assert row["difference"] == pytest.approx(
         100 * (shaky.column("flip_share").mean() - steady.column("flip_share").mean())
     )
+
+
+def test_three_sequences_are_too_few_to_test():
+    """The demo's 3 sequences per perturbation: no bootstrap and no p, the row says why, Holm's
+    correction counts only the rows tested, and the Markdown says "not tested" where a p of 0
+    used to say "significant"."""
+    from vlstress.report.intervals import TOO_FEW_ITEMS
+    from vlstress.suites.findings.comparisons import comparison_table, comparisons_markdown
+    from vlstress.suites.stability.resampling import sequence_outcomes
+
+    rng = np.random.default_rng(3)
+
+    def block(shares, labels):
+        return sequence_outcomes(shares, 2 * shares, shares < 0.5, labels)
+
+    few, many = rng.integers(0, 10, 3), rng.integers(0, 10, 60)
+    items = {
+        ("steady", "toy-p", "stability", "{}"): [block(np.array([0.0, 0.1, 0.0]), few)],
+        ("shaky", "toy-p", "stability", "{}"): [block(np.array([0.6, 0.7, 0.5]), few)],
+        ("steady", "toy-q", "stability", "{}"): [block(rng.uniform(0, 0.2, 60), many)],
+        ("shaky", "toy-q", "stability", "{}"): [block(rng.uniform(0.3, 0.7, 60), many)],
+    }
+    table = comparison_table(items, 0.95, 1000, 0).set_index("dataset")
+    small, large = table.loc["toy-p"], table.loc["toy-q"]
+    assert small["test"] == f"none: {TOO_FEW_ITEMS}" and small["n"] == 3
+    assert small["difference"] == pytest.approx(100 * (0.6 - 1 / 30))
+    assert np.isnan(small["p"]) and np.isnan(small["p_holm"]) and not small["significant"]
+    # one tested row: Holm over it alone leaves its p as it is
+    assert large["p_holm"] == pytest.approx(large["p"]) and large["significant"]
+    text = comparisons_markdown(table.reset_index(), 0.95)
+    assert "not tested" in text and "the 1 tested comparisons" in text

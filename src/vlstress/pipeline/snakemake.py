@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -407,13 +408,15 @@ def record_in_dvc_lock(workflow, checkout=None, files: list[str] | None = None) 
     ]
     if not built:
         return
-    # naming many targets makes `dvc commit` slow (minutes for the demo): none when all were built
-    targets = [] if len(built) == len(stages) else built
     # `dvc commit` re-links outputs from its cache (new files, new mtimes): Snakemake would then
     # see inputs newer than the outputs built from them and plan the run again. Times are put back.
+    # The commit writes dvc.lock once, not once per stage as `dvc commit STAGE...` does
+    # (vlstress.pipeline.dvc_commit).
     times = _mtimes(sorted(current))
     result = subprocess.run(
-        ["dvc", "commit", "--force", "--quiet", *targets], capture_output=True, text=True
+        [sys.executable, "-m", "vlstress.pipeline.dvc_commit", *built],
+        capture_output=True,
+        text=True,
     )
     _restore(times)
     if result.returncode != 0:

@@ -34,6 +34,13 @@ def wilson_percent(
 # BCa's acceleration is a jackknife: one recomputation per item. Above this many items (an ImageNet
 # set) the interval is the percentile bootstrap, and says so.
 BCA_MAX_ITEMS = 5000
+# Below this many items a bootstrap tells nothing: n items have only C(2n-1, n) distinct
+# resamples (3 for 2 items, 126 for 5, 92,378 for 10), its intervals collapse onto the few values
+# the metric can take, and a paired difference that is the same sign in all of them would get a
+# p of 0. No interval and no test below it; the tables say so.
+MIN_BOOTSTRAP_ITEMS = 10
+TOO_FEW_ITEMS = f"fewer than {MIN_BOOTSTRAP_ITEMS} items to resample"
+DEGENERATE = "every resample gives the same value"
 
 
 def _bootstrap(
@@ -47,13 +54,13 @@ def _bootstrap(
     seed: int,
 ) -> tuple[Any, str] | None:
     """scipy's bootstrap result and its method (BCa up to `BCA_MAX_ITEMS` items, percentile
-    above); None when a sample has fewer than 2 items."""
+    above); None when a sample has fewer than `MIN_BOOTSTRAP_ITEMS` items."""
     import warnings
 
     from scipy.stats import bootstrap
 
     sizes = [len(sample) for sample in samples]
-    if min(sizes) < 2:
+    if min(sizes) < MIN_BOOTSTRAP_ITEMS:
         return None
     method = "BCa" if sum(sizes) <= BCA_MAX_ITEMS else "percentile"
     with warnings.catch_warnings():
@@ -75,9 +82,9 @@ def bootstrap_interval(
     resampling: Resampling, confidence: float, n_resamples: int, seed: int
 ) -> tuple[float, float, str]:
     """A seeded bootstrap interval (scipy.stats.bootstrap) of a metric recomputed from its items,
-    and its method: "BCa" up to `BCA_MAX_ITEMS` items, "percentile" above. NaN, NaN, "" when the
-    resamples are degenerate (every resample gives one value, e.g. all items correct) or a sample
-    has fewer than 2 items."""
+    and its method: "BCa" up to `BCA_MAX_ITEMS` items, "percentile" above. NaN, NaN and why there
+    is none (`TOO_FEW_ITEMS`, `DEGENERATE`: every resample gives one value, e.g. all items
+    correct) otherwise."""
     done = _bootstrap(
         resampling.samples,
         resampling.statistic,
@@ -88,19 +95,18 @@ def bootstrap_interval(
         seed=seed,
     )
     if done is None:
-        return float("nan"), float("nan"), ""
+        return float("nan"), float("nan"), TOO_FEW_ITEMS
     found, method = done
     low, high = float(found.confidence_interval.low), float(found.confidence_interval.high)
     if not (np.isfinite(low) and np.isfinite(high)):
-        return float("nan"), float("nan"), ""
+        return float("nan"), float("nan"), DEGENERATE
     return low, high, method
 
 
 @dataclass(frozen=True)
 class PairedDifference:
     """Metric of model a minus model b on the same items, its bootstrap interval (NaN where
-    degenerate) and two-sided bootstrap p: twice the smaller share of resampled differences on
-    either side of 0 (at most 1)."""
+    degenerate) and two-sided p from the bootstrap's standard error (`bootstrap_p`)."""
 
     difference: float
     lo: float
@@ -113,7 +119,8 @@ def paired_difference(
     a: Resampling, b: Resampling, confidence: float, n_resamples: int, seed: int
 ) -> PairedDifference | None:
     """The paired bootstrap of a - b: the same resampled items (indices) for both models, strata
-    kept as `a.paired` says. None when the two are not resampled alike (other sizes)."""
+    kept as `a.paired` says. None when the two are not resampled alike (other sizes) or have
+    fewer than `MIN_BOOTSTRAP_ITEMS` items (`enough_items`)."""
     if a.paired != b.paired or [len(s) for s in a.samples] != [len(s) for s in b.samples]:
         return None
     vectorized = a.vectorized and b.vectorized
@@ -145,8 +152,30 @@ def paired_difference(
         return None
     found, method = done
     spread = np.asarray(found.bootstrap_distribution, dtype=np.float64)
-    p = min(1.0, 2.0 * min(float(np.mean(spread <= 0)), float(np.mean(spread >= 0))))
+    p = bootstrap_p(difference, spread)
     low, high = float(found.confidence_interval.low), float(found.confidence_interval.high)
     if not (np.isfinite(low) and np.isfinite(high)):
         low = high = float("nan")
     return PairedDifference(difference, low, high, p, method)
+
+
+def bootstrap_p(difference: float, spread: np.ndarray) -> float:
+    """Two-sided p of "the difference is 0" from its B resampled values: the normal p of the
+    difference over their standard deviation (the bootstrap's standard error, Efron & Tibshirani
+    1993, ch. 16). A count of the resamples beyond 0 could not go below 2 / (B + 1), which no
+    Holm-corrected table of hundreds of rows could call significant, however large the
+    difference. Every resample the same value: 1 when it is 0, else that floor, 2 / (B + 1)."""
+    from scipy.stats import norm
+
+    values = spread[np.isfinite(spread)]
+    if len(values) == 0 or not np.isfinite(difference):
+        return float("nan")
+    se = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+    if se > 1e-9 * max(abs(difference), 1.0):  # not rounding noise of one repeated value
+        return float(min(1.0, 2.0 * norm.sf(abs(difference) / se)))
+    return 1.0 if difference == 0 else 2.0 / (len(values) + 1)
+
+
+def enough_items(resampling: Resampling) -> bool:
+    """Does every sample have at least `MIN_BOOTSTRAP_ITEMS` items?"""
+    return min(len(sample) for sample in resampling.samples) >= MIN_BOOTSTRAP_ITEMS

@@ -259,7 +259,7 @@ def card_rows(
                 "condition": row["condition_label"],
                 "metric": row["metric_label"],
                 "value": value_text(row["value"]),
-                "interval": interval_text(row["lo"], row["hi"]),
+                "interval": interval_text(row["lo"], row["hi"], row["interval"]),
                 "n": count_text(row["n"]) if pd.notna(row["n"]) else "?",
                 "small": bool(pd.notna(row["n"]) and row["n"] < headlines.SMALL_N),
                 "seeds": seeds,
@@ -295,7 +295,7 @@ def index_columns(table: pd.DataFrame) -> list[dict[str, Any]]:
         for model, rows in group.groupby("model", sort=False):
             tip = "; ".join(
                 f"{r['dataset']} · {r['condition_label']}: {value_text(r['value'])} "
-                f"{interval_text(r['lo'], r['hi'])}, n = {_n_text(r['n'])}"
+                f"{interval_text(r['lo'], r['hi'], r['interval'])}, n = {_n_text(r['n'])}"
                 for r in rows.to_dict("records")
             )
             mean = float(rows["value"].mean())

@@ -20,7 +20,12 @@ from statsmodels.stats.multitest import multipletests
 from vlstress.outcomes import Outcomes
 from vlstress.report import tasks
 from vlstress.report.display import Headline
-from vlstress.report.intervals import paired_difference
+from vlstress.report.intervals import (
+    MIN_BOOTSTRAP_ITEMS,
+    TOO_FEW_ITEMS,
+    enough_items,
+    paired_difference,
+)
 from vlstress.suites.findings.pairing import ALL, BASE, Pairing
 
 COLUMNS = [
@@ -136,12 +141,25 @@ def _bootstrap_row(
     if a.n != b.n:
         return None
     one, other = headline.resampling(a), headline.resampling(b)
-    found = paired_difference(one, other, confidence, n_resamples, seed)
-    if found is None:
-        return None
     scale = headline.scale
     value_a = scale * float(one.statistic(*one.samples))
     value_b = scale * float(other.statistic(*other.samples))
+    if not (enough_items(one) and enough_items(other)):
+        return {
+            "test": f"none: {TOO_FEW_ITEMS}",
+            "n": a.n,
+            "value_a": value_a,
+            "value_b": value_b,
+            "difference": value_a - value_b,
+            "lo": float("nan"),
+            "hi": float("nan"),
+            "a_only": None,
+            "b_only": None,
+            "p": float("nan"),
+        }
+    found = paired_difference(one, other, confidence, n_resamples, seed)
+    if found is None:
+        return None
     return {
         "test": f"paired {found.method} bootstrap",
         "n": a.n,
@@ -212,9 +230,15 @@ def comparison_table(
     table["a_only"] = table["a_only"].astype("Int64")
     table["b_only"] = table["b_only"].astype("Int64")
     alpha = 1.0 - confidence
-    reject, adjusted, _, _ = multipletests(table["p"].to_numpy(), alpha=alpha, method="holm")
-    table["p_holm"] = adjusted
-    table["significant"] = reject
+    tested = table["p"].notna().to_numpy()  # a row with too few items to resample is not a test
+    table["p_holm"] = float("nan")
+    table["significant"] = False
+    if tested.any():
+        reject, adjusted, _, _ = multipletests(
+            table["p"].to_numpy()[tested], alpha=alpha, method="holm"
+        )
+        table.loc[tested, "p_holm"] = adjusted
+        table.loc[tested, "significant"] = reject
     return table[COLUMNS]
 
 
@@ -256,9 +280,11 @@ def comparisons_markdown(
         "only one of them gets right (a only / b only). For ECE, AUROC, FPR@95, flip "
         "probability and error ratio: the difference with its paired bootstrap interval "
         f"({interval}, the same resampled items for both models; in- and out-of-distribution "
-        "images resampled each within itself) and the bootstrap p (twice the smaller share of "
-        "resampled differences on either side of 0). Holm's correction across all "
-        f"{len(table)} comparisons of this table. *significant*: Holm's p < {level}% "
+        "images resampled each within itself) and its p (two-sided normal, the difference over "
+        "the standard deviation of the resampled differences); no bootstrap with fewer than "
+        f"{MIN_BOOTSTRAP_ITEMS} items (the row says so and is not tested). Holm's correction "
+        f"across the {int(table['p'].notna().sum())} "
+        f"tested comparisons of this table. *significant*: Holm's p < {level}% "
         f"({1 - confidence:g}). n: items per model.",
     ]
     for _, group in table.groupby("task", sort=False):
@@ -284,9 +310,12 @@ def comparisons_markdown(
                     for a, b in zip(group["a_only"], group["b_only"])
                 ],
                 "test": group["test"],
-                "p": [f"{p:.3g}" for p in group["p"]],
-                "Holm p": [f"{p:.3g}" for p in group["p_holm"]],
-                "": ["significant" if s else "not significant" for s in group["significant"]],
+                "p": [f"{p:.3g}" if np.isfinite(p) else "—" for p in group["p"]],
+                "Holm p": [f"{p:.3g}" if np.isfinite(p) else "—" for p in group["p_holm"]],
+                "": [
+                    "significant" if s else ("not significant" if np.isfinite(p) else "not tested")
+                    for s, p in zip(group["significant"], group["p"])
+                ],
             }
         )
         parts += ["", f"## {group['task_title'].iloc[0]}", "", cells.to_markdown(index=False)]

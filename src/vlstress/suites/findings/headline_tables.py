@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from vlstress.report.intervals import DEGENERATE, MIN_BOOTSTRAP_ITEMS, TOO_FEW_ITEMS
 from vlstress.suites.findings import headlines
 from vlstress.suites.findings.cells import count_text, interval_text, value_text
 
@@ -35,7 +36,8 @@ def headlines_markdown(table: pd.DataFrame, confidence: float) -> str:
         "counted; a seeded BCa bootstrap over the record's per-item outcomes for ECE, AUROC, "
         "FPR@95 (in- and out-of-distribution images resampled each within itself), flip "
         "probability (over the sequences) and the ImageNet-X error ratio (images resampled with "
-        "their correctness and factor); none for a degenerate bootstrap (every resample the same "
+        "their correctness and factor); none, and the table says why, under "
+        f"{MIN_BOOTSTRAP_ITEMS} items or for a degenerate bootstrap (every resample the same "
         "value).",
     ]
     for _, group in table.groupby("task", sort=False):
@@ -46,8 +48,14 @@ def headlines_markdown(table: pd.DataFrame, confidence: float) -> str:
                 "condition": group["condition_label"],
                 "metric": group["metric_label"],
                 f"value [{level} interval]": [
-                    f"{value_text(v)} {interval_text(lo, hi)}" if np.isfinite(lo) else value_text(v)
-                    for v, lo, hi in zip(group["value"], group["lo"], group["hi"])
+                    f"{value_text(v)} {interval_text(lo, hi)}"
+                    if np.isfinite(lo)
+                    else f"{value_text(v)} (no interval: {why})"
+                    if why in (TOO_FEW_ITEMS, DEGENERATE)
+                    else value_text(v)
+                    for v, lo, hi, why in zip(
+                        group["value"], group["lo"], group["hi"], group["interval"]
+                    )
                 ],
                 "n": [count_text(n) if pd.notna(n) else "?" for n in group["n"]],
             }

@@ -120,7 +120,8 @@ def _bootstrapped(
             headline.resampling(blocks[0]), confidence, bootstrap.n_resamples, bootstrap.seed
         )
         lo[i], hi[i] = headline.scale * low, headline.scale * high
-        methods[i] = f"{method} bootstrap" if method else ""
+        # the method, or why there is no interval (too few items, a degenerate bootstrap)
+        methods[i] = f"{method} bootstrap" if np.isfinite(low) else method
     return lo, hi, methods
 
 

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from vlstress.errors import VlstressError
+from vlstress.report.intervals import MIN_BOOTSTRAP_ITEMS
 from vlstress.suites.zeroshot import robustness
 from vlstress.suites.zeroshot.baselines import TESTBED, published_path
 
@@ -178,6 +179,49 @@ def _grid(reference: pd.DataFrame, run: pd.DataFrame, line: robustness.Line) -> 
     return np.linspace(low - pad, high + pad, GRID_POINTS)
 
 
+def _band(
+    found: pd.DataFrame,
+    base: pd.DataFrame,
+    line: robustness.Line,
+    shift: str,
+    text: str,
+    transform: str,
+    fit: str,
+    epsilon: float,
+    n_resamples: int,
+    seed: int,
+) -> robustness.Band | None:
+    """The line's bootstrap band over its models `base`, and each placed model's ER interval
+    (`INTERVAL_COLUMNS` of `found`, NaN without a band)."""
+    found[INTERVAL_COLUMNS] = np.nan
+    if n_resamples <= 0:
+        return None
+    grid = _grid(base, found, line)
+    points = robustness.get_transform(transform).to_axis(found["id_accuracy"], epsilon)
+    try:
+        both = robustness.bootstrap_band(
+            base["id_accuracy"],
+            base["shifted_accuracy"],
+            np.concatenate([grid, points]),
+            transform,
+            fit,
+            epsilon,
+            n_resamples,
+            seed,
+            CONFIDENCE,
+        )
+    except VlstressError as exc:
+        raise VlstressError(f"shift {shift}, {text}: {exc} (or bootstrap 0)") from None
+    inverse = robustness.get_transform(transform).to_accuracy
+    shifted = found["shifted_accuracy"].to_numpy()
+    # ER = shifted − predicted: the high end of the predicted accuracy is the low end of ER
+    found["effective_robustness_low_pp"] = 100 * (shifted - inverse(both.high[len(grid) :]))
+    found["effective_robustness_high_pp"] = 100 * (shifted - inverse(both.low[len(grid) :]))
+    return robustness.Band(
+        grid, both.low[: len(grid)], both.high[: len(grid)], n_resamples, seed, CONFIDENCE
+    )
+
+
 def _place_published(
     rows: pd.DataFrame,
     base: pd.DataFrame,
@@ -194,33 +238,7 @@ def _place_published(
         base["id_accuracy"], base["shifted_accuracy"], transform, fit, epsilon
     )
     found = robustness.effective_robustness(rows, [], transform, fit, lines={shift: line})
-    band = None
-    found[INTERVAL_COLUMNS] = np.nan
-    if n_resamples > 0:
-        grid = _grid(base, rows, line)
-        points = robustness.get_transform(transform).to_axis(found["id_accuracy"], epsilon)
-        try:
-            both = robustness.bootstrap_band(
-                base["id_accuracy"],
-                base["shifted_accuracy"],
-                np.concatenate([grid, points]),
-                transform,
-                fit,
-                epsilon,
-                n_resamples,
-                seed,
-                CONFIDENCE,
-            )
-        except VlstressError as exc:
-            raise VlstressError(f"shift {shift}, {text}: {exc} (or bootstrap 0)") from None
-        band = robustness.Band(
-            grid, both.low[: len(grid)], both.high[: len(grid)], n_resamples, seed, CONFIDENCE
-        )
-        inverse = robustness.get_transform(transform).to_accuracy
-        shifted = found["shifted_accuracy"].to_numpy()
-        # ER = shifted − predicted: the high end of the predicted accuracy is the low end of ER
-        found["effective_robustness_low_pp"] = 100 * (shifted - inverse(both.high[len(grid) :]))
-        found["effective_robustness_high_pp"] = 100 * (shifted - inverse(both.low[len(grid) :]))
+    band = _band(found, base, line, shift, text, transform, fit, epsilon, n_resamples, seed)
     cloud = base[["model", "id_accuracy", "shifted_accuracy"]].reset_index(drop=True)
     return found, ShiftLine(shift, source, text, line, band, cloud)
 
@@ -292,8 +310,20 @@ def place(
                 found = robustness.effective_robustness(
                     rows, "all", transform, fit, 1, epsilon, lines={shift: line}
                 )
-                lines[shift] = ShiftLine(shift, RUN, text, line)
-            found[INTERVAL_COLUMNS] = np.nan
+                band = None
+                if line.n >= MIN_BOOTSTRAP_ITEMS:
+                    fitted = found[found["baseline"].astype(bool)]
+                    band = _band(
+                        found, fitted, line, shift, text, transform, fit, epsilon, n_resamples,
+                        seed,
+                    )  # fmt: skip
+                else:
+                    found[INTERVAL_COLUMNS] = np.nan
+                    if n_resamples > 0:
+                        text += f"; no band: a bootstrap needs {MIN_BOOTSTRAP_ITEMS} models"
+                lines[shift] = ShiftLine(shift, RUN, text, line, band)
+            if "effective_robustness_low_pp" not in found:
+                found[INTERVAL_COLUMNS] = np.nan
         found["line_source"] = lines[shift].source if shift in lines else "none"
         found["line"] = text
         frames.append(found)

@@ -46,7 +46,8 @@ PUBLISHED_LINE = (
 )
 RUN_LINE = (
     "'run's n models' = the line fitted over this run's n models (no published line for that "
-    "shift: its kind, or the in-distribution set's, has no testbed column; no interval)"
+    "shift: its kind, or the in-distribution set's, has no testbed column), with the same "
+    "bootstrap interval over those models where there are at least 10 (none below)"
 )
 
 

@@ -33,11 +33,15 @@ SUITE = Suite(
                 "tex": small(f"{FINDINGS}/fingerprints.tex"),
                 "json": small(f"{FINDINGS}/fingerprints.json"),
                 "png": Output(
-                    "results/figures/fingerprints.png", caption="fingerprints", category="Figures"
+                    "results/figures/fingerprints.png",
+                    plot={},
+                    caption="fingerprints",
+                    category="Figures",
                 ),
                 "pdf": Output("results/figures/fingerprints.pdf"),
                 "lines_png": Output(
                     "results/figures/fingerprint_lines.png",
+                    plot={},
                     caption="fingerprint_lines",
                     category="Figures",
                 ),

@@ -257,3 +257,15 @@ def test_dvc_puts_back_a_failed_stages_cached_outputs(project):
     assert "Data and pipelines are up to date" in status, status[-3000:]
     plan = run_ok("snakemake", "-n", "--cores", "1", cwd=root, env=env)
     assert "Nothing to be done" in plan, plan[-3000:]
+
+
+def test_a_failed_step_finds_its_stage_only_inside_a_dvc_project(tmp_path):
+    """The stage DVC names, in the folder DVC runs the command in (a queued experiment's copy,
+    not the checkout `DVC_ROOT` names there); nothing outside `dvc repro` or a DVC project."""
+    from vlstress.pipeline.failed_stage import stage_of_this_step
+
+    (tmp_path / ".dvc").mkdir()
+    env = {"DVC_STAGE": "embed@tiny", "DVC_ROOT": "/elsewhere"}
+    assert stage_of_this_step(env, str(tmp_path)) == (str(tmp_path), "embed@tiny")
+    assert stage_of_this_step({"DVC_ROOT": str(tmp_path)}, str(tmp_path)) is None
+    assert stage_of_this_step(env, str(tmp_path / "sub")) is None

@@ -3,9 +3,9 @@
 `dvc repro` deletes a stage's outputs (all but the `persist` ones, the git-tracked records and
 tables) before it runs the stage's command, and leaves them deleted when the command fails: a bad
 input found by a step would cost the embeddings, folders or checkpoints of its last good run. So a
-step that fails inside `dvc repro` (DVC names the stage in `DVC_STAGE`, the project in `DVC_ROOT`)
-puts back each cached output its stage lost, from DVC's cache as `dvc.lock` last recorded it,
-through DVC's own checkout of that output. `dvc checkout` itself cannot run there: `dvc repro`
+step that fails inside `dvc repro` (DVC names the stage in `DVC_STAGE`) puts back each cached
+output its stage lost, from DVC's cache as `dvc.lock` last recorded it, through DVC's own
+checkout of that output. `dvc checkout` itself cannot run there: `dvc repro`
 holds the repository lock until the stage ends. dvc.lock is not touched, so the stage stays
 changed and runs again next time. (Snakemake's side: `pipeline.failed_jobs`.)
 
@@ -24,10 +24,18 @@ import sys
 from collections.abc import Mapping
 
 
-def stage_of_this_step(environ: Mapping[str, str] = os.environ) -> tuple[str, str] | None:
-    """(project root, stage) when this process is the command of a stage `dvc repro` runs."""
-    stage, root = environ.get("DVC_STAGE"), environ.get("DVC_ROOT")
-    return (root, stage) if stage and root else None
+def stage_of_this_step(
+    environ: Mapping[str, str] = os.environ, cwd: str | None = None
+) -> tuple[str, str] | None:
+    """(project root, stage) when this process is the command of a stage `dvc repro` runs. The
+    root is the working directory DVC runs the command in (every stage of the project's one
+    dvc.yaml runs at its root), not `DVC_ROOT`: inside `dvc exp run --temp` or a queued
+    experiment that names the user's own checkout, not the experiment's copy."""
+    stage = environ.get("DVC_STAGE")
+    root = os.getcwd() if cwd is None else cwd
+    if not stage or not os.path.isdir(os.path.join(root, ".dvc")):
+        return None
+    return root, stage
 
 
 def put_back(root: str, stage_name: str) -> list[str]:

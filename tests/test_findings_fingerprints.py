@@ -347,6 +347,7 @@ def test_the_command_writes_every_output(tmp_path, monkeypatch):
     assert "LAION-2B (n = 10)" in legend and "pooled line (all models)" in legend
     gids = [a.get_gid() for ax in lines.axes for a in ax.get_children()]
     assert gids.count("pooled") == 3 and gids.count("group-line") == 12
+    assert gids.count("band") == 3  # 40 models: each pooled line has its bootstrap band
     assert lines.axes[0].get_xlabel() == "zero-shot top-1 on objects (%)"
     assert lines.axes[0].get_ylabel() == "top-1 (%)"
     assert "(n = 40 models)" in lines.axes[0].get_title()
@@ -367,3 +368,26 @@ def test_only_the_x_series_gives_an_empty_table_and_placeholders():
     assert result.offsets.empty and result.n_tested == 0
     assert "no series to compare" in fingerprint_figures.forest(result).axes[0].texts[0].get_text()
     assert "No series to compare" in fingerprint_report.markdown(result, {})
+
+
+def test_the_pooled_line_band_holds_the_line_and_needs_ten_models():
+    """The percentile bootstrap of the robust line over the models: seeded, holds the fitted line
+    on a clean linear series, narrower with more models; none under 10 models."""
+    from vlstress.suites.findings.fingerprints import fit, fitted, line_band
+
+    rng = np.random.default_rng(1)
+    grid = np.linspace(20, 80, 7)
+
+    def band(n):
+        x = rng.uniform(20, 80, n)
+        y = 5 + 0.5 * x + rng.normal(0, 2, n)
+        found = line_band(x, y, False, grid, 300, 0.95, seed=4)
+        assert found is not None
+        assert np.array_equal(found[0], line_band(x, y, False, grid, 300, 0.95, seed=4)[0])
+        line = fitted(grid, *fit(x, y, False), False)
+        assert (found[0] <= line + 1e-9).all() and (line <= found[1] + 1e-9).all()
+        return float(np.mean(found[1] - found[0]))
+
+    assert band(200) < band(12)
+    assert line_band(np.arange(9.0), np.arange(9.0), False, grid, 300, 0.95, 0) is None
+    assert line_band(np.arange(12.0), np.arange(12.0), False, grid, 0, 0.95, 0) is None

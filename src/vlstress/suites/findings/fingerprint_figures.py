@@ -9,16 +9,19 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
+from matplotlib.artist import Artist
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from vlstress.report.figures import _add_notes, model_panels, placeholder
+from vlstress.report.intervals import MIN_BOOTSTRAP_ITEMS
 from vlstress.suites.findings.fingerprint_report import (
     ordered,
     series_label,
     space_text,
     why_untested,
 )
-from vlstress.suites.findings.fingerprints import OK, SERIES, Fingerprints, fitted
+from vlstress.suites.findings.fingerprints import OK, SERIES, Fingerprints, fitted, line_band
 
 ROWS_PER_PANEL = 8  # forest rows of one grouping: more would not stay readable at paper size
 UNTESTED_PER_PANEL = 3
@@ -245,7 +248,7 @@ def lines(result: Fingerprints) -> plt.Figure:
     for ax in panels:
         ax.set_xlabel(f"zero-shot top-1 on {result.settings.in_distribution} (%)")
     sizes = points.drop_duplicates("model").groupby(grouping)["model"].size()
-    handles = [
+    handles: list[Artist] = [
         Line2D(
             [], [], marker="o", linestyle="none", color=palette[g], label=f"{g} (n = {sizes[g]})"
         )
@@ -257,6 +260,12 @@ def lines(result: Fingerprints) -> plt.Figure:
         )
     handles += [
         Line2D([], [], color="black", label="pooled line (all models)"),
+        Patch(
+            facecolor="k",
+            alpha=0.12,
+            label=f"its {100 * result.settings.confidence:g}% band (bootstrap over models,"
+            f" ≥ {MIN_BOOTSTRAP_ITEMS})",
+        ),
         Line2D(
             [],
             [],
@@ -318,6 +327,13 @@ def _lines_panel(
         return table[np.logical_and.reduce([table[c] == v for c, v in zip(SERIES, key)])]
 
     pooled = select(result.pooled)
+    settings = result.settings
+    band = line_band(
+        data["x"].to_numpy(), data["y"].to_numpy(), proportion, grid,
+        settings.n_resamples, settings.confidence, settings.seed,
+    )  # fmt: skip
+    if band is not None and not pooled.empty:
+        ax.fill_between(grid, band[0], band[1], color="k", alpha=0.12, linewidth=0, gid="band")
     for _, line in pooled.iterrows():
         ax.plot(
             grid, fitted(grid, line["slope"], line["intercept"], proportion), "k-", gid="pooled"
@@ -332,7 +348,13 @@ def _lines_panel(
             linewidth=1.2,
             gid="group-line",
         )
-    missing = "" if not pooled.empty else "; no line (fewer than 3 models)"
+    missing = (
+        "; no line (fewer than 3 models)"
+        if pooled.empty
+        else f"; no band (under {MIN_BOOTSTRAP_ITEMS})"
+        if band is None
+        else ""
+    )
     ax.set_title(
         textwrap.fill(series_label(info, short=True), 34) + f"\n(n = {len(data)} models{missing})",
         fontsize="small",

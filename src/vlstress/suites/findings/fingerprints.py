@@ -146,6 +146,35 @@ def fitted(x_percent: np.ndarray, slope: float, intercept: float, proportion: bo
     return from_space(intercept + slope * _x_space(x_percent, proportion), proportion)
 
 
+def line_band(
+    x_percent: np.ndarray,
+    y: np.ndarray,
+    proportion: bool,
+    grid_percent: np.ndarray,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The percentile bootstrap band of a series' robust line over its models: the models
+    resampled with replacement, the line refitted (`fit`), its value at each grid point, the
+    (1 ± confidence) / 2 quantiles. None below `MIN_BOOTSTRAP_ITEMS` models or without
+    resamples. Seeded: the same points give the same band."""
+    from vlstress.report.intervals import MIN_BOOTSTRAP_ITEMS
+
+    x = np.asarray(x_percent, dtype="float64")
+    values = np.asarray(y, dtype="float64")
+    if len(x) < MIN_BOOTSTRAP_ITEMS or n_resamples < 1:
+        return None
+    rng = np.random.default_rng(seed)
+    curves = np.empty((n_resamples, len(grid_percent)))
+    for i in range(n_resamples):
+        pick = rng.integers(0, len(x), len(x))
+        slope, intercept = fit(x[pick], values[pick], proportion)
+        curves[i] = fitted(grid_percent, slope, intercept, proportion)
+    tail = (1.0 - confidence) / 2.0
+    return np.quantile(curves, tail, axis=0), np.quantile(curves, 1.0 - tail, axis=0)
+
+
 # --------------------------------------------------------------------------- one group's offset
 
 

@@ -304,7 +304,7 @@ def test_paired_comparisons_use_mcnemar_and_holm(run):
     assert rows.loc[("rn50-hub", "vit-rand"), "p_holm"] == pytest.approx(3 * 0.5**5)
     assert not table["significant"].any()
     markdown = (run / "results" / "findings" / "comparisons.md").read_text(encoding="utf-8")
-    assert "Holm's correction across all 3 comparisons" in markdown
+    assert "Holm's correction across the 3 tested comparisons" in markdown
     assert markdown.count("not significant") == 3
 
 

@@ -187,22 +187,23 @@ def test_dvc_keeps_a_failed_steps_record(project):
     assert "Data and pipelines are up to date" in status, status[-3000:]
 
 
+def embeddings(root: Path) -> dict[str, bytes]:
+    """The model's retrieval embeddings folder: each file's bytes (Snakemake's marker left out)."""
+    folder = root / EMBEDDINGS
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != STAMP
+    }
+
+
 @pytest.mark.slow
 def test_snakemake_puts_back_a_failed_steps_cached_outputs(project):
     """Snakemake deletes a job's outputs before it runs; when the job then fails, the outputs DVC
     keeps in its cache (here a model's retrieval embeddings) come back as they were, and once the
     input is good again nothing is left to do in either front end."""
     root, env = project
-    folder = root / EMBEDDINGS
-
-    def contents() -> dict[str, bytes]:
-        return {
-            str(p.relative_to(folder)): p.read_bytes()
-            for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.name != STAMP
-        }
-
-    before = contents()
+    before = embeddings(root)
     assert "images.npy" in before
     manifest = root / "data" / "prepared" / "manifest.json"
     good, ns = manifest.read_bytes(), manifest.stat().st_mtime_ns
@@ -210,7 +211,7 @@ def test_snakemake_puts_back_a_failed_steps_cached_outputs(project):
     output = run_fails("snakemake", "--cores", "1", root=root, env=env)
     assert "embed_retrieval" in output and "manifest.json" in output, output[-3000:]
     assert f"put back 1 output(s) of the failed step(s) from the DVC cache: {EMBEDDINGS}" in output
-    assert contents() == before
+    assert embeddings(root) == before
     plan = run_ok("snakemake", "-n", "--cores", "1", cwd=root, env=env)
     assert "embed_retrieval" in plan and "Nothing to be done" not in plan, plan[-3000:]
     manifest.write_bytes(good)
@@ -227,16 +228,7 @@ def test_dvc_puts_back_a_failed_stages_cached_outputs(project):
     checks them out of DVC's cache (DVC holds the repository lock meanwhile), the stage stays
     changed, and once the input is good again nothing is left to do in either front end."""
     root, env = project
-    folder = root / EMBEDDINGS
-
-    def contents() -> dict[str, bytes]:
-        return {
-            str(p.relative_to(folder)): p.read_bytes()
-            for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.name != STAMP
-        }
-
-    before = contents()
+    before = embeddings(root)
     assert "images.npy" in before
     manifest = root / "data" / "prepared" / "manifest.json"
     good, ns = manifest.read_bytes(), manifest.stat().st_mtime_ns
@@ -247,7 +239,7 @@ def test_dvc_puts_back_a_failed_stages_cached_outputs(project):
     assert f"put back 1 output(s) of the failed stage {stage} from the DVC cache: {EMBEDDINGS}" in (
         output
     )
-    assert contents() == before
+    assert embeddings(root) == before
     status = run_ok("dvc", "status", stage, cwd=root, env=env)
     assert "changed deps" in status and "data/prepared" in status, status[-3000:]
     assert "deleted" not in status and "modified" not in status.split("changed deps")[0]

@@ -305,25 +305,21 @@ def place(
                     effective_robustness=np.nan,
                     relative_robustness=rows["shifted_accuracy"] - rows["id_accuracy"],
                 )
+                found[INTERVAL_COLUMNS] = np.nan
             else:
                 text = f"run's {line.n} models ({why})"
                 found = robustness.effective_robustness(
                     rows, "all", transform, fit, 1, epsilon, lines={shift: line}
                 )
-                band = None
-                if line.n >= MIN_BOOTSTRAP_ITEMS:
-                    fitted = found[found["baseline"].astype(bool)]
-                    band = _band(
-                        found, fitted, line, shift, text, transform, fit, epsilon, n_resamples,
-                        seed,
-                    )  # fmt: skip
-                else:
-                    found[INTERVAL_COLUMNS] = np.nan
-                    if n_resamples > 0:
-                        text += f"; no band: a bootstrap needs {MIN_BOOTSTRAP_ITEMS} models"
+                enough = line.n >= MIN_BOOTSTRAP_ITEMS
+                if n_resamples > 0 and not enough:
+                    text += f"; no band: a bootstrap needs {MIN_BOOTSTRAP_ITEMS} models"
+                # the band over the models the line is fitted to, as a published line's
+                band = _band(
+                    found, found[found["baseline"].astype(bool)], line, shift, text, transform,
+                    fit, epsilon, n_resamples if enough else 0, seed,
+                )  # fmt: skip
                 lines[shift] = ShiftLine(shift, RUN, text, line, band)
-            if "effective_robustness_low_pp" not in found:
-                found[INTERVAL_COLUMNS] = np.nan
         found["line_source"] = lines[shift].source if shift in lines else "none"
         found["line"] = text
         frames.append(found)

@@ -144,32 +144,28 @@ def _bootstrap_row(
     scale = headline.scale
     value_a = scale * float(one.statistic(*one.samples))
     value_b = scale * float(other.statistic(*other.samples))
-    if not (enough_items(one) and enough_items(other)):
-        return {
-            "test": f"none: {TOO_FEW_ITEMS}",
-            "n": a.n,
-            "value_a": value_a,
-            "value_b": value_b,
-            "difference": value_a - value_b,
-            "lo": float("nan"),
-            "hi": float("nan"),
-            "a_only": None,
-            "b_only": None,
-            "p": float("nan"),
-        }
-    found = paired_difference(one, other, confidence, n_resamples, seed)
-    if found is None:
-        return None
-    return {
-        "test": f"paired {found.method} bootstrap",
+    row = {
+        "test": f"none: {TOO_FEW_ITEMS}",  # not tested, left out of Holm's correction
         "n": a.n,
         "value_a": value_a,
         "value_b": value_b,
+        "difference": value_a - value_b,
+        "lo": float("nan"),
+        "hi": float("nan"),
+        "a_only": None,
+        "b_only": None,
+        "p": float("nan"),
+    }
+    if not (enough_items(one) and enough_items(other)):
+        return row
+    found = paired_difference(one, other, confidence, n_resamples, seed)
+    if found is None:
+        return None
+    return row | {
+        "test": f"paired {found.method} bootstrap",
         "difference": scale * found.difference,
         "lo": scale * found.lo,
         "hi": scale * found.hi,
-        "a_only": None,
-        "b_only": None,
         "p": found.p,
     }
 

@@ -11,10 +11,10 @@ prints them, so a Snakemake job runs the same command line as the matching DVC s
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -379,8 +379,8 @@ def record_in_dvc_lock(workflow, checkout=None, files: list[str] | None = None) 
         checkout.release()  # `dvc commit` takes the repository lock itself
     if files != ["params.yaml"] or not os.path.isdir(".dvc"):
         return
-    if not shutil.which("dvc"):
-        print("warning: dvc not on PATH; dvc.lock not updated")
+    if importlib.util.find_spec("dvc") is None:
+        print("warning: dvc is not installed beside Snakemake; dvc.lock not updated")
         return
     if not os.path.isfile(CHECKED):
         write_text(CHECKED, GATE_STAMP)

@@ -125,6 +125,7 @@ def _summary(root: Path, paths: list[Path]) -> Path:
 
 
 def _cards(root: Path, paths: list[Path], summary: Path, *extra: str) -> int:
+    """`vlstress headlines`, then `vlstress cards` on its table, as the workflow runs them."""
     flags = [arg for path in paths for arg in ("--record", str(path))]
     flags += [
         arg
@@ -132,26 +133,38 @@ def _cards(root: Path, paths: list[Path], summary: Path, *extra: str) -> int:
         if outcomes_path(path).is_file()
         for arg in ("--outcomes", str(outcomes_path(path)))
     ]
+    headlines = root / "results" / "headlines.csv"
+    intervals = ["--confidence", "0.95", "--bootstrap", "200"]
+    found = main(
+        [
+            "headlines",
+            *flags,
+            "--summary",
+            str(summary),
+            *intervals,
+            "--out-csv",
+            str(headlines),
+            "--out-md",
+            str(root / "results" / "headlines.md"),
+        ]
+    )
+    if found != 0:
+        return found
     return main(
         [
             "cards",
             *flags,
             "--summary",
             str(summary),
-            "--confidence",
-            "0.95",
+            "--headlines",
+            str(headlines),
+            *intervals,
             "--out-dir",
             str(root / "results" / "cards"),
-            "--out-csv",
-            str(root / "results" / "findings" / "headlines.csv"),
-            "--out-md",
-            str(root / "results" / "findings" / "headlines.md"),
             "--out-comparisons-csv",
             str(root / "results" / "findings" / "comparisons.csv"),
             "--out-comparisons-md",
             str(root / "results" / "findings" / "comparisons.md"),
-            "--bootstrap",
-            "200",
             *extra,
         ]
     )
@@ -248,7 +261,8 @@ def test_same_input_gives_the_same_bytes(run, tmp_path):
         re.search(r'<script type="application/json" id="provenance">(.*?)</script>', html, re.S)[1]
     )
     digest = hashlib.sha256((run / "results" / "summary.csv").read_bytes()).hexdigest()
-    assert list(block["inputs"].values()) == [digest]
+    headlines = hashlib.sha256((run / "results" / "headlines.csv").read_bytes()).hexdigest()
+    assert list(block["inputs"].values()) == [digest, headlines]
     assert f'content="{digest}"' in html
 
 
@@ -267,7 +281,7 @@ def test_index_links_every_card_with_its_numbers(run):
 
 
 def test_headline_tables(run):
-    table = pd.read_csv(run / "results" / "findings" / "headlines.csv")
+    table = pd.read_csv(run / "results" / "headlines.csv")
     zeroshot = table[table["task"] == "zeroshot"].set_index("model")
     assert zeroshot["percentile"].to_dict() == {
         "vit-rand": 0.0,
@@ -275,7 +289,7 @@ def test_headline_tables(run):
         "rn50-hub": 100.0,
     }
     assert zeroshot.loc["rn50-hub", "lo"] == pytest.approx(_wilson(8, 14)[0])
-    markdown = (run / "results" / "findings" / "headlines.md").read_text(encoding="utf-8")
+    markdown = (run / "results" / "headlines.md").read_text(encoding="utf-8")
     assert "Intervals (95%): Wilson's score interval for proportions" in markdown
     lo, hi = _wilson(2, 14)
     assert f"| 14.3 [{lo:.1f}, {hi:.1f}]" in markdown

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from scipy import special, stats
 
+from vlstress.report.headlines import COLUMNS
 from vlstress.report.records import RECORD_COLUMNS
 from vlstress.suites.findings import fingerprint_figures, fingerprint_report
 from vlstress.suites.findings.fingerprints import (
@@ -25,7 +26,6 @@ from vlstress.suites.findings.fingerprints import (
     model_groups,
     size_groups,
 )
-from vlstress.suites.findings.headlines import COLUMNS
 
 FAMILIES = ("ViT", "ResNet", "ConvNeXt", "EVA")
 DATA = ("LAION-2B", "LAION-400M", "WIT-400M", "DataComp-1B")

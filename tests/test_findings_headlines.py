@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from vlstress.report import tasks
+from vlstress.report.headlines import headline_table, percentiles
 from vlstress.report.intervals import wilson_percent
 from vlstress.report.records import RECORD_COLUMNS, read_summary
-from vlstress.suites.findings.headlines import headline_table, percentiles
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -138,8 +138,8 @@ def test_a_metric_with_outcomes_gets_the_bootstrap_of_its_items(tmp_path):
     as scipy's on the calibration suite's own resampling; a case without outcomes has none."""
     from scipy.stats import bootstrap
 
+    from vlstress.report.headlines import Bootstrap
     from vlstress.suites.calibration.resampling import ece_resampling, image_outcomes
-    from vlstress.suites.findings.headlines import Bootstrap
 
     rng = np.random.default_rng(0)
     logits = rng.normal(size=(60, 4)) * 3
@@ -177,7 +177,7 @@ def test_outcomes_are_matched_to_their_records_by_position(tmp_path):
     from vlstress.errors import VlstressError
     from vlstress.outcomes import Outcomes, outcomes_path, write_outcomes
     from vlstress.record import Record
-    from vlstress.suites.findings.items import case_outcomes
+    from vlstress.report.items import case_outcomes
 
     def record(condition):
         model = {"slug": "m", "arch": "a", "weights": "w"}

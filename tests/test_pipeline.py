@@ -301,6 +301,7 @@ def test_suites_off_remove_their_stages_and_outputs():
         "embed_retrieval",
         "evaluate",
         "summarize",
+        "headlines",
         "retrieval_figures",
         "retrieval_tables",
     }

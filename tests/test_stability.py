@@ -501,7 +501,9 @@ def test_relative_values_are_computed_from_unrounded_means(tmp_path):
             "ViT-B-32 (random-init)" in markdown
         )
     assert "ViT-B-32 (random-init)" in latex and "n = 14 sequences" in latex
-    assert markdown.count(table.NO_INTERVAL) == 2  # each caption says why there is no interval
+    # each caption says which values have an interval: the flip probabilities (none here: no
+    # headline table given), not the top-5 distance
+    assert markdown.count(table.FP_INTERVALS) == 1 and markdown.count(table.NO_INTERVAL) == 1
 
 
 def test_the_figure_shows_a_value_of_zero(tmp_path):
@@ -674,3 +676,48 @@ def test_three_sequences_are_too_few_to_test():
     assert large["p_holm"] == pytest.approx(large["p"]) and large["significant"]
     text = comparisons_markdown(table.reset_index(), 0.95)
     assert "not tested" in text and "the 1 tested comparisons" in text
+
+
+def test_flip_probability_cells_show_the_headline_interval(tmp_path):
+    """Given the headline table, each flip probability shows its interval (the case's, matched on
+    model, set, task and condition); a case the table gives none shows its value alone; the top-5
+    distance never has one."""
+    from vlstress.record import write_records
+    from vlstress.report import records
+    from vlstress.report.headlines import COLUMNS
+    from vlstress.suites.stability import table
+
+    from report_fixtures import record
+
+    paths = []
+    for model, fp in (("vit-b-32-random", 1.2), ("rn50-openai", 3.4)):  # percent
+        paths.append(tmp_path / "metrics" / model / "stability.json")
+        write_records(
+            paths[-1],
+            [
+                record(
+                    model,
+                    "stability",
+                    {"set": "objects", "perturbation": p, "difficulty": 1},
+                    {"flip_probability": fp, "top5_distance": 0.5},
+                )
+                for p in ("rotate", "brightness")
+            ],
+        )
+    summary = records.collect(paths)
+    rows = summary[summary["metric"] == "flip_probability"].copy()
+    rows["lo"] = [1.0 if m == "rn50-openai" else float("nan") for m in rows["model"]]
+    rows["hi"] = rows["value"] + 2.0
+    rows["interval"] = "BCa bootstrap"
+    for column in COLUMNS:
+        rows[column] = rows[column] if column in rows else float("nan")
+    rows["percentile"] = float("nan")
+    markdown, _, _ = table.render(summary, {}, None, rows)
+    fp_table = markdown.split("### Top-5")[0]
+    rn50 = next(line for line in fp_table.splitlines() if line.startswith("| RN50"))
+    cells = [c.strip() for c in rn50.strip("|").split("|")]
+    # brightness, rotate: 3.4 with [1.0, 5.4] from the table (the value in percent)
+    assert cells[2:4] == ["3.4 [1.0, 5.4]", "3.4 [1.0, 5.4]"], cells
+    vit = next(line for line in fp_table.splitlines() if line.startswith("| ViT-B-32"))
+    assert "[" not in vit  # its rows have no lower bound: no interval
+    assert "[" not in markdown.split("### Top-5")[1].split("<!--")[0]

@@ -36,6 +36,10 @@ ENGINE_COMMANDS: dict[str, tuple[str, str]] = {
         "objects, folders)",
     ),
     "summarize": ("vlstress.commands.summarize", "merge metric JSONs into one table"),
+    "headlines": (
+        "vlstress.commands.headlines",
+        "every headline metric of the run with n and its interval (Wilson, seeded BCa bootstrap)",
+    ),
     "figures": (
         "vlstress.commands.figures",
         "the figures of one suite's figure module (PNG + PDF) from the summary",

@@ -1,9 +1,10 @@
 """`vlstress tables`: the tables of one suite's table module as Markdown and LaTeX.
 
 `--module` names the module (e.g. `vlstress.suites.retrieval.table`, the RoCOCO stress table);
-its `render(summary, provenance)` returns the Markdown, the LaTeX and notes. Both files carry
-the provenance (an HTML comment, LaTeX comments); a suite without records gets a note instead
-of a table.
+its `render(summary, provenance)` returns the Markdown, the LaTeX and notes. With `--headlines`
+(the CSV of `vlstress headlines`), a module that shows intervals gets the headline table too:
+`render(summary, provenance, headlines=frame)`. Both files carry the provenance (an HTML comment,
+LaTeX comments); a suite without records gets a note instead of a table.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--module", required=True, type=suite_module, help="a suite's table module (with render)"
     )
+    parser.add_argument(
+        "--headlines",
+        type=Path,
+        help="headline table of `vlstress headlines`: the intervals the tables show",
+    )
     parser.add_argument("--out-md", required=True, type=Path, help="Markdown")
     parser.add_argument("--out-tex", required=True, type=Path, help="LaTeX (booktabs)")
 
@@ -37,12 +43,19 @@ def run(args: argparse.Namespace) -> None:
 
     table = records.read_summary(args.summary)
     module = importlib.import_module(args.module)
+    inputs = {str(args.summary): sha256_file(args.summary)}
+    extra = {}
+    if args.headlines is not None:
+        from vlstress.report.headlines import read_headline_table
+
+        extra["headlines"] = read_headline_table(args.headlines)
+        inputs[str(args.headlines)] = sha256_file(args.headlines)
     block = provenance.build(
         "tables",
-        {"summary": str(args.summary)},
-        inputs={str(args.summary): sha256_file(args.summary)},
+        {"summary": str(args.summary), **({"headlines": str(args.headlines)} if extra else {})},
+        inputs=inputs,
     )
-    markdown, latex, notes = module.render(table, block)
+    markdown, latex, notes = module.render(table, block, **extra)
     for note in notes:
         log.info("%s", note)
     write_text(args.out_md, markdown)

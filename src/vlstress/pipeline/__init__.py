@@ -32,7 +32,7 @@ from vlstress.workflow.spec import (
     lookup,
     render_value,
 )
-from vlstress.workflow.stages import DATA, GATE, SUMMARIZE
+from vlstress.workflow.stages import DATA, GATE, HEADLINE_TABLE, SUMMARIZE
 from vlstress.workflow.stages import EXTRA_PLOTS as ENGINE_PLOTS
 
 __all__ = [
@@ -63,6 +63,7 @@ STAGES: list[Stage] = [
     *DATA,
     *(stage for suite in _suites() for stage in suite.stages),
     SUMMARIZE,
+    HEADLINE_TABLE,
 ]
 AXES: dict[str, Axis] = {
     axis.name: axis for axis in (MODEL_AXIS, *(axis for suite in _suites() for axis in suite.axes))

@@ -1,13 +1,17 @@
 """What the suites' tables share: the empty-cell mark, LaTeX escaping, a share with its interval
 and an item count as cells, and rendering a set of (caption, frame) tables as Markdown and LaTeX
-(pandas `to_markdown`, `Styler.to_latex`)."""
+(pandas `to_markdown`, `Styler.to_latex`), a value with the headline table's interval."""
 
 from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from vlstress.report.headlines import Interval
 
 MISSING = "–"
 LATEX_SPECIAL = re.compile(r"([&%$#_{}])")
@@ -50,6 +54,18 @@ def share_cell(value: float | None, n: float | None, digits: int = 1, scale: flo
     n is unknown or 0, `–` where the value is undefined)."""
     text = cell(None if value is None or pd.isna(value) else float(value), digits)
     return text if text == MISSING else text + interval_text(value, n, digits, scale)
+
+
+def headline_cell(value: float | None, found: Interval | None, digits: int = 1) -> str:
+    """`15.8 [2.1, 35.9]`: a value with its interval from the headline table (`vlstress
+    headlines`); the value alone where the table gives it none (fewer than 10 items, a degenerate
+    bootstrap, a mean over replicate seeds), `–` where the value is undefined."""
+    text = cell(None if value is None or pd.isna(value) else float(value), digits)
+    if text == MISSING or found is None:
+        return text
+    if not (math.isfinite(found.lo) and math.isfinite(found.hi)):
+        return text
+    return f"{text} [{found.lo:.{digits}f}, {found.hi:.{digits}f}]"
 
 
 def count_cell(n: float | None) -> str:

@@ -21,6 +21,9 @@ from vlstress.workflow.paths import (
 )
 from vlstress.workflow.spec import Output, Stage
 
+# every headline metric with its interval (`vlstress headlines`): what the tables and cards show
+HEADLINES = "results/headlines.csv"
+
 
 def small(path: str, **kw) -> Output:
     """A small text result tracked by git rather than the DVC cache."""
@@ -110,17 +113,24 @@ def figures_stage(
     )
 
 
-def tables_stage(suite: str, module: str, outputs: dict[str, Output]) -> Stage:
-    """`vlstress tables` of one suite's table module (Markdown + LaTeX)."""
+def tables_stage(
+    suite: str, module: str, outputs: dict[str, Output], intervals: bool = False
+) -> Stage:
+    """`vlstress tables` of one suite's table module (Markdown + LaTeX); `intervals`: the module
+    shows the headline table's intervals (its `render` takes `headlines`)."""
     flags = " ".join(f"--out-{name.replace('_', '-')} {{out.{name}}}" for name in outputs)
+    inputs = {"summary": SUMMARY, **({"headlines": HEADLINES} if intervals else {})}
     return Stage(
         f"{suite}_tables",
-        f"vlstress tables --summary {{in.summary}} --module {module} {flags}",
-        inputs={"summary": SUMMARY},
+        "vlstress tables --summary {in.summary}"
+        + (" --headlines {in.headlines}" if intervals else "")
+        + f" --module {module} {flags}",
+        inputs=inputs,
         outputs=outputs,
         suite=suite,
         code=(module,),
-        doc=f"the tables of the {suite} suite from the summary",
+        doc=f"the tables of the {suite} suite from the summary"
+        + (" and the headline table" if intervals else ""),
     )
 
 
@@ -186,6 +196,21 @@ SUMMARIZE = Stage(
         "plot_meta": small("results/plots/stress.csv.json"),
     },
     doc="every record the current params produce (an explicit list) -> summary tables",
+)
+
+HEADLINE_TABLE = Stage(
+    "headlines",
+    "vlstress headlines {params_files} --summary {in.summary}"
+    " --confidence {p.intervals.confidence} --bootstrap {p.intervals.bootstrap} --seed {p.seed}"
+    " --out-csv {out.csv} --out-md {out.md}",
+    inputs={"summary": SUMMARY},
+    input_lists={"records": "records", "outcomes": "outcomes"},
+    outputs={
+        "csv": small(HEADLINES),
+        "md": small("results/headlines.md", caption="headlines", category="Tables"),
+    },
+    doc="every headline metric with n and its interval (Wilson for shares, a seeded BCa bootstrap"
+    " of the per-item outcomes for the rest), for the tables and cards",
 )
 
 # More views of the summary's plot data (`dvc plots show`), declared beside the stage that writes

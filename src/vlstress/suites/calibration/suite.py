@@ -54,6 +54,7 @@ SUITE = Suite(
                 "md": small("results/tables/calibration.md", caption="tables", category="Tables"),
                 "tex": small("results/tables/calibration.tex", caption="tables", category="Tables"),
             },
+            intervals=True,
         ),
     ),
     commands={

@@ -82,6 +82,7 @@ SUITE = Suite(
                     "results/tables/correspondence.tex", caption="tables", category="Tables"
                 ),
             },
+            intervals=True,
         ),
     ),
     commands={

@@ -11,6 +11,4 @@ class FindingsParams:
     KEY: ClassVar[str] = "findings"
     attributes: tuple[str, ...]
     min_group: int
-    bootstrap: int
-    confidence: float
     compare: str

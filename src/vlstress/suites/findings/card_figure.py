@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from vlstress.suites.findings.cells import count_text
+from vlstress.report.cells import count_text
 
 
 def _is_percent(label: str) -> bool:

@@ -30,12 +30,11 @@ from vlstress import __version__
 from vlstress.errors import VlstressError
 from vlstress.io import atomic_dir
 from vlstress.record import Record
-from vlstress.report import tasks
+from vlstress.report import headlines, tasks
+from vlstress.report.cells import count_text, interval_text, value_text
+from vlstress.report.headline_tables import with_percentiles
 from vlstress.report.records import ATTRIBUTE_COLUMNS, RECORD_COLUMNS
-from vlstress.suites.findings import headlines
 from vlstress.suites.findings.card_figure import figure_uri
-from vlstress.suites.findings.cells import count_text, interval_text, value_text
-from vlstress.suites.findings.headline_tables import with_percentiles
 
 CASE = ("model", "task", "dataset", "condition")
 RANDOM_INIT = "random-init"

@@ -263,7 +263,7 @@ def comparisons_markdown(
     (`condition_labels`; the condition key where none is given); `pairing` says which pairs."""
     labels = labels or {}
     pairing = pairing or Pairing()
-    from vlstress.suites.findings.cells import value_text
+    from vlstress.report.cells import value_text
 
     level = f"{100 * (1 - confidence):g}"
     interval = f"{100 * confidence:g}%"

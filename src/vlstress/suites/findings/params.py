@@ -30,7 +30,7 @@ findings:
   description: >-
     headline metrics with intervals, fingerprints by model attributes, a robustness card per
     model (docs/findings.md)
-  required: [attributes, min_group, bootstrap, confidence, compare]
+  required: [attributes, min_group, compare]
   additionalProperties: false
   properties:
     attributes:
@@ -42,15 +42,6 @@ findings:
       type: integer
       minimum: 2
       description: "a group of fewer models is shown as too small"
-    bootstrap:
-      type: integer
-      minimum: 100
-      description: "bootstrap resamples of each group's offset (BCa)"
-    confidence:
-      type: number
-      exclusiveMinimum: 0.5
-      exclusiveMaximum: 1
-      description: "of every interval"
     compare:
       type: string
       pattern: "^\\S+$"

@@ -5,7 +5,7 @@ they read the summary, the records and their per-item outcomes (no model work)."
 
 from vlstress.workflow.paths import SUMMARY
 from vlstress.workflow.spec import Output, Stage, Suite
-from vlstress.workflow.stages import small
+from vlstress.workflow.stages import HEADLINES, small
 
 FINDINGS = "results/findings"
 
@@ -21,7 +21,7 @@ SUITE = Suite(
             "vlstress fingerprints --summary {in.summary}"
             " --in-distribution {p.zeroshot.in_distribution}"
             " --attributes {p.findings.attributes} --min-group {p.findings.min_group}"
-            " --bootstrap {p.findings.bootstrap} --confidence {p.findings.confidence}"
+            " --bootstrap {p.intervals.bootstrap} --confidence {p.intervals.confidence}"
             " --seed {p.seed} --out-csv {out.csv} --out-md {out.md} --out-tex {out.tex}"
             " --out-json {out.json} --out-fig {out.png} --out-lines {out.lines_png}",
             inputs={"summary": SUMMARY},
@@ -53,27 +53,25 @@ SUITE = Suite(
         ),
         Stage(
             "cards",
-            "vlstress cards {params_files} --summary {in.summary}"
-            " --confidence {p.findings.confidence} --bootstrap {p.findings.bootstrap}"
+            "vlstress cards {params_files} --summary {in.summary} --headlines {in.headlines}"
+            " --confidence {p.intervals.confidence} --bootstrap {p.intervals.bootstrap}"
             " --seed {p.seed} --compare {p.findings.compare}"
-            " --out-dir {out.cards} --out-csv {out.csv} --out-md {out.md}"
+            " --out-dir {out.cards}"
             " --out-comparisons-csv {out.comparisons_csv}"
             " --out-comparisons-md {out.comparisons_md}",
-            inputs={"summary": SUMMARY},
+            inputs={"summary": SUMMARY, "headlines": HEADLINES},
             input_lists={"records": "records", "outcomes": "outcomes"},
             outputs={
                 # pages with embedded figures: in the DVC cache (and remote), as the figures are
                 "cards": Output("results/cards", directory=True),
-                "csv": small(f"{FINDINGS}/headlines.csv"),
-                "md": small(f"{FINDINGS}/headlines.md", caption="headlines", category="Tables"),
                 "comparisons_csv": small(f"{FINDINGS}/comparisons.csv"),
                 "comparisons_md": small(
                     f"{FINDINGS}/comparisons.md", caption="comparisons", category="Tables"
                 ),
             },
             suite="findings",
-            doc="a static HTML robustness card per model and an index comparing them; every"
-            " headline metric with its interval; paired comparisons of models (McNemar, Holm)",
+            doc="a static HTML robustness card per model and an index comparing them, from the"
+            " headline table; paired comparisons of models (McNemar, Holm)",
         ),
     ),
     commands={

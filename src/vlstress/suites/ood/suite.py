@@ -92,6 +92,7 @@ SUITE = Suite(
                 "md": small("results/tables/ood.md", caption="tables", category="Tables"),
                 "tex": small("results/tables/ood.tex", caption="tables", category="Tables"),
             },
+            intervals=True,
         ),
     ),
     commands={

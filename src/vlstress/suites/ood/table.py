@@ -1,5 +1,7 @@
-"""The OOD suite's table: rows = models; columns = AUROC and FPR@95 of every (OOD set, score).
-Cells are means over replicates; `–` where a value is undefined.
+"""The OOD suite's table: rows = (model, score); columns = AUROC and FPR@95 of every OOD set, each
+with the headline table's 95% BCa bootstrap interval (in- and out-of-distribution images resampled
+each within itself), and n, the in-distribution images. Cells are means over replicates; `–`
+where a value is undefined.
 """
 
 from __future__ import annotations
@@ -9,27 +11,55 @@ import json
 import pandas as pd
 
 from vlstress.report import records
-from vlstress.report.frames import cell as _cell
-from vlstress.report.frames import render_frames
+from vlstress.report.frames import count_cell, headline_cell, render_frames
+from vlstress.report.headlines import Interval, case_key, intervals_by_case, items_by_case
 
-CAPTION = "OOD detection with the zero-shot classifier: AUROC and FPR at 95% TPR (%)"
+CAPTION = (
+    "OOD detection with the zero-shot classifier: AUROC and FPR at 95% TPR (%) per OOD set and "
+    "score; n: in-distribution images. [lo, hi]: 95% seeded BCa bootstrap interval, the in- and "
+    "out-of-distribution images resampled each within itself (none under 10 images, for a mean "
+    "over replicate seeds or where every resample gives the same value)"
+)
+METRICS = (("auroc", "AUROC"), ("fpr95", "FPR@95"))
 
 
-def ood_table(agg: pd.DataFrame) -> pd.DataFrame | None:
+def ood_table(
+    agg: pd.DataFrame,
+    n_images: dict[tuple[str, ...], float] | None = None,
+    intervals: dict[tuple[str, ...], Interval] | None = None,
+) -> pd.DataFrame | None:
+    """The table of the aggregated summary; `n_images`: case -> in-distribution images
+    (`case_key`); `intervals`: the headline table's (`intervals_by_case`)."""
     rows = records.rows(agg, "ood")
     if rows.empty:
         return None
-    models = records.models(rows)
-    cells: dict[str, dict[str, str]] = {}
-    for cond in dict.fromkeys(rows["condition_json"]):
+    n_images = n_images or {}
+    intervals = intervals or {}
+    cells: dict[tuple[str, str], dict[str, str]] = {}
+    for (model, label, dataset, condition, cond), group in rows.groupby(
+        ["model", "label", "dataset", "condition", "condition_json"], sort=False, dropna=False
+    ):
         c = json.loads(cond)
-        for metric, title in (("auroc", "AUROC"), ("fpr95", "FPR@95")):
-            values = rows[(rows["condition_json"] == cond) & (rows["metric"] == metric)].set_index(
-                "label"
-            )["mean"]
-            cells[f"{c['ood']} {c['score']} {title}"] = {m: _cell(values.get(m)) for m in models}
-    return pd.DataFrame(cells, index=pd.Index(models, name="model"))
+        case = case_key(model, dataset, "ood", condition)
+        values = dict(zip(group["metric"], group["mean"]))
+        row = cells.setdefault((label, str(c["score"])), {})
+        row[f"{c['ood']}: n"] = count_cell(n_images.get(case))
+        for metric, title in METRICS:
+            row[f"{c['ood']} {title}"] = headline_cell(
+                values.get(metric), intervals.get((*case, metric))
+            )
+    frame = pd.DataFrame.from_dict(cells, orient="index").fillna("–")
+    frame.index = pd.MultiIndex.from_tuples(frame.index, names=["model", "score"])
+    return frame
 
 
-def render(table: pd.DataFrame, block: dict) -> tuple[str, str, list[str]]:
-    return render_frames("ood", CAPTION, ood_table(records.aggregate(table)), block)
+def render(
+    table: pd.DataFrame, block: dict, headlines: pd.DataFrame | None = None
+) -> tuple[str, str, list[str]]:
+    n_images = items_by_case(table, "ood")
+    frame = ood_table(
+        records.aggregate(table),
+        n_images,
+        intervals_by_case(headlines) if headlines is not None else None,
+    )
+    return render_frames("ood", CAPTION, frame, block)

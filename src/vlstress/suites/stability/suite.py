@@ -6,7 +6,7 @@ from vlstress.suites.stability.paths import RECORD, SEQUENCES, data_folders, fol
 from vlstress.suites.stability.resampling import flip_resampling
 from vlstress.workflow.paths import CLASSIFIERS, SUMMARY, ZEROSHOT_EMB
 from vlstress.workflow.spec import Axis, Output, PathList, Stage, Suite
-from vlstress.workflow.stages import outcomes_of, small
+from vlstress.workflow.stages import HEADLINES, outcomes_of, small
 
 SUITE = Suite(
     "stability",
@@ -40,9 +40,10 @@ SUITE = Suite(
         ),
         Stage(
             "stability_report",
-            "vlstress stability-report --summary {in.summary} --baseline {p.stability.baseline}"
+            "vlstress stability-report --summary {in.summary} --headlines {in.headlines}"
+            " --baseline {p.stability.baseline}"
             " --out-md {out.md} --out-tex {out.tex} --out-fig {out.png}",
-            inputs={"summary": SUMMARY},
+            inputs={"summary": SUMMARY, "headlines": HEADLINES},
             outputs={
                 "md": small("results/tables/stability.md", caption="tables", category="Tables"),
                 "tex": small("results/tables/stability.tex", caption="tables", category="Tables"),

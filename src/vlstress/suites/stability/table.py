@@ -4,8 +4,9 @@ for the top-5 distance (mT5D, and relative to the baseline in %). Beside them, m
 against AlexNet's published values (vlstress.suites.stability.published) where the run's sequences
 compare with them, else the reason. Means and ratios are computed from
 the unrounded values of the summary (cells round for display only); each caption names the number
-of sequences per perturbation (n, also a column) and the baseline model, and says where the
-intervals are: the findings' headline table, from the records' per-sequence outcomes."""
+of sequences per perturbation (n, also a column) and the baseline model. A flip probability shows
+the headline table's BCa bootstrap interval over its sequences (none under 10 sequences); the
+top-5 distance, the means and the ratios have none."""
 
 from __future__ import annotations
 
@@ -14,17 +15,20 @@ import json
 import pandas as pd
 
 from vlstress.report import records
-from vlstress.report.frames import MISSING, cell, render_frame_set
+from vlstress.report.frames import MISSING, cell, headline_cell, render_frame_set
+from vlstress.report.headlines import Interval, case_key, intervals_by_case
 from vlstress.suites.stability import published
 from vlstress.suites.stability.metrics import relative
 from vlstress.suites.stability.perturbations import PERTURBATIONS
 
 FP_CAPTION = "Flip probability (%) under perturbation sequences (ImageNet-P protocol)"
 T5D_CAPTION = "Top-5 distance under perturbation sequences (ImageNet-P protocol)"
-NO_INTERVAL = (
-    "no interval here: each value is a mean over the frames of n sequences; the bootstrap interval "
-    "of each flip probability over its sequences is in results/findings/headlines.md"
+FP_INTERVALS = (
+    "[lo, hi]: 95% seeded BCa bootstrap interval of a flip probability over its n sequences (none "
+    "under 10 sequences, for a mean over replicate seeds or where every resample gives the same "
+    "value); mFP and mFR have none"
 )
+NO_INTERVAL = "no interval: no per-sequence outcomes of the top-5 distance are kept"
 
 
 def values(agg: pd.DataFrame, metric: str) -> dict[str, dict[str, float]]:
@@ -35,6 +39,17 @@ def values(agg: pd.DataFrame, metric: str) -> dict[str, dict[str, float]]:
         perturbation = json.loads(row["condition_json"])["perturbation"]
         out.setdefault(row["model"], {})[perturbation] = float(row["mean"])
     return out
+
+
+def cases(agg: pd.DataFrame, metric: str) -> dict[tuple[str, str], tuple[str, ...]]:
+    """(model slug, perturbation) -> its case (`case_key`), to find its interval."""
+    rows = records.rows(agg, "stability", metric)
+    return {
+        (str(row.model), json.loads(row.condition_json)["perturbation"]): case_key(
+            row.model, row.dataset, "stability", row.condition
+        )
+        for row in rows.itertuples(index=False)
+    }
 
 
 def conditions(agg: pd.DataFrame) -> list[dict]:
@@ -90,13 +105,17 @@ def frame(
     notes: list[str],
     against_alexnet: tuple[str | None, dict | None, int] | None = None,
     sizes: dict[str, str] | None = None,
+    intervals: dict[tuple[str, ...], Interval] | None = None,
 ) -> pd.DataFrame | None:
-    """Rows: models; given `sizes` (`sequences`), n first; FP (or T5D) per perturbation, the mean,
-    the ratio to `baseline` and, given `against_alexnet` (`alexnet`), the ratio to AlexNet's
-    published values or why there is none."""
+    """Rows: models; given `sizes` (`sequences`), n first; FP (or T5D) per perturbation with its
+    interval from `intervals` (`intervals_by_case` of the headline table), the mean, the ratio to
+    `baseline` and, given `against_alexnet` (`alexnet`), the ratio to AlexNet's published values
+    or why there is none."""
     found = values(agg, metric)
     if not found:
         return None
+    intervals = intervals or {}
+    case = cases(agg, metric)
     rows = records.rows(agg, "stability", metric)
     labels = dict(zip(rows["model"], rows["label"]))
     perturbations = order(p for per in found.values() for p in per)
@@ -104,7 +123,14 @@ def frame(
     out = {}
     for model, per in found.items():
         row = {} if sizes is None else {"n": sizes.get(model, MISSING)}
-        row.update({p: cell(per.get(p), digits) for p in perturbations})
+        row.update(
+            {
+                p: headline_cell(
+                    per.get(p), intervals.get((*case.get((model, p), ()), metric)), digits
+                )
+                for p in perturbations
+            }
+        )
         row[mean_name] = cell(sum(per.values()) / len(per), digits)
         if baseline is not None:
             ratio, zero = relative(per, found[baseline]) if baseline in found else (None, [])
@@ -132,7 +158,12 @@ def sequences(table: pd.DataFrame) -> dict[str, str]:
 
 
 def caption(
-    text: str, table: pd.DataFrame, metric: str, relative_name: str, baseline: str | None
+    text: str,
+    table: pd.DataFrame,
+    metric: str,
+    relative_name: str,
+    baseline: str | None,
+    intervals: str = NO_INTERVAL,
 ) -> str:
     """`text` with the number of sequences per perturbation (n) and the baseline model of the
     relative column (`table`: the summary)."""
@@ -143,10 +174,15 @@ def caption(
     labels = rows.loc[rows["model"] == baseline, "label"]
     if baseline is not None and len(labels):
         text += f"; {relative_name} against the baseline model {labels.iloc[0]}"
-    return f"{text}; {NO_INTERVAL}"
+    return f"{text}; {intervals}"
 
 
-def render(table: pd.DataFrame, block: dict, baseline: str | None) -> tuple[str, str, list[str]]:
+def render(
+    table: pd.DataFrame,
+    block: dict,
+    baseline: str | None,
+    headlines: pd.DataFrame | None = None,
+) -> tuple[str, str, list[str]]:
     # unrounded means: the ratios to the baseline must not be computed from rounded values
     agg = records.aggregate(table, digits=None)
     notes: list[str] = []
@@ -156,12 +192,26 @@ def render(table: pd.DataFrame, block: dict, baseline: str | None) -> tuple[str,
     if against_alexnet[0] is not None and values(agg, "flip_probability"):
         notes.append(f"AlexNet columns (the paper's normalisation): {against_alexnet[0]}")
     sizes = sequences(table)
-    fp = frame(agg, "flip_probability", "mFP", "mFR (%)", baseline, notes, against_alexnet, sizes)
+    intervals = intervals_by_case(headlines) if headlines is not None else None
+    fp = frame(
+        agg,
+        "flip_probability",
+        "mFP",
+        "mFR (%)",
+        baseline,
+        notes,
+        against_alexnet,
+        sizes,
+        intervals,
+    )
     t5d = frame(
         agg, "top5_distance", "mT5D", "mT5D rel. (%)", baseline, notes, against_alexnet, sizes
     )
     frames = {
-        "stability-fp": (caption(FP_CAPTION, table, "flip_probability", "mFR", baseline), fp),
+        "stability-fp": (
+            caption(FP_CAPTION, table, "flip_probability", "mFR", baseline, FP_INTERVALS),
+            fp,
+        ),
         "stability-t5d": (
             caption(T5D_CAPTION, table, "top5_distance", "mT5D rel.", baseline),
             t5d,

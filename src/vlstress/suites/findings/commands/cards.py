@@ -1,6 +1,6 @@
 """`vlstress cards`: a static HTML robustness card per model and an index comparing them
-(vlstress.suites.findings.cards), the run's headline table with intervals, and the paired
-comparisons of models on the same items (CSV, Markdown).
+(vlstress.suites.findings.cards) from the run's headline table (`vlstress headlines`), and the
+paired comparisons of models on the same items (CSV, Markdown).
 
 The records behind the numbers, which each card links to: `--record PATH` (repeatable) or
 `--params FILE` (repeatable, merged in order), exactly as `vlstress summarize` takes them. Their
@@ -18,6 +18,7 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from vlstress.commands.headlines import add_interval_arguments, add_outcome_argument
     from vlstress.commands.summarize import add_record_arguments
 
     add_record_arguments(parser)
@@ -25,19 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--summary", required=True, type=Path, help="long CSV of `vlstress summarize`"
     )
     parser.add_argument(
-        "--outcomes",
-        action="append",
-        type=Path,
-        default=[],
-        help="a per-item outcomes file (<record stem>.outcomes.npz) of a --record (repeatable)",
+        "--headlines", required=True, type=Path, help="headline table of `vlstress headlines`"
     )
-    parser.add_argument(
-        "--confidence", type=float, default=0.95, help="of every interval (default 0.95)"
-    )
-    parser.add_argument(
-        "--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)"
-    )
-    parser.add_argument("--seed", type=int, default=0, help="of the bootstrap (default 0)")
+    add_outcome_argument(parser)
+    add_interval_arguments(parser)
     parser.add_argument(
         "--compare",
         default="all",
@@ -48,8 +40,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out-dir", required=True, type=Path, help="folder of the cards (replaced as a whole)"
     )
-    parser.add_argument("--out-csv", required=True, type=Path, help="headline table, CSV")
-    parser.add_argument("--out-md", required=True, type=Path, help="headline table, Markdown")
     parser.add_argument(
         "--out-comparisons-csv", required=True, type=Path, help="paired comparisons, CSV"
     )
@@ -58,37 +48,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def outcome_list(args: argparse.Namespace) -> list[Path]:
-    """The outcomes files the params' stages write, or those given with `--outcomes`."""
-    if not args.params:
-        return list(args.outcomes)
-    from vlstress import params as params_module
-    from vlstress.pipeline import outcome_paths
-
-    return outcome_paths(params_module.load(args.params))
-
-
 def run(args: argparse.Namespace) -> None:
     from vlstress import provenance
+    from vlstress.commands.headlines import check_interval_arguments, outcome_list
     from vlstress.commands.summarize import record_list
-    from vlstress.errors import VlstressError
     from vlstress.io import sha256_file, write_text
+    from vlstress.report import items
+    from vlstress.report.headlines import read_headline_table
     from vlstress.report.records import read_records, read_summary
-    from vlstress.suites.findings import cards, comparisons, headline_tables, headlines, items
+    from vlstress.suites.findings import cards, comparisons
 
-    if not 0.5 < args.confidence < 1:
-        raise VlstressError(f"--confidence {args.confidence}: expected a number in (0.5, 1)")
-    if args.bootstrap < 100:
-        raise VlstressError(f"--bootstrap {args.bootstrap}: expected at least 100 resamples")
+    check_interval_arguments(args)
     summary = read_summary(args.summary)
     pairing = comparisons.pairing_for(args.compare, summary)
     found = read_records(record_list(args))
     by_case = items.case_outcomes(found, outcome_list(args))
     digest = sha256_file(args.summary)
+    table = read_headline_table(args.headlines)
     block = provenance.build(
         "cards",
         {
             "summary": str(args.summary),
+            "headlines": str(args.headlines),
             "confidence": args.confidence,
             "params_files": [str(p) for p in args.params or []],
             "records": len(found),
@@ -97,11 +78,9 @@ def run(args: argparse.Namespace) -> None:
             "compare": args.compare,
         },
         seed=args.seed,
-        inputs={str(args.summary): digest},
+        inputs={str(args.summary): digest, str(args.headlines): sha256_file(args.headlines)},
         packages=("jinja2", "matplotlib", "scipy", "statsmodels"),
     )
-    resampling = headlines.Bootstrap(by_case, args.bootstrap, args.seed)
-    table = headlines.headline_table(summary, args.confidence, resampling)
     pages = cards.pages(
         summary,
         table,
@@ -115,8 +94,6 @@ def run(args: argparse.Namespace) -> None:
         by_case, args.confidence, args.bootstrap, args.seed, pairing
     )
     cards.write_pages(args.out_dir, pages)
-    write_text(args.out_csv, headline_tables.headlines_csv(table))
-    write_text(args.out_md, headline_tables.headlines_markdown(table, args.confidence))
     write_text(args.out_comparisons_csv, comparisons.comparisons_csv(paired))
     write_text(
         args.out_comparisons_md,

@@ -57,8 +57,8 @@ def run(args: argparse.Namespace) -> None:
     from vlstress import provenance
     from vlstress.errors import VlstressError
     from vlstress.io import sha256_file, write_json, write_text
-    from vlstress.report import figures, records
-    from vlstress.suites.findings import fingerprint_figures, fingerprint_report, headlines
+    from vlstress.report import figures, headlines, records
+    from vlstress.suites.findings import fingerprint_figures, fingerprint_report
     from vlstress.suites.findings.fingerprints import Settings, fingerprints
     from vlstress.suites.findings.params import GROUPINGS
 

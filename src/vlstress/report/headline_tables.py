@@ -1,13 +1,13 @@
-"""The run's headline table with intervals and standing: CSV and Markdown."""
+"""The run's headline table with intervals and standing: CSV and Markdown (`vlstress headlines`)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from vlstress.report import headlines
+from vlstress.report.cells import count_text, interval_text, value_text
 from vlstress.report.intervals import DEGENERATE, MIN_BOOTSTRAP_ITEMS, TOO_FEW_ITEMS
-from vlstress.suites.findings import headlines
-from vlstress.suites.findings.cells import count_text, interval_text, value_text
 
 
 def with_percentiles(table: pd.DataFrame) -> pd.DataFrame:
@@ -21,9 +21,12 @@ def headlines_csv(table: pd.DataFrame) -> str:
     return with_percentiles(table).to_csv(index=False, lineterminator="\n")
 
 
-def headlines_markdown(table: pd.DataFrame, confidence: float) -> str:
+def headlines_markdown(
+    table: pd.DataFrame, confidence: float, provenance: dict | None = None
+) -> str:
     """Per task, a row per model × set × condition × metric: `value [lo, hi]` and n; a model
-    fine-tuned from a random-init one is labelled so."""
+    fine-tuned from a random-init one is labelled so. The provenance, given, as an HTML comment."""
+    from vlstress.io import dumps_json
     from vlstress.report.figures import mark_random_init
 
     table = mark_random_init(table)
@@ -63,4 +66,6 @@ def headlines_markdown(table: pd.DataFrame, confidence: float) -> str:
         parts += ["", f"## {group['task_title'].iloc[0]}", "", cells.to_markdown(index=False)]
     if table.empty:
         parts += ["", "No headline metrics in this run."]
+    if provenance is not None:
+        parts += ["", f"<!-- provenance\n{dumps_json(provenance)}-->"]
     return "\n".join(parts) + "\n"

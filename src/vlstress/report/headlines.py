@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -147,3 +148,60 @@ def percentiles(table: pd.DataFrame) -> pd.Series:
     below = signed.groupby([table[k] for k in key], dropna=False).rank(method="max") - 1
     share = 100.0 * below / (counts - 1)
     return share.where(counts > 1)
+
+
+def read_headline_table(path: Path) -> pd.DataFrame:
+    """The CSV `vlstress headlines` writes, every column it must have checked."""
+    from vlstress.errors import VlstressError
+
+    if not Path(path).is_file():
+        raise VlstressError(f"headline table not found: {path}; run `vlstress headlines` first")
+    try:
+        # read as `read_summary` reads the summary, so rows compare with the summary's
+        table = pd.read_csv(
+            path, keep_default_na=False, na_values=[""], dtype={"condition": str, "interval": str}
+        )
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+        raise VlstressError(f"headline table {path} is not a readable CSV: {exc}") from None
+    missing = [c for c in (*COLUMNS, "percentile") if c not in table.columns]
+    if missing:
+        raise VlstressError(
+            f"headline table {path} lacks column(s) {', '.join(missing)}; "
+            "re-run `vlstress headlines`"
+        )
+    return table
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A headline value's interval as a table cell shows it: bounds (NaN where none), the
+    method or why there is none (the headline table's `interval`), and n."""
+
+    lo: float
+    hi: float
+    method: str
+    n: float
+
+
+def intervals_by_case(table: pd.DataFrame) -> dict[tuple[str, ...], Interval]:
+    """(model, dataset, task, condition, metric) -> its `Interval`, values in the headline's unit
+    (the records' unit times `Headline.scale`)."""
+    return {
+        (*case_key(r.model, r.dataset, r.task, r.condition), str(r.metric)): Interval(
+            float(r.lo), float(r.hi), "" if pd.isna(r.interval) else str(r.interval), float(r.n)
+        )
+        for r in table.itertuples(index=False)
+    }
+
+
+def case_key(model: object, dataset: object, task: object, condition: object) -> tuple[str, ...]:
+    """A case as text, an empty condition (NaN as the summary reads it) as ""."""
+    return tuple("" if pd.isna(v) else str(v) for v in (model, dataset, task, condition))
+
+
+def items_by_case(summary: pd.DataFrame, task: str, column: str = "n_images") -> dict:
+    """(model, dataset, task, condition) -> the items a task's record counted (`column` of the
+    summary, the mean over replicate seeds), keyed as `case_key` makes them."""
+    rows = summary[summary["task"] == task]
+    counts = rows.groupby(CASE, sort=False, dropna=False)[column].mean()
+    return {case_key(*case): float(n) for case, n in counts.items()}

@@ -520,6 +520,46 @@ def test_table_error_is_100_minus_the_mean_over_severities():
     assert "1, 5" in notes[0]
 
 
+def test_table_gives_a_wilson_interval_to_one_share_and_none_to_a_mean():
+    """Clean and a corruption measured at one severity are one share of the n images: their
+    Wilson interval (statsmodels) on the error; a corruption over two severities and the mean over
+    corruptions are means of shares: no interval. n comes from the long summary."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    from vlstress.report.records import RECORD_COLUMNS, aggregate
+    from vlstress.suites.corruptions_3d.table import error_table, images, render
+
+    rows = []
+    for name, severity, top1 in (("fog_3d", 1, 70.0), ("fog_3d", 5, 30.0), ("near_focus", 3, 60.0)):
+        condition = json.dumps({"corruption": name, "severity": severity, "depth": "d"})
+        for metric, value in (("top1", top1), ("top1_clean", 90.0)):
+            row = dict.fromkeys(RECORD_COLUMNS)
+            row.update(
+                model="a", label="A", tower="cnn", dataset="objects", n_images=50, n_classes=4,
+                task="corruption_3d", condition=condition, condition_label=condition,
+                condition_json=condition, metric=metric, value=value,
+            )  # fmt: skip
+            rows.append(row)
+    table = pd.DataFrame(rows)
+    frame, _ = error_table(aggregate(table), {"A": "cnn"}, images(table))
+    assert frame is not None
+    row = frame.loc["A"]
+
+    def wilson_error(errors: int, n: int) -> str:
+        lo, hi = proportion_confint(errors, n, alpha=0.05, method="wilson")
+        return f"{100 * errors / n:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+    assert row["n"] == "50"
+    assert row["clean"] == wilson_error(5, 50)  # 10 % error: 5 of 50 images
+    assert row["near focus"] == wilson_error(20, 50) == "40.0 [27.6, 53.8]"  # one severity
+    assert row["fog 3d"] == "50.0"  # the mean of severities 1 and 5: no interval
+    assert row["mean"] == "45.0"  # the mean over corruptions: none
+    markdown, latex, _ = render(table, {"step": "tables"})
+    assert "95% Wilson interval over the n images" in markdown
+    assert "the mean column have none" in markdown
+    assert "95\\% Wilson interval" in latex and "40.0 [27.6, 53.8]" in latex
+
+
 def test_towers_from_the_summary():
     from vlstress.suites.corruptions_3d.towers import towers
 

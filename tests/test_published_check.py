@@ -160,6 +160,67 @@ def test_a_run_several_points_off_every_published_number_is_flagged(tmp_path):
     assert (frame["diff (pp)"] == "-4.00").all()
 
 
+def _table(tmp_path, checks):
+    from vlstress.record import write_records
+    from vlstress.report import records as summary
+
+    out = tmp_path / "published-check.json"
+    write_records(out, checks)
+    return published_table(summary.collect([out]))
+
+
+def test_the_run_top1_shows_its_wilson_interval_over_the_images_it_scored(tmp_path):
+    """12 of 30 images right: 40.00 and the Wilson interval of 12/30 (statsmodels), n = 30."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    record = one(tmp_path, "objects", "demo-objects", 40.0)
+    frame = _table(tmp_path, [record])
+    assert frame is not None
+    (row,) = frame.to_dict("records")
+    lo, hi = proportion_confint(12, 30, alpha=0.05, method="wilson")
+    assert row["run top-1"] == f"40.00 [{100 * lo:.2f}, {100 * hi:.2f}]"
+    assert row["run top-1"] == "40.00 [24.59, 57.68]"
+    assert row["n"] == "30"
+    assert row["published top-1"] == "–"  # no interval on the published number
+
+
+def test_a_subset_off_the_published_number_but_inside_its_interval_says_so(tmp_path):
+    """Part of the set: an off verdict whose 95% interval holds the published number is noted (the
+    sample's noise can explain it); on the whole set the same difference gets no such note (the
+    published number is of the same images). The verdict stays what the check decided."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    from vlstress.report import records as summary
+    from vlstress.suites.zeroshot.published_table import WITHIN, render
+
+    value = shipped("open_clip", "ViT-B-32/openai", "imagenet1k")
+    n = 40_000
+    subset = one(tmp_path / "a", "val", "imagenet", value + 0.4, n_images=n, tolerance=0.1)
+    whole = one(tmp_path / "b", "imagenet", "imagenet", value + 0.3, tolerance=0.1)
+    far = one(tmp_path / "c", "far", "imagenet", value + 3.0, n_images=n, tolerance=0.1)
+    assert [r.metrics["flagged"] for r in (subset, whole, far)] == [1, 1, 1]
+    for record, images in ((subset, n), (whole, 50_000)):  # inside the interval, both
+        lo, hi = proportion_confint(
+            record.metrics["run_top1"] / 100 * images, images, alpha=0.05, method="wilson"
+        )
+        assert 100 * lo < value < 100 * hi
+    frame = _table(tmp_path, [subset, whole, far])
+    assert frame is not None
+    rows = frame.reset_index().set_index("set")
+    lo, hi = proportion_confint((value + 0.4) / 100 * n, n, alpha=0.05, method="wilson")
+    assert rows.loc["val", "run top-1"] == f"{value + 0.4:.2f} [{100 * lo:.2f}, {100 * hi:.2f}]"
+    assert rows.loc["val", "n"] == "40000"
+    assert frame["verdict"].str.startswith(FLAG).all()  # the verdicts are unchanged
+    notes = rows["note"]
+    assert WITHIN in notes["val"] and "part of the set (40,000 images)" in notes["val"]
+    assert WITHIN not in notes["imagenet"]  # the whole set: the interval excuses nothing
+    assert WITHIN not in notes["far"]  # 3 points off: outside the interval
+    assert rows.loc["imagenet", "n"] == "50000"
+    _, _, table_notes = render(summary.collect([tmp_path / "published-check.json"]), {})
+    (flagged,) = [n for n in table_notes if "off the published number" in n]
+    assert "of them, 1 saw part of the set" in flagged
+
+
 # --------------------------------------------------------------------------- matching
 
 

@@ -217,6 +217,56 @@ def test_the_comparison_is_a_row_per_measure_with_changes_in_brackets():
     assert same.to_dict() == {"base": "–", "sc": "0 of 4", "lora": "4 of 4"}
 
 
+def test_a_comparison_top1_of_one_set_has_its_wilson_interval_and_a_mean_none():
+    """A zero-shot top-1 of one condition on a set is one share of its n images (n from the long
+    summary): the Wilson interval (statsmodels) after the value, before the change; the mean
+    corruption top-1, a top-1 averaged over two conditions of a set and R@1 have none."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    from vlstress.suites.finetune.table import top1_images
+
+    agg = _finetune_agg("base", {"base+sc": 5.0})
+    extra = []
+    for model, shift in (("base", 0.0), ("base+sc", 5.0)):
+        for condition, value in (('{"corruption": "fog", "severity": 1}', 60.0),
+                                 ('{"corruption": "fog", "severity": 5}', 40.0)):  # fmt: skip
+            extra.append(("corruption", "objects-c", condition, value + shift, model))
+        for condition in ('{"templates": "simple"}', '{"templates": "openai"}'):
+            extra.append(("zeroshot", "other", condition, 30.0 + shift, model))
+    agg = pd.concat(
+        [
+            agg,
+            pd.DataFrame(
+                [
+                    {"model": m, "task": t, "dataset": d, "condition_json": c, "metric": "top1",
+                     "mean": v}
+                    for t, d, c, v, m in extra
+                ]
+            ),
+        ],
+        ignore_index=True,
+    )  # fmt: skip
+    long = agg.rename(columns={"mean": "value"}).assign(n_images=40)
+    images = top1_images(agg, long)
+    assert images == {"zero-shot objects top-1": {"base": 40.0, "base+sc": 40.0}}
+    values, changes, _ = comparison(agg, "base", [Finetuned("sc", "base+sc", "SC/VC", "")])
+    frame = transposed(values, changes, images=images)
+
+    def wilson(count: int, n: int) -> str:
+        lo, hi = proportion_confint(count, n, alpha=0.05, method="wilson")
+        return f"{100 * count / n:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+    assert frame.loc["zero-shot objects top-1", "base"] == wilson(20, 40)  # 50 % of 40
+    assert frame.loc["zero-shot objects top-1", "sc"] == f"{wilson(22, 40)} (+5.0)"  # 55 %
+    assert frame.loc["mean corruption top-1", "base"] == "50.0"  # a mean: no interval
+    assert frame.loc["mean corruption top-1", "sc"] == "55.0 (+5.0)"
+    assert frame.loc["zero-shot other top-1", "base"] == "30.0"  # two conditions: a mean
+    assert frame.loc["text danger R@1", "base"] == "30.0"
+    # without the long summary: the values alone
+    plain = transposed(values, changes)
+    assert plain.loc["zero-shot objects top-1", "base"] == "50.0"
+
+
 def test_the_comparison_says_why_a_lora_variant_equals_its_base(tmp_path):
     params = Params.load([REPO / "params.yaml"])
     block = params.block(FinetuneParams)
@@ -231,6 +281,16 @@ def test_the_comparison_says_why_a_lora_variant_equals_its_base(tmp_path):
     path = tmp_path / "agg.csv"
     agg.to_csv(path, index=False)
     tables = finetune_tables(params, [REPO / "params.yaml"], path)
+    body = tables.markdown.split("| measure (%)")[1].split("<!--")[0]
+    assert "No intervals" in tables.markdown and "| 50.0 " in body and "[" not in body
+    long = tmp_path / "summary.csv"
+    long_rows = agg.rename(columns={"mean": "value"}).assign(n_images=40, label=agg["model"])
+    long_rows.reindex(columns=records.RECORD_COLUMNS).to_csv(long, index=False)
+    counted = finetune_tables(params, [REPO / "params.yaml"], path, long)
+    assert "95% Wilson interval over the n images of the set (objects: n = 40)" in counted.markdown
+    assert "50.0 [35.2, 64.8]" in counted.markdown and "50.0 [35.2, 64.8]" in counted.latex
+    assert "95\\% Wilson interval" in counted.latex
+    assert str(long) in counted.markdown  # the long summary is an input of the provenance
     note = next(n for n in tables.notes if n.startswith("flyp_lora equals the base"))
     rank = block.labelled.variants["flyp_lora"].lora
     assert f"rank-{rank} LoRA adapters on the {block.lora.tower} tower" in note

@@ -17,6 +17,7 @@ from vlstress.workflow.paths import (
     CHECKED,
     MANIFEST,
     RUN_FLAGS,
+    SUMMARY,
     SUMMARY_AGG,
     TESTSET_EXTERNAL,
     TESTSET_FLAGS,
@@ -209,9 +210,9 @@ SUITE = Suite(
         ),
         Stage(
             "finetune_table",
-            "vlstress finetune-table {params_files} --summary {in.summary} --out-md {out.md}"
-            " --out-csv {out.csv} --out-tex {out.tex}",
-            inputs={"summary": SUMMARY_AGG},
+            "vlstress finetune-table {params_files} --summary {in.summary} --counts {in.counts}"
+            " --out-md {out.md} --out-csv {out.csv} --out-tex {out.tex}",
+            inputs={"summary": SUMMARY_AGG, "counts": SUMMARY},
             outputs={
                 "md": small(
                     "results/finetune/comparison.md",

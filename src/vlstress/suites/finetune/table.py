@@ -5,7 +5,10 @@ One row per fine-tuned model and one for its base, from the aggregated summary: 
 on the original gallery, the text stress-test (R@1 and false R@1 per caption set), the image
 stress-test (R@1 and false R@1 per perturbation, mean over λ and seeds) and, where those suites
 ran, zero-shot top-1 per test set and mean corruption accuracy, with each fine-tuned model's
-change against its base (percentage points).
+change against its base (percentage points). A zero-shot top-1 that is one share of a test set's n
+images (one condition of the set) shows its 95% Wilson interval `[lo, hi]` over them, with n taken
+from the long summary (`counts`); a mean over sets or conditions (mean corruption top-1) and a
+change against the base (two shares of the same images) have none.
 
 The Markdown and LaTeX tables are transposed (a row per measure, a column per model: as narrow as
 the number of variants) under a legend of the variants (method, settings, in how many measures a
@@ -25,6 +28,7 @@ import pandas as pd
 
 from vlstress.params import Params
 from vlstress.report import records
+from vlstress.report.frames import share_cell
 from vlstress.suites.finetune.block import FinetuneParams
 
 MISSING = "–"
@@ -85,8 +89,35 @@ def columns_of(agg: pd.DataFrame) -> dict[str, pd.Series]:
             )
     zeroshot = records.rows(agg, "zeroshot", "top1")
     for dataset in dict.fromkeys(zeroshot["dataset"]):
-        add(f"zero-shot {dataset} top-1", zeroshot[zeroshot["dataset"] == dataset])
+        add(zeroshot_title(dataset), zeroshot[zeroshot["dataset"] == dataset])
     add("mean corruption top-1", records.rows(agg, "corruption", "top1"))
+    return out
+
+
+def zeroshot_title(dataset: str) -> str:
+    return f"zero-shot {dataset} top-1"
+
+
+def top1_images(agg: pd.DataFrame, long: pd.DataFrame | None) -> dict[str, dict[str, float]]:
+    """Column title -> model slug -> the images its value is a share of: a zero-shot top-1 of
+    one condition on a set, n from the long summary (`n_images`, which the aggregated table lacks).
+    A value averaged over several conditions of a set, and every other column, is left out (no
+    interval)."""
+    if long is None or "n_images" not in long:
+        return {}
+    top1 = records.rows(agg, "zeroshot", "top1")
+    conditions = top1.groupby(["dataset", "model"])["condition_json"].nunique()
+    found = records.rows(long, "zeroshot", "top1")
+    n = (
+        found.assign(n=pd.to_numeric(found["n_images"], errors="coerce"))
+        .groupby(["dataset", "model"])["n"]
+        .max()
+    )
+    out: dict[str, dict[str, float]] = {}
+    for (dataset, model), count in conditions.items():
+        images = n.get((dataset, model))
+        if count == 1 and images is not None and not math.isnan(images):
+            out.setdefault(zeroshot_title(str(dataset)), {})[str(model)] = float(images)
     return out
 
 
@@ -133,6 +164,16 @@ def cells(frame: pd.DataFrame, signed: bool = False) -> pd.DataFrame:
         return f"{v:+.1f}" if signed else f"{v:.1f}"
 
     return frame.map(cell)
+
+
+def value_cells(row: pd.Series, slug: str, images: dict[str, dict[str, float]]) -> pd.Series:
+    """One model's values as text: a share of n images (`images`: title -> slug -> n) with its
+    95% Wilson interval, any other value alone."""
+    shown = cells(row.to_frame().T).iloc[0]
+    for title, n in images.items():
+        if title in row.index and slug in n:
+            shown[title] = share_cell(row[title], n[slug])
+    return shown
 
 
 def finetuned_models(params: Params) -> list[Finetuned]:
@@ -205,21 +246,28 @@ def lora_reason(block: FinetuneParams, f: Finetuned) -> str:
     )
 
 
-def transposed(values: pd.DataFrame, changes: pd.DataFrame, latex: bool = False) -> pd.DataFrame:
+def transposed(
+    values: pd.DataFrame,
+    changes: pd.DataFrame,
+    latex: bool = False,
+    images: dict[str, dict[str, float]] | None = None,
+) -> pd.DataFrame:
     """A row per measure, a column per model (its variant name): the base's value, each
-    variant's value with its change against the base in brackets."""
+    variant's value with its change against the base in parentheses; a value that is one share
+    of n images (`images`, as `top1_images` gives it) with its 95% Wilson interval in brackets."""
     columns = {}
+    images = images or {}
     for key, row in values.iterrows():
         method, variant, slug, _ = key
         if method == "base":
-            columns["base"] = cells(row.to_frame().T).iloc[0]
+            columns["base"] = value_cells(row, slug, images)
             continue
         change = (
             changes.xs(slug, level="model").iloc[0]
             if slug in set(changes.index.get_level_values("model"))
             else None
         )
-        shown = cells(row.to_frame().T).iloc[0]
+        shown = value_cells(row, slug, images)
         if change is not None:
             signed = cells(change.to_frame().T, signed=True).iloc[0]
             shown = pd.Series(
@@ -249,6 +297,19 @@ def legend(values: pd.DataFrame, changes: pd.DataFrame, base: str) -> pd.DataFra
     return pd.DataFrame(rows)
 
 
+def n_text(images: dict[str, dict[str, float]]) -> str:
+    """`objects: n = 30`: the images of each set (several counts listed where the models'
+    differ)."""
+    from vlstress.report.frames import count_cell
+
+    parts = []
+    for title, n in images.items():
+        dataset = title.removeprefix("zero-shot ").removesuffix(" top-1")
+        counts = "/".join(count_cell(c) for c in dict.fromkeys(n.values()))
+        parts.append(f"{dataset}: n = {counts}")
+    return "; ".join(parts)
+
+
 @dataclass(frozen=True)
 class FinetuneTables:
     """The texts `vlstress finetune-table` writes, and the notes it logs."""
@@ -259,16 +320,22 @@ class FinetuneTables:
     notes: list[str]
 
 
-def finetune_tables(params: Params, params_files: list[Path], summary: Path) -> FinetuneTables:
+def finetune_tables(
+    params: Params, params_files: list[Path], summary: Path, counts: Path | None = None
+) -> FinetuneTables:
     """Base against its fine-tuned variants from the aggregated summary: values, then changes
-    against the base (Markdown), the values (CSV) and a LaTeX table, each with its provenance."""
+    against the base (Markdown), the values (CSV) and a LaTeX table, each with its provenance.
+    `counts`, the long summary, gives the images of each zero-shot top-1 (their Wilson
+    intervals; without it none)."""
     from vlstress import provenance
     from vlstress.io import dumps_json, sha256_file
     from vlstress.report.frames import latex_escape
 
     agg = pd.read_csv(summary, keep_default_na=False, na_values=[""], dtype={"condition_json": str})
+    long = records.read_summary(counts) if counts is not None else None
     base = params.block(FinetuneParams).base.slug
     values, changes, notes = comparison(agg, base, finetuned_models(params))
+    images = top1_images(agg, long)
     params_block = params.block(FinetuneParams)
     same = unchanged(values, changes)
     for f in finetuned_models(params):
@@ -276,15 +343,28 @@ def finetune_tables(params: Params, params_files: list[Path], summary: Path) -> 
         if f.lora and n and 2 * k >= n:
             reason = lora_reason(params_block, f)
             notes.append(f"{f.variant} equals the base in {k} of {n} measures: {reason}")
+    inputs = {str(summary): sha256_file(summary)}
+    if counts is not None:
+        inputs[str(counts)] = sha256_file(counts)
     block = provenance.build(
         "finetune-table",
         {"params": [str(p) for p in params_files], "base": base, "notes": notes},
-        inputs={str(summary): sha256_file(summary)},
+        inputs=inputs,
     )
     caption = (
         f"Fine-tuning of {base}: R@1, false R@1 and top-1 (%) of the base and of each fine-tuned "
         "variant (a column each), with the variant's change against the base in percentage "
-        f"points in brackets; {MISSING} undefined. Methods: SC/VC = CLIP loss + w_sc SC + w_vc VC "
+        f"points in parentheses; {MISSING} undefined. "
+        + (
+            "Zero-shot top-1 of a test set: [lo, hi] is the 95% Wilson interval over the n images "
+            f"of the set ({n_text(images)}); the mean corruption top-1 (a mean over corruptions "
+            "and severities), a top-1 averaged over several conditions of a set, the change "
+            "(two shares of the same images) and R@1 (the stress table gives its intervals) have "
+            "none. "
+            if images
+            else "No intervals (the images behind each top-1 are unknown here). "
+        )
+        + "Methods: SC/VC = CLIP loss + w_sc SC + w_vc VC "
         "on captioned images; FLYP = the CLIP loss on class prompts; standard = cross-entropy "
         "through a zero-shot-initialised head; + LoRA = adapters only; WiSE-FT = weight "
         "interpolation"
@@ -294,11 +374,11 @@ def finetune_tables(params: Params, params_files: list[Path], summary: Path) -> 
         "Variants (same as base: measures whose value equals the base's at this precision):\n\n"
         f"{legend(values, changes, base).to_markdown(index=False, disable_numparse=True)}\n\n"
     )
-    heading = "Change against the base in brackets" if not changes.empty else "Values"
-    by_measure = transposed(values, changes).reset_index()
+    heading = "Change against the base in parentheses" if not changes.empty else "Values"
+    by_measure = transposed(values, changes, images=images).reset_index()
     text += f"{heading}:\n\n{by_measure.to_markdown(index=False, disable_numparse=True)}\n"
     text += "".join(f"\n_Note: {n}._\n" for n in notes)
-    latex = transposed(values, changes).reset_index()
+    latex = transposed(values, changes, latex=True, images=images).reset_index()
     latex.columns = [latex_escape(str(c)) for c in latex.columns]
     latex = latex.map(lambda v: latex_escape(str(v)))
     body = latex.style.hide(axis="index").to_latex(

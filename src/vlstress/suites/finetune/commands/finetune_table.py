@@ -2,7 +2,8 @@
 has.
 
 Reads the aggregated summary and the params (which models evaluate which fine-tuned weights:
-a model whose `pretrained` is `results/finetune/<variant>/model.safetensors`). Writes a
+a model whose `pretrained` is `results/finetune/<variant>/model.safetensors`), and the long
+summary for the images behind each zero-shot top-1 (its Wilson interval). Writes a
 Markdown table (values, then changes against the base in percentage points), the same as
 CSV, and a LaTeX table (vlstress.suites.finetune.table).
 """
@@ -26,6 +27,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="aggregated summary CSV (`vlstress summarize --out-agg`)",
     )
+    parser.add_argument(
+        "--counts",
+        type=Path,
+        default=None,
+        help=(
+            "long summary CSV (`vlstress summarize --out-csv`): the images of each zero-shot "
+            "top-1, for its 95%% Wilson interval (without it: no intervals)"
+        ),
+    )
     parser.add_argument("--out-md", required=True, type=Path)
     parser.add_argument("--out-csv", required=True, type=Path)
     parser.add_argument("--out-tex", required=True, type=Path)
@@ -36,7 +46,7 @@ def run(args: argparse.Namespace) -> None:
     from vlstress.params import Params
     from vlstress.suites.finetune.table import finetune_tables
 
-    tables = finetune_tables(Params.load(args.params), args.params, args.summary)
+    tables = finetune_tables(Params.load(args.params), args.params, args.summary, args.counts)
     for note in tables.notes:
         log.info("%s", note)
     write_text(args.out_md, tables.markdown)

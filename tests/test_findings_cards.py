@@ -262,7 +262,10 @@ def test_same_input_gives_the_same_bytes(run, tmp_path):
     )
     digest = hashlib.sha256((run / "results" / "summary.csv").read_bytes()).hexdigest()
     headlines = hashlib.sha256((run / "results" / "headlines.csv").read_bytes()).hexdigest()
-    assert list(block["inputs"].values()) == [digest, headlines]
+    assert block["inputs"] == {
+        str(run / "results" / "summary.csv"): digest,
+        str(run / "results" / "headlines.csv"): headlines,
+    }
     assert f'content="{digest}"' in html
 
 

@@ -782,20 +782,21 @@ def test_both_front_ends_run_the_same_commands(project):
     # card, 2 embeddings, 3 retrieval evaluations, 2 attacks and one step of every other per-model
     # stage); and one code stamp step per stage kind but the gate; the assistant suite: the
     # questions, the assistant's card and answers, the choice of each of the 6 other models, its
-    # figures and table (11); findings: the fingerprints and the cards (2)
+    # figures and table (11); findings: the fingerprints and the cards (2); the engine's headline
+    # table (1)
     kinds = len([s for s in active_stages(demo_params()) if not s.name.startswith("code_")])
     assistant = 1 + 2 + 6 + 2
     timm = 1 + 3 + 1 + 1 + 2 + 1 + 1 + 1 + 1 + 1 + 1 + 1
     retrieval, zeroshot = 30 + 1, 2 * 4 + 4 + 2 + 3 + 1 + 2 * 2 + 2 + 1 + 2
     finetune, report, rest = 4 + 1 + 1 + 1 + 1, 6 + 4, 1 + 5 + 6 + 6 + 5 + 6
-    methods, findings = 2 + 1 + 3 * 21, 2
+    methods, findings, headlines = 2 + 1 + 3 * 21, 2, 1
     # 3D common corruptions: 3 corruptions x 2 severities, one evaluation per model that embeds
     # images (6), its figures and table
     corruptions_3d = 3 * 2 + 6 + 2
     # correspondence: the pair list of each of its 2 sets, one evaluation per (model that embeds
     # images, set): 6 x 2, its figures and table
     correspondence = 2 + 6 * 2 + 2
-    assert kinds == 87
+    assert kinds == 88
     assert (
         sum(map(len, smk.values()))
         == retrieval
@@ -807,6 +808,7 @@ def test_both_front_ends_run_the_same_commands(project):
         + methods
         + assistant
         + findings
+        + headlines
         + corruptions_3d
         + correspondence
         + kinds

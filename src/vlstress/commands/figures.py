@@ -2,8 +2,9 @@
 
 `--module` names the module (e.g. `vlstress.suites.calibration.figures`); its `FIGURES` maps each
 name to a function of the long summary table that returns (figure, notes). Writes
-`<out-dir>/<name>.png` and `<name>.pdf` for each of `--only` (default: all). A suite without
-records gets a placeholder figure that says so, and a log line. The drawing:
+`<out-dir>/<name>.png` and `<name>.pdf` for each of `--only` (default: all); with `--headlines`
+(the CSV of `vlstress headlines`), a function that takes `headlines` draws its intervals. A suite
+without records gets a placeholder figure that says so, and a log line. The drawing:
 vlstress.report.figure_set.
 """
 
@@ -29,6 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out-dir", required=True, type=Path, help="folder for <figure>.png and <figure>.pdf"
     )
     parser.add_argument(
+        "--headlines",
+        type=Path,
+        help="headline table of `vlstress headlines`: the intervals the figures draw",
+    )
+    parser.add_argument(
         "--only",
         type=optional_names,
         default=None,
@@ -44,4 +50,9 @@ def run(args: argparse.Namespace) -> None:
     available = importlib.import_module(args.module).FIGURES
     table = records.read_summary(args.summary)
     names = figure_set.figure_names(available, args.only, args.module)
-    figure_set.draw(available, names, table, args.summary, args.out_dir, log)
+    headlines = None
+    if args.headlines is not None:
+        from vlstress.report.headlines import read_headline_table
+
+        headlines = (args.headlines, read_headline_table(args.headlines))
+    figure_set.draw(available, names, table, args.summary, args.out_dir, log, headlines)

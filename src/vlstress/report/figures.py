@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -230,23 +230,60 @@ def wilson_bars(
     stands for more than one row (a mean) gets none. Returns how many bars got one."""
     from vlstress.report.intervals import wilson_percent
 
-    cases = data.groupby([x, hue], sort=False)
+    bounds = {}
+    for key, rows in data.groupby([x, hue], sort=False):
+        if len(rows) != 1:
+            continue
+        row = rows.iloc[0]
+        lo, hi = wilson_percent([row["value"]], [row[n_column]])
+        bounds[key] = (float(row["value"]), float(lo[0]), float(hi[0]))
+    return bar_intervals(ax, bounds, order, hue_order)
+
+
+def interval_note(method: str, drawn: int, total: int, noun: str = "bars") -> str:
+    """What the error bars drawn (`bar_intervals`) are (`method`), and how many of the `total`
+    bars (or other `noun`) have none."""
+    text = f"error bars: {method} (results/headlines.csv)"
+    if drawn < total:
+        text += (
+            f"; {total - drawn} of {total} {noun} have none (under 10 items, a mean over "
+            "replicate seeds or every resample the same value)"
+        )
+    return text
+
+
+def bar_intervals(
+    ax: Any,
+    bounds: Mapping[tuple[Any, Any], tuple[float, float, float]],
+    order: Sequence[str],
+    hue_order: Sequence[str],
+    orient: str = "v",
+) -> int:
+    """An error bar on each bar of a seaborn bar plot whose (category, hue level) has bounds:
+    (value, lo, hi); `order` the categories (positions 0, 1, ...), `hue_order` one bar container
+    each; `orient` "h" for horizontal bars. A bar without finite bounds gets none. Returns how
+    many bars got one."""
+    horizontal = orient == "h"
     drawn = 0
-    for container, level in zip(ax.containers, hue_order):
+    # the bar containers only: each error bar drawn adds a container of its own
+    for container, level in zip(list(ax.containers)[: len(hue_order)], hue_order):
         for bar in container:
-            centre = bar.get_x() + bar.get_width() / 2
-            name = order[round(centre)]  # categorical x positions are 0, 1, ...
-            key = (name, level)
-            if key not in cases.groups or len(cases.groups[key]) != 1:
+            if horizontal:
+                centre = bar.get_y() + bar.get_height() / 2
+            else:
+                centre = bar.get_x() + bar.get_width() / 2
+            found = bounds.get((order[round(centre)], level))
+            if found is None:
                 continue
-            row = cases.get_group(key).iloc[0]
-            lo, hi = wilson_percent([row["value"]], [row[n_column]])
-            if pd.isna(lo[0]):
+            value, lo, hi = found
+            if not (np.isfinite(lo) and np.isfinite(hi)):
                 continue
+            error = [[max(value - lo, 0.0)], [max(hi - value, 0.0)]]
             ax.errorbar(
-                centre,
-                row["value"],
-                yerr=[[max(row["value"] - lo[0], 0.0)], [max(hi[0] - row["value"], 0.0)]],
+                value if horizontal else centre,
+                centre if horizontal else value,
+                xerr=error if horizontal else None,
+                yerr=None if horizontal else error,
                 fmt="none",
                 ecolor="0.2",
                 elinewidth=1.0,

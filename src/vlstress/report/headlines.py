@@ -205,3 +205,23 @@ def items_by_case(summary: pd.DataFrame, task: str, column: str = "n_images") ->
     rows = summary[summary["task"] == task]
     counts = rows.groupby(CASE, sort=False, dropna=False)[column].mean()
     return {case_key(*case): float(n) for case, n in counts.items()}
+
+
+def interval_bounds(
+    rows: pd.DataFrame, headlines: pd.DataFrame | None, keys: list[str]
+) -> dict[tuple, tuple[float, float, float]]:
+    """(the rows' `keys` values) -> (value, lo, hi) of the headline table's interval of each row's
+    case and metric (none without a table): what `figures.bar_intervals` draws. `rows`: summary
+    rows (model, dataset, task, condition, metric, value)."""
+    if headlines is None:
+        return {}
+    intervals = intervals_by_case(headlines)
+    out: dict[tuple, tuple[float, float, float]] = {}
+    for row in rows.itertuples(index=False):
+        found = intervals.get(
+            (*case_key(row.model, row.dataset, row.task, row.condition), str(row.metric))
+        )
+        if found is not None:
+            key = tuple(getattr(row, k) for k in keys)
+            out[key] = (float(row.value), found.lo, found.hi)
+    return out

@@ -47,6 +47,7 @@ RECORD_COLUMNS = [
     "n_images",
     "n_captions",
     "n_classes",
+    "n_ood_images",
     "task",
     "condition",
     "condition_label",
@@ -72,9 +73,16 @@ GROUP_COLUMNS = [
 ]
 # Where one condition of one model is identified (for counting replicates).
 CASE_COLUMNS = ["model", "dataset", "task", "condition"]
-INTEGER_COLUMNS = ("n_params", "resolution", "n_images", "n_captions", "n_classes")
+INTEGER_COLUMNS = (
+    "n_params",
+    "resolution",
+    "n_images",
+    "n_captions",
+    "n_classes",
+    "n_ood_images",
+)
 # columns added after summaries were first written: an older summary reads with them empty
-OPTIONAL_COLUMNS = (*ATTRIBUTE_COLUMNS, "n_classes")
+OPTIONAL_COLUMNS = (*ATTRIBUTE_COLUMNS, "n_classes", "n_ood_images")
 MISSING_HINT = (
     "it is written by an evaluation step (vlstress evaluate / evaluate-text / evaluate-image); "
     "run the workflow (`dvc repro` or `snakemake`) for the current params first"
@@ -105,6 +113,7 @@ def record_rows(rec: record_format.Record) -> list[dict[str, Any]]:
         "n_images": _number(rec.dataset.get("n_images")),
         "n_captions": _number(rec.dataset.get("n_captions")),
         "n_classes": _number(rec.dataset.get("n_classes")),  # a classification set's (chance)
+        "n_ood_images": _number(rec.dataset.get("n_ood_images")),  # an OOD record's other set
         "task": rec.task,
         "condition": tasks.condition_key(rec.condition),
         "condition_label": tasks.condition_label(rec.task, rec.condition),

@@ -85,16 +85,21 @@ def testset_stage(
 
 
 def figures_stage(
-    suite: str, module: str, names: dict[str, tuple[str, ...]], category: str
+    suite: str,
+    module: str,
+    names: dict[str, tuple[str, ...]],
+    category: str,
+    intervals: bool = False,
 ) -> Stage:
     """`vlstress figures` of one suite's figure module: each name -> the suites of which one must be
     on for it to be drawn (empty: whenever this suite is on). Its own stage, so editing one suite's
-    figures redraws only them."""
+    figures redraws only them. `intervals`: its figures draw the headline table's intervals."""
     return Stage(
         f"{suite}_figures",
-        f"vlstress figures --summary {{in.summary}} --module {module} --out-dir {FIGURES}"
-        " --only {figures}",
-        inputs={"summary": SUMMARY},
+        "vlstress figures --summary {in.summary}"
+        + (" --headlines {in.headlines}" if intervals else "")
+        + f" --module {module} --out-dir {FIGURES} --only {{figures}}",
+        inputs={"summary": SUMMARY, **({"headlines": HEADLINES} if intervals else {})},
         outputs={
             **{
                 f"{name}_png": Output(

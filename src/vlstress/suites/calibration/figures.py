@@ -2,16 +2,25 @@
 and after temperature scaling, one panel per model, horizontal bars (set names stay readable); a
 panel's title gives the model's T and flags a T on the search bound or one that worsens the
 held-out ID NLL (the reliability diagrams are drawn by `vlstress calibrate`: `reliability`). Each
-set's label gives its n images; the bars are point estimates, which a note says."""
+set's label gives its n images; given the headline table, each bar carries its 95% BCa bootstrap
+interval over the images, and a note says which bars have none and why."""
 
 from __future__ import annotations
 
 import pandas as pd
 import seaborn as sns
 
-from vlstress.report.figures import FigureResult, _add_notes, _tick, model_panels
+from vlstress.report.figures import (
+    FigureResult,
+    _add_notes,
+    _tick,
+    bar_intervals,
+    interval_note,
+    model_panels,
+)
 from vlstress.report.figures import metric_rows as _rows
 from vlstress.report.figures import no_records as _none
+from vlstress.report.headlines import interval_bounds
 from vlstress.suites.calibration.bounds import fit_flags
 
 
@@ -38,7 +47,10 @@ def _title(label: str, temperature: float | None, bound: bool, worse: bool) -> s
     return "\n".join(lines)
 
 
-def calibration_ece(table: pd.DataFrame) -> FigureResult:
+SCALINGS = {"ece": "raw logits", "ece_ts": "temperature-scaled (T from ID)"}
+
+
+def calibration_ece(table: pd.DataFrame, headlines: pd.DataFrame | None = None) -> FigureResult:
     rows = _rows(table, "calibration", ["ece", "ece_ts"])
     if rows.empty:
         return _none("Calibration before and after temperature scaling", "calibration")
@@ -51,12 +63,11 @@ def calibration_ece(table: pd.DataFrame) -> FigureResult:
         lambda n: "/".join(str(int(v)) for v in sorted(set(n.dropna())))
     )
     rows["set"] = rows["set"].map(lambda s: f"{s}, n = {sizes[s]}" if sizes[s] else s)
-    rows["scaling"] = rows["metric"].map(
-        {"ece": "raw logits", "ece_ts": "temperature-scaled (T from ID)"}
-    )
+    rows["scaling"] = rows["metric"].map(SCALINGS)
     labels = list(dict.fromkeys(rows["label"]))
     models = dict(zip(rows["label"], rows["model"]))
     sets = list(dict.fromkeys(rows["set"]))
+    drawn = 0
     fig, axes, firsts, lasts = model_panels(
         len(labels), 3.6, max(2.8, 0.42 * len(sets) + 1.6), extra_width=2.6
     )
@@ -67,11 +78,14 @@ def calibration_ece(table: pd.DataFrame) -> FigureResult:
             x="value",
             hue="scaling",
             order=sets,
+            hue_order=list(SCALINGS.values()),
             orient="h",
             ax=ax,
             errorbar=None,
             palette="colorblind",
         )
+        bounds = interval_bounds(rows[rows["label"] == label], headlines, ["set", "scaling"])
+        drawn += bar_intervals(ax, bounds, sets, list(SCALINGS.values()), orient="h")
         bound, worse = flags.get(str(models[label]), (False, False))
         ax.set_title(
             _title(label, temperature.get(label), bound, worse),
@@ -92,16 +106,23 @@ def calibration_ece(table: pd.DataFrame) -> FigureResult:
         fontsize="small",
     )
     fig.suptitle("Expected calibration error of the zero-shot softmax")
-    notes = [fit_note(calibration), NO_INTERVAL]
+    notes = [
+        fit_note(calibration),
+        N_NOTE + interval_note(METHOD, drawn, len(rows)) if headlines is not None else NO_INTERVAL,
+    ]
     fig.tight_layout()
     _add_notes(fig, notes)
     return fig, notes
 
 
+N_NOTE = "n: the images of each set (on its label); "
 NO_INTERVAL = (
     "n: the images of each set (on its label); no interval: ECE is not a share of images, and the "
     "bars are point estimates, so a small difference between two bars may be noise"
 )
+
+
+METHOD = "95% seeded BCa bootstrap interval over the images"
 
 
 def fit_note(calibration: pd.DataFrame) -> str:

@@ -45,7 +45,11 @@ SUITE = Suite(
             ),
         ),
         figures_stage(
-            "calibration", "vlstress.suites.calibration.figures", {"calibration_ece": ()}, "Figures"
+            "calibration",
+            "vlstress.suites.calibration.figures",
+            {"calibration_ece": ()},
+            "Figures",
+            intervals=True,
         ),
         tables_stage(
             "calibration",

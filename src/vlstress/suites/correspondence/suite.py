@@ -70,6 +70,7 @@ SUITE = Suite(
             "vlstress.suites.correspondence.figures",
             {"correspondence_bins": (), "correspondence_recall": ()},
             "3D awareness",
+            intervals=True,
         ),
         tables_stage(
             "correspondence",

@@ -84,7 +84,9 @@ SUITE = Suite(
             doc="in-distribution test set against every OOD set, every score, one job per model "
             "(one records file per set)",
         ),
-        figures_stage("ood", "vlstress.suites.ood.figures", {"ood_auroc": ()}, "Figures"),
+        figures_stage(
+            "ood", "vlstress.suites.ood.figures", {"ood_auroc": ()}, "Figures", intervals=True
+        ),
         tables_stage(
             "ood",
             "vlstress.suites.ood.table",

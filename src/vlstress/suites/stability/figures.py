@@ -1,8 +1,9 @@
 """The stability suite's figure: flip probability and top-5 distance per perturbation, one bar per
 model (noise perturbations first: frame 0 vs each; then the motion ones: consecutive frames). A
 value of 0 has no bar: it is drawn as a short line on the axis in the model's colour, labelled 0.
-n (sequences per perturbation) is in the title; the bars have no interval (a note says where the
-flip probability's bootstrap interval is: the findings' headline table)."""
+n (sequences per perturbation) is in the title; given the headline table, a flip probability
+carries its 95% BCa bootstrap interval over the sequences (none under 10 sequences); the top-5
+distance has none. A note says which."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from vlstress.report.figures import FigureResult, _add_notes
+from vlstress.report.figures import FigureResult, _add_notes, bar_intervals, interval_note
 from vlstress.report.figures import no_records as _none
+from vlstress.report.headlines import interval_bounds
 from vlstress.suites.stability.table import NO_INTERVAL
 from vlstress.suites.stability.table import order as table_order
 
@@ -51,7 +53,10 @@ def _mark_zeros(ax) -> list[float]:
     return marked
 
 
-def stability(table: pd.DataFrame) -> FigureResult:
+FP_METHOD = "95% seeded BCa bootstrap interval of a flip probability over its sequences"
+
+
+def stability(table: pd.DataFrame, headlines: pd.DataFrame | None = None) -> FigureResult:
     rows = table[(table["task"] == "stability") & table["metric"].isin([m for m, _ in PANELS])]
     if rows.empty:
         return _none("Stability under perturbation sequences", "stability")
@@ -62,6 +67,7 @@ def stability(table: pd.DataFrame) -> FigureResult:
     labels = list(dict.fromkeys(rows["label"]))
     palette = dict(zip(labels, sns.color_palette("colorblind", len(labels))))
     fig, axes = plt.subplots(1, 2, figsize=(max(7.0, 1.1 * len(order) + 4.5), 3.8))
+    drawn = 0
     for ax, (metric, title) in zip(axes, PANELS):
         mine = rows[rows["metric"] == metric]
         sns.barplot(
@@ -76,6 +82,9 @@ def stability(table: pd.DataFrame) -> FigureResult:
             ax=ax,
         )
         _mark_zeros(ax)
+        if metric == "flip_probability":
+            bounds = interval_bounds(mine, headlines, ["perturbation", "label"])
+            drawn = bar_intervals(ax, bounds, order, labels)
         ax.set_xlabel("")
         ax.set_ylabel(title)
         ax.tick_params(axis="x", rotation=35)
@@ -101,6 +110,11 @@ def stability(table: pd.DataFrame) -> FigureResult:
     notes = [
         f"n = {n} sequences per perturbation; noise: each frame against the clean first frame; "
         "others: consecutive frames (ImageNet-P)",
+        *(
+            [interval_note(FP_METHOD, drawn, int((rows["metric"] == "flip_probability").sum()))]
+            if headlines is not None
+            else []
+        ),
         NO_INTERVAL,
     ]
     fig.tight_layout()

@@ -50,5 +50,5 @@ def run(args: argparse.Namespace) -> None:
     write_text(args.out_md, markdown)
     write_text(args.out_tex, latex)
     figures.setup()
-    fig, _ = stability_figures.stability(summary)
+    fig, _ = stability_figures.stability(summary, headlines)
     figures.save(fig, args.out_fig, block)

@@ -72,8 +72,8 @@ def test_empty_side_is_an_error():
 
 
 def test_ood_auroc_names_n_and_that_the_bars_have_no_interval():
-    """Each panel's title gives the in-distribution n of its records; the notes say the bars are
-    point estimates."""
+    """Each panel's title gives the in-distribution and OOD n of its records (`?` where the summary
+    has no OOD count); without a headline table the notes say the bars are point estimates."""
     import json
 
     import pandas as pd
@@ -87,6 +87,7 @@ def test_ood_auroc_names_n_and_that_the_bars_have_no_interval():
             "label": label,
             "dataset": "objects",
             "n_images": n,
+            "n_ood_images": 40 if ood == "scenes" else np.nan,
             "task": "ood",
             "metric": "auroc",
             "value": value,
@@ -100,6 +101,6 @@ def test_ood_auroc_names_n_and_that_the_bars_have_no_interval():
     common.setup()
     fig, notes = figures.ood_auroc(pd.DataFrame(rows))
     titles = [ax.get_title() for ax in fig.axes]
-    assert titles == ["objects (n = 30) vs scenes", "objects (n = 30) vs noise"]
+    assert titles == ["objects (n = 30) vs scenes (n = 40)", "objects (n = 30) vs noise (n = ?)"]
     assert notes[0] == "n = 30 in-distribution images per model (objects)"
     assert figures.NO_INTERVAL in notes

@@ -1174,3 +1174,17 @@ def test_every_command_builds_its_parser():
             raise AssertionError(f"vlstress {name}: {exc}") from None
         built += 1
     assert built == len(commands()) > 40
+
+
+def test_the_cards_folder_is_a_report_item_opening_on_its_index():
+    """`snakemake --report` shows the robustness cards: the folder is marked for the report with its
+    caption, category and the page it opens on (Snakemake requires one for a directory)."""
+    from vlstress.pipeline.snakemake import rule_spec
+
+    params = demo_params()
+    (stage,) = [s for s in active_stages(params) if s.name == "cards"]
+    cards = rule_spec(stage, params, ["params.yaml"]).output["cards"]
+    found = cards.flags["report"]
+    assert cards.flags.get("directory") and str(cards) == "results/cards"
+    assert found.htmlindex == "index.html" and found.category == "Robustness cards"
+    assert found.caption.endswith("src/vlstress/suites/findings/report/cards.rst")

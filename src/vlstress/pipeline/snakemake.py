@@ -232,7 +232,13 @@ def rule_spec(
             elif kept(out):  # not deleted before the job: a failed job leaves the old file
                 path = update(path)
             if out.caption:
-                path = report(path, caption=caption_path(stage, out.caption), category=out.category)
+                extra = {"htmlindex": out.htmlindex} if out.htmlindex else {}
+                path = report(
+                    path,
+                    caption=caption_path(stage, out.caption),
+                    category=out.category,
+                    **extra,
+                )
             paths.append(path)
         outputs[name] = paths if out.each else paths[0]
     items: dict[str, Any] = {}

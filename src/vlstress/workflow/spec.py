@@ -60,6 +60,8 @@ class Output:
     # Snakemake report caption: report/<caption>.rst of the suite (engine: workflow/report)
     caption: str | None = None
     category: str | None = None  # Snakemake report category
+    # a directory in the Snakemake report: the page it opens on (its other files linked from it)
+    htmlindex: str | None = None
     suites: tuple[str, ...] = ()  # present only when one of these suites is on (empty: always)
     # axes the stage is not repeated over but this output is: one job writes one file per value
     # (e.g. a model's record of every corruption and severity), so the planners see one job

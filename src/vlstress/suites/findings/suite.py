@@ -63,7 +63,13 @@ SUITE = Suite(
             input_lists={"records": "records", "outcomes": "outcomes"},
             outputs={
                 # pages with embedded figures: in the DVC cache (and remote), as the figures are
-                "cards": Output("results/cards", directory=True),
+                "cards": Output(
+                    "results/cards",
+                    directory=True,
+                    caption="cards",
+                    category="Robustness cards",
+                    htmlindex="index.html",
+                ),
                 "comparisons_csv": small(f"{FINDINGS}/comparisons.csv"),
                 "comparisons_md": small(
                     f"{FINDINGS}/comparisons.md", caption="comparisons", category="Tables"

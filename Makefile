@@ -26,7 +26,7 @@ help:
 	@echo "make test    install into $(VENV) and run the whole test suite (what CI runs)"
 	@echo "make test-fast  the fast tier (pytest -m 'not slow'): every metric's known answers and a small workflow, under 5 min"
 	@echo "make lint    rendered files current, snakemake --lint, snakefmt, ruff (lint + format), mypy"
-	@echo "make report  HTML report of the last run (results/report.html)"
+	@echo "make report  HTML report of the last run (results/report.zip: unzip, open report/report.html)"
 	@echo "make plots-js  vega's scripts from npm into $(PLOTS_JS), so that dvc plots show renders offline"
 
 install: $(STAMP)
@@ -71,7 +71,7 @@ lint: install
 	mypy
 
 report: install
-	snakemake --report results/report.html
+	snakemake --report results/report.zip
 
 clean-results:
 	rm -rf data/raw data/prepared results/embeddings results/figures .snakemake logs

@@ -52,9 +52,11 @@ def _bootstrap(
     confidence: float,
     n_resamples: int,
     seed: int,
+    batch: int | None = None,
 ) -> tuple[Any, str] | None:
     """scipy's bootstrap result and its method (BCa up to `BCA_MAX_ITEMS` items, percentile
-    above); None when a sample has fewer than `MIN_BOOTSTRAP_ITEMS` items."""
+    above); None when a sample has fewer than `MIN_BOOTSTRAP_ITEMS` items. `batch`: resamples
+    computed at once (scipy's; None: all)."""
     import warnings
 
     from scipy.stats import bootstrap
@@ -74,17 +76,22 @@ def _bootstrap(
             confidence_level=confidence,
             method=method,
             random_state=np.random.default_rng(seed),
+            batch=batch,
         )
     return found, method
 
 
 def bootstrap_interval(
-    resampling: Resampling, confidence: float, n_resamples: int, seed: int
+    resampling: Resampling,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+    batch: int | None = None,
 ) -> tuple[float, float, str]:
     """A seeded bootstrap interval (scipy.stats.bootstrap) of a metric recomputed from its items,
     and its method: "BCa" up to `BCA_MAX_ITEMS` items, "percentile" above. NaN, NaN and why there
     is none (`TOO_FEW_ITEMS`, `DEGENERATE`: every resample gives one value, e.g. all items
-    correct) otherwise."""
+    correct) otherwise. `batch`: resamples computed at once, to bound memory."""
     done = _bootstrap(
         resampling.samples,
         resampling.statistic,
@@ -93,6 +100,7 @@ def bootstrap_interval(
         confidence=confidence,
         n_resamples=n_resamples,
         seed=seed,
+        batch=batch,
     )
     if done is None:
         return float("nan"), float("nan"), TOO_FEW_ITEMS

@@ -64,6 +64,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
     parser.add_argument(
+        "--confidence", type=float, default=0.95, help="of the mCA and mCE intervals"
+    )
+    parser.add_argument(
+        "--interval-bootstrap",
+        type=int,
+        default=1000,
+        help="resamples of the test images for the mCA and mCE intervals (BCa; seeded with --seed)",
+    )
+    parser.add_argument(
         "--out-corruptions", required=True, type=Path, help="CSV: mCA, relative drop, mCE per model"
     )
     parser.add_argument(

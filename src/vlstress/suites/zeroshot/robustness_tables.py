@@ -11,6 +11,7 @@ is computed here, by the formula the mCE averages.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pandas as pd
 
@@ -22,7 +23,11 @@ CE_CAPTION = (
     "their mean, relative mCE the same on the drop from clean; mCA = mean top-1 over every "
     "(corruption, severity), clean = top-1 on the uncorrupted set; (AlexNet) columns: the same "
     "against AlexNet's published errors (15 corruptions × severities 1-5 of ImageNet val only); "
-    f"{{n_corruptions}} corruption(s) × {{n_severities}} severities; {MISSING} undefined"
+    f"{{n_corruptions}} corruption(s) × {{n_severities}} severities; {MISSING} undefined; "
+    "[lo, hi]: 95% seeded BCa bootstrap interval of mCA, mCE and relative mCE over the test "
+    "images, resampled together across every corrupted set, the clean set and the baseline (none "
+    "where results/robustness/corruptions.csv's `interval` column says why; CE per corruption, "
+    "relative drop and clean have none here)"
 )
 CE_CAPTION_NO_BASELINE = (
     "Corruption accuracy (%): mCA = mean top-1 over every (corruption, severity), clean = top-1 "
@@ -30,7 +35,7 @@ CE_CAPTION_NO_BASELINE = (
     "relative mCE against AlexNet's published errors (15 corruptions × severities 1-5 of ImageNet "
     "val only); {n_corruptions} corruption(s) "
     f"× {{n_severities}} severities; no CE (no `zeroshot.robustness.mce_baseline`); {MISSING} "
-    "undefined"
+    "undefined; [lo, hi]: 95% seeded BCa bootstrap interval of mCA over the test images"
 )
 ER_CAPTION = (
     "Effective robustness (ER, percentage points): a model's top-1 under each shift minus the "
@@ -93,8 +98,8 @@ def corruption_frame(
         if ce is not None:
             for corruption in ce.columns:
                 shown[f"CE {corruption}"] = cell(_number(ce.loc[row.model, corruption]))
-            shown["mCE"] = cell(_number(row.mCE))
-            shown["relative mCE"] = cell(_number(row.relative_mCE))
+            shown["mCE"] = _with_interval(row, "mCE")
+            shown["relative mCE"] = _with_interval(row, "relative_mCE")
         # the paper's normalisation, by AlexNet's published errors, where comparable
         comparable = not isinstance(getattr(row, "alexnet_note", None), str)
         for column, value in (
@@ -102,11 +107,22 @@ def corruption_frame(
             ("relative mCE (AlexNet)", getattr(row, "relative_mCE_alexnet", None)),
         ):
             shown[column] = cell(_number(value)) if comparable else "not comparable"
-        shown["mCA"] = cell(_number(row.mCA))
+        shown["mCA"] = _with_interval(row, "mCA")
         shown["relative drop"] = cell(_number(row.relative_drop))
         shown["clean"] = cell(_number(row.clean_top1))
         rows.append(shown)
     return pd.DataFrame(rows)
+
+
+def _with_interval(row: Any, metric: str) -> str:
+    """`128.9 [93.3, 185.0]`: the value and its bootstrap interval where the table has one
+    (`<metric>_lo`, `_hi`: vlstress.suites.zeroshot.corruption_intervals)."""
+    text = cell(_number(getattr(row, metric)))
+    lo = _number(getattr(row, f"{metric}_lo", None))
+    hi = _number(getattr(row, f"{metric}_hi", None))
+    if text == MISSING or lo is None or hi is None:
+        return text
+    return f"{text} [{lo:.1f}, {hi:.1f}]"
 
 
 def _pp(value: object, sign: bool = True) -> str:

@@ -146,10 +146,14 @@ SUITE = Suite(
             " --transform {p.zeroshot.robustness.transform} --fit {p.zeroshot.robustness.fit}"
             " --baselines {p.zeroshot.robustness.baselines}"
             " --bootstrap {p.zeroshot.robustness.bootstrap} --seed {p.seed}"
+            " --confidence {p.intervals.confidence}"
+            " --interval-bootstrap {p.intervals.bootstrap}"
             " --out-corruptions {out.corruptions} --out-effective {out.effective}"
             " --out-md {out.md} --out-tex {out.tex} --out-json {out.json}"
             " --out-scores {out.scores} --out-fig {out.png}",
             inputs={"summary": SUMMARY},
+            # the per-image outcomes behind the mCA and mCE intervals
+            input_lists={"records": "records", "outcomes": "outcomes"},
             outputs={
                 "corruptions": small(
                     "results/robustness/corruptions.csv",

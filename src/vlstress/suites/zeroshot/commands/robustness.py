@@ -30,6 +30,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     summary.add_arguments(parser)
 
 
+def _with_intervals(args: argparse.Namespace, corruptions, top1, baseline: str | None):
+    """mCA, mCE and relative mCE with their bootstrap intervals over the test images, from the
+    params' records and outcomes (vlstress.suites.zeroshot.corruption_intervals)."""
+    from vlstress import params as params_module
+    from vlstress.pipeline import outcome_paths, record_paths
+    from vlstress.report.items import case_outcomes
+    from vlstress.report.records import read_records
+    from vlstress.suites.zeroshot import corruption_intervals as found
+
+    if not args.params:
+        return found.with_intervals(corruptions, {})
+    merged = params_module.load(args.params)
+    records = read_records(record_paths(merged))
+    blocks = case_outcomes(records, outcome_paths(merged))
+    cells = found.cells_of(zip(top1["corruption"], top1["severity"]))
+    grids = found.grids_from(records, blocks, cells)
+    bounds = found.intervals(
+        grids, baseline, cells, args.confidence, args.interval_bootstrap, args.seed
+    )
+    return found.with_intervals(corruptions, bounds)
+
+
 def run(args: argparse.Namespace) -> None:
     from vlstress import provenance
     from vlstress.embedding.kinds import model_kind
@@ -40,7 +62,10 @@ def run(args: argparse.Namespace) -> None:
     # a fine-tuned variant of a random-init model is labelled so, in the tables and the figure
     table = figures.mark_random_init(records.read_summary(args.summary))
     top1, clean = summary.corruption_top1(table)
-    corruptions = corruption_table(top1, clean, args.mce_baseline if not top1.empty else None)
+    baseline = args.mce_baseline if not top1.empty else None
+    corruptions = corruption_table(top1, clean, baseline)
+    if not top1.empty:
+        corruptions = _with_intervals(args, corruptions, top1, baseline)
     kinds = summary.testset_kinds(args.params)
     effective, lines, note = summary.effective(
         table,
@@ -57,6 +82,8 @@ def run(args: argparse.Namespace) -> None:
         log.warning("%s: effective robustness left null there", note)
     params = {
         "in_distribution": args.in_distribution,
+        "confidence": args.confidence,
+        "interval_bootstrap": args.interval_bootstrap,
         "mce_baseline": args.mce_baseline,
         "transform": args.transform,
         "fit": args.fit,

@@ -206,8 +206,16 @@ def test_counts_by_hand_on_real_stimuli(tmp_path):
     emb, clf = fake_model_outputs(
         tmp_path, tmp_path / "set", lambda shape, texture: shape if shape in animals else texture
     )
-    records, sidecar = evaluate(tmp_path / "set", emb, clf)
+    records, sidecar, outcomes = evaluate(tmp_path / "set", emb, clf)
     by_condition = {r.condition["category"]: r.metrics for r in records}
+    # each record's stimuli as outcomes: the shape bias again, to the bit
+    from vlstress.suites.shape_bias.resampling import shape_bias_resampling
+
+    assert len(outcomes) == len(records)
+    for record, block in zip(records, outcomes):
+        found = shape_bias_resampling(block)
+        assert float(found.statistic(*found.samples)) == record.metrics["shape_bias"]
+    assert outcomes[0].n == 48 and int(outcomes[0].column("shape_decision").sum()) == 14
     # by hand from the file names (first 3 per folder, byte order: `bear1-` before `bear10`): the
     # no-conflict stimuli are bear1-bear3, bicycle1-bicycle3 and car1-car2
     names = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.png"))
@@ -241,6 +249,17 @@ def test_the_command_writes_records_and_decisions(tmp_path):
     assert records[0].condition == {"category": "all"} and records[0].metrics["shape_bias"] == 0.0
     assert records[0].metrics["n_conflict"] == 16
     assert len(json.loads(Path(f"{out}.json").read_text())["stimuli"]) == 17
+    # the outcomes beside the records: one block per record, every stimulus of its category
+    from vlstress.outcomes import outcomes_path, read_outcomes
+
+    blocks = read_outcomes(outcomes_path(out))
+    assert len(blocks) == len(records) and blocks[0].n == 17
+    assert not blocks[0].column("shape_decision").any()
+    assert int(blocks[0].column("texture_decision").sum()) == 16  # the no-conflict one: neither
+    # a category's block holds the stimuli of that shape class: together, every stimulus once
+    assert sum(block.n for block in blocks[1:]) == 17
+    for record, block in zip(records[1:], blocks[1:]):
+        assert len(set(block.column("label"))) == 1, record.condition
 
 
 def test_an_imagenet_head_decides_by_mean_category_probability(tmp_path, monkeypatch):
@@ -267,7 +286,7 @@ def test_an_imagenet_head_decides_by_mean_category_probability(tmp_path, monkeyp
     rows = np.eye(1000)[[first[data.classes[e["texture"]]] for e in data.images]]
     write_embeddings(tmp_path / "emb.npy", rows)
     write_classifier(tmp_path / "clf.npy", list(imagenet_classnames()), np.eye(1000))
-    records, found = evaluate(folder, tmp_path / "emb.npy", tmp_path / "clf.npy")
+    records, found, _ = evaluate(folder, tmp_path / "emb.npy", tmp_path / "clf.npy")
     assert (
         records[0].metrics["shape_bias"] == 0.0 and records[0].metrics["texture_decisions"] == 100
     )
@@ -362,3 +381,34 @@ def test_table_and_figure_from_the_summary():
     assert notes[2:] == [
         "RN50 (random-init): no shape or texture decision (shape bias undefined) for cat"
     ]
+
+
+def test_two_models_shape_bias_is_compared_on_the_same_stimuli():
+    """The paired comparisons take shape bias through its resampling: a paired bootstrap of the
+    difference on the same stimuli, the values the records' (percent); stimuli of other shape
+    classes are not paired."""
+    from vlstress.suites.findings.comparisons import comparison_table
+    from vlstress.suites.shape_bias.resampling import stimulus_outcomes
+
+    rng = np.random.default_rng(2)
+    shapes = rng.integers(0, 16, 60)
+    textures = (shapes + rng.integers(1, 16, 60)) % 16  # every stimulus a conflict
+    by_shape = np.where(rng.random(60) < 0.8, shapes, textures)  # about 80% shape decisions
+    by_texture = np.where(rng.random(60) < 0.2, shapes, textures)  # about 20%
+    items = {
+        (model, "cue-conflict", "shape_bias", "category=all"): [
+            stimulus_outcomes(chosen, shapes, textures)
+        ]
+        for model, chosen in (("shapely", by_shape), ("texturey", by_texture))
+    }
+    table = comparison_table(items, n_resamples=300)
+    (row,) = table[table["metric"] == "shape_bias"].itertuples(index=False)
+    assert row.test == "paired BCa bootstrap" and row.n == 60
+    assert row.value_a == pytest.approx(100 * np.mean(by_shape == shapes))
+    assert row.value_b == pytest.approx(100 * np.mean(by_texture == shapes))
+    assert row.lo < row.difference < row.hi and row.lo > 0 and row.significant
+    other = {k: v for k, v in items.items() if k[0] == "shapely"}
+    other[("texturey", "cue-conflict", "shape_bias", "category=all")] = [
+        stimulus_outcomes(by_texture, (shapes + 1) % 16, textures)
+    ]
+    assert comparison_table(other, n_resamples=300).empty

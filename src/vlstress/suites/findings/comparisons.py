@@ -138,7 +138,7 @@ def _bootstrap_row(
 ) -> dict[str, Any] | None:
     """Another metric: both values, the paired bootstrap of the difference on the same items."""
     assert headline.resampling is not None
-    if a.n != b.n:
+    if not _same_items(a, b):
         return None
     one, other = headline.resampling(a), headline.resampling(b)
     scale = headline.scale

@@ -6,7 +6,8 @@ the highest mean softmax probability, `decisions.imagenet16_decisions`).
 One record per condition (task `shape_bias`, condition {category}: `all`, then each shape
 category): shape bias, the shares of shape / texture / other decisions (% of the cue-conflict
 stimuli), the counts. The sidecar lists every stimulus with its decision, so a count can be
-checked by hand.
+checked by hand; the outcomes file beside the records keeps each record's stimuli
+(`resampling.stimulus_outcomes`) for the paired comparisons.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from vlstress import provenance
 from vlstress.embedding.files import load_embeddings, same_model
 from vlstress.errors import VlstressError
 from vlstress.io import sha256_file
+from vlstress.outcomes import Outcomes
 from vlstress.record import Record, assemble
 from vlstress.suites.shape_bias import decisions as shape_bias
+from vlstress.suites.shape_bias.resampling import stimulus_outcomes
 from vlstress.suites.zeroshot import classifier
 from vlstress.testsets import manifest as testsets
 from vlstress.testsets.labelmaps import imagenet_classnames
@@ -39,8 +42,9 @@ def _is_imagenet(path: Path) -> bool:
 
 def evaluate(
     testset_path: Path, image_emb: Path, classifier_path: Path
-) -> tuple[list[Record], dict[str, Any]]:
-    """(records, sidecar of per-stimulus decisions) of one model."""
+) -> tuple[list[Record], dict[str, Any], list[Outcomes]]:
+    """(records, sidecar of per-stimulus decisions, the per-stimulus outcomes of each record) of
+    one model."""
     stimuli = testsets.load(testset_path)
     if any("texture" not in entry for entry in stimuli.images):
         raise VlstressError(
@@ -97,6 +101,16 @@ def evaluate(
         )
         for category, values in groups.items()
     ]
+    shape_of, texture_of = np.asarray(shapes), np.asarray(textures)
+    outcomes = [
+        stimulus_outcomes(chosen[rows], shape_of[rows], texture_of[rows])
+        for rows in (
+            np.ones(len(chosen), dtype=bool)
+            if category == shape_bias.ALL
+            else shape_of == stimuli.classes.index(category)
+            for category in groups
+        )
+    ]
     names = stimuli.classes
     sidecar = {
         "kind": "cue-conflict-decisions",
@@ -111,4 +125,4 @@ def evaluate(
             for entry, decision in zip(stimuli.images, chosen)
         ],
     }
-    return records, sidecar
+    return records, sidecar, outcomes

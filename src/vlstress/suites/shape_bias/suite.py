@@ -12,9 +12,10 @@ from vlstress.suites.shape_bias.paths import (
     folders,
     shaping_params,
 )
+from vlstress.suites.shape_bias.resampling import shape_bias_resampling
 from vlstress.workflow.paths import CHECKED, CLASSIFIERS, ZEROSHOT_EMB
 from vlstress.workflow.spec import Output, PathList, Stage, Suite
-from vlstress.workflow.stages import figures_stage, small, tables_stage
+from vlstress.workflow.stages import figures_stage, outcomes_of, small, tables_stage
 
 SUITE = Suite(
     "shape_bias",
@@ -45,6 +46,7 @@ SUITE = Suite(
             outputs={
                 "records": small("results/metrics/{model}/shape_bias.json", record=True),
                 "decisions": small("results/metrics/{model}/shape_bias.json.json"),
+                "outcomes": outcomes_of("results/metrics/{model}/shape_bias.json"),
             },
             axes=("model",),
             suite="shape_bias",
@@ -96,6 +98,8 @@ SUITE = Suite(
                     n_share=("shape_decisions", "texture_decisions"),
                     scale=100.0,
                     condition="category=all",
+                    # a paired bootstrap of two models' shape bias on the same stimuli
+                    resampling=shape_bias_resampling,
                 ),
             ),
         )

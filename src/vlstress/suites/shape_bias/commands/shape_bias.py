@@ -31,10 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from vlstress.io import sidecar, write_json
+    from vlstress.outcomes import outcomes_path, write_outcomes
     from vlstress.record import write_records
     from vlstress.suites.shape_bias.run import evaluate
 
-    records, decisions = evaluate(args.testset, args.image_emb, args.classifier)
+    records, decisions, outcomes = evaluate(args.testset, args.image_emb, args.classifier)
     overall = records[0].metrics
 
     def share(value: float | None) -> str:
@@ -50,3 +51,4 @@ def run(args: argparse.Namespace) -> None:
     )
     write_records(args.out, records)
     write_json(sidecar(args.out), decisions)
+    write_outcomes(outcomes_path(args.out), outcomes)

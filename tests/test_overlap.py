@@ -378,3 +378,33 @@ def test_the_table_gives_wilson_intervals_and_newcombes_gap():
     low = -0.3 - np.hypot(0.3 - l1, u2 - 0.6)
     high = -0.3 + np.hypot(u1 - 0.3, 0.6 - l2)
     assert row["objects gap"] == f"-30.0 [{100 * low:.1f}, {100 * high:.1f}]"
+
+
+def test_outcomes_give_the_clean_top1_and_pair_two_models_on_the_clean_images():
+    """The outcomes keep each image's subset: the clean images' mean correctness is the record's
+    top1_clean_subset, and the paired comparison of two models runs McNemar on those images only
+    (the flagged ones left out)."""
+    from vlstress.suites.findings.comparisons import comparison_table
+
+    rng = np.random.default_rng(4)
+    labels = rng.integers(0, 5, 40)
+    flagged = np.arange(40) < 12
+    better = rng.random(40) < 0.9
+    worse = rng.random(40) < 0.3
+    blocks = {
+        name: evaluation.image_outcomes(correct, flagged, labels)
+        for name, correct in (("a", better), ("b", worse))
+    }
+    clean = blocks["a"].column("subset") == "clean"
+    assert clean.sum() == 28 and set(blocks["a"].column("subset")[:12]) == {"overlap"}
+    metrics = evaluation.subset_metrics(better, flagged)
+    assert 100 * blocks["a"].column("correct")[clean].mean() == pytest.approx(
+        metrics["top1_clean_subset"]
+    )
+    table = comparison_table(
+        {(m, "objects", "overlap", "set=objects"): [b] for m, b in blocks.items()}
+    )
+    (row,) = table.itertuples(index=False)
+    assert row.test == "McNemar exact" and row.n == 28
+    assert row.value_a == pytest.approx(metrics["top1_clean_subset"])
+    assert row.a_only == int(np.sum(better[~flagged] & ~worse[~flagged]))

@@ -1,7 +1,9 @@
 """The work of `vlstress evaluate-overlap`: a model's zero-shot top-1 on the test images flagged as
 near-duplicates of training images and on the rest, per test set (task `overlap`, condition
 {set}). The flags are the detector's (one detector for every model, so the subsets are the same
-for all)."""
+for all). Beside each record, its per-image outcomes (`image_outcomes`): whether the top-1 is
+right, which subset the image is in (`overlap` or `clean`) and its class, so two models' clean
+top-1s are compared on the same images (McNemar)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from vlstress import provenance
 from vlstress.embedding.files import load_embeddings, same_model
 from vlstress.errors import VlstressError
 from vlstress.io import sha256_file
+from vlstress.outcomes import Outcomes
 from vlstress.record import Record, assemble
 from vlstress.suites.zeroshot import classifier
 from vlstress.suites.zeroshot.paths import Evaluation
@@ -41,7 +44,27 @@ def subset_metrics(correct: np.ndarray, flagged: np.ndarray) -> dict[str, float 
     }
 
 
-def evaluate(evaluation: Evaluation, detected: dict[str, Any], detected_path: Path) -> Record:
+SUBSETS = ("clean", "overlap")  # an image's subset: index 0 not flagged, 1 flagged
+
+
+def image_outcomes(correct: np.ndarray, flagged: np.ndarray, labels: np.ndarray) -> Outcomes:
+    """One record's images in the test set's order: `correct` (top-1), `subset` (`overlap` where
+    the detector flagged it, else `clean`: what top1_clean_subset counts), `label`."""
+    flagged = np.asarray(flagged, dtype=bool)
+    return Outcomes(
+        "image",
+        {
+            "correct": np.asarray(correct, dtype=bool),
+            "subset": np.array(SUBSETS)[flagged.astype(np.int64)],
+            "label": np.asarray(labels, dtype=np.int64),
+        },
+    )
+
+
+def evaluate(
+    evaluation: Evaluation, detected: dict[str, Any], detected_path: Path
+) -> tuple[Record, Outcomes]:
+    """A model's record on one test set and its per-image outcomes."""
     name = evaluation.condition["set"]
     folder, emb_path, clf_path = (Path(p) for p in evaluation.paths())
     if name not in detected["testsets"]:
@@ -53,7 +76,7 @@ def evaluate(evaluation: Evaluation, detected: dict[str, Any], detected_path: Pa
     flags = np.array(detected["testsets"][name]["flagged"], dtype=bool)
     scores = classifier.scores(embeddings, weights, clf_meta)
     correct = scores.argmax(axis=1) == np.array(testset.labels)
-    return assemble(
+    record = assemble(
         "overlap",
         dataset={
             "name": testset.dataset,
@@ -80,3 +103,4 @@ def evaluate(evaluation: Evaluation, detected: dict[str, Any], detected_path: Pa
             },
         ),
     )
+    return record, image_outcomes(correct, flags, np.array(testset.labels))

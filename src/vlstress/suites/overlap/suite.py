@@ -14,7 +14,7 @@ from vlstress.suites.overlap.paths import (
 )
 from vlstress.workflow.paths import CARD, RUN_FLAGS, ZEROSHOT_EMB
 from vlstress.workflow.spec import Output, PathList, Stage, Suite
-from vlstress.workflow.stages import figures_stage, small, tables_stage
+from vlstress.workflow.stages import figures_stage, outcomes_of, small, tables_stage
 
 DETECTOR = "{p.overlap.detector}"
 
@@ -60,7 +60,7 @@ SUITE = Suite(
             " --out {out.records}",
             inputs={"detected": DETECTED},
             input_lists={"sets": "overlap_sets"},
-            outputs={"records": small(RECORD, record=True)},
+            outputs={"records": small(RECORD, record=True), "outcomes": outcomes_of(RECORD)},
             axes=("model",),
             suite="overlap",
             doc="top-1 on the overlapping and the clean subset of every test set, per model",
@@ -108,6 +108,9 @@ SUITE = Suite(
                     "top-1 on the clean subset (%)",
                     proportion=True,
                     n_metric="n_clean_subset",
+                    # two models on the same clean images: McNemar
+                    item_column="correct",
+                    item_where=("subset", "clean"),
                 ),
             ),
         )

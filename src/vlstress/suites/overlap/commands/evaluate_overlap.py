@@ -1,5 +1,6 @@
 """`vlstress evaluate-overlap`: a model's top-1 on the overlapping and the clean subset of every
-test set of `overlap.testsets` (one record each, one file), by the detector's flags."""
+test set of `overlap.testsets` (one record each, one file), by the detector's flags, and their
+per-image outcomes beside them."""
 
 from __future__ import annotations
 
@@ -16,14 +17,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from vlstress.io import read_json
+    from vlstress.outcomes import outcomes_path, write_outcomes
     from vlstress.params import Params
     from vlstress.record import write_records
     from vlstress.suites.overlap.evaluation import evaluate
     from vlstress.suites.overlap.paths import evaluations
 
     detected = read_json(args.detected, "overlap detection")
-    records = [
+    found = [
         evaluate(e.for_model(args.model), detected, args.detected)
         for e in evaluations(Params.load(args.params))
     ]
-    write_records(args.out, records)
+    write_records(args.out, [record for record, _ in found])
+    write_outcomes(outcomes_path(args.out), [outcomes for _, outcomes in found])

@@ -166,9 +166,37 @@ def test_autoclip_comparison_on_a_hand_made_set():
     per_template[1, 0] = [0, 1, 0]
     per_template[:, 1] = per_template[:, 2] = unit(np.array([[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]]))
     images = np.array([[1.0, 0, 0], [0, 1.0, 0]])
-    metrics = compare(images, np.array([0, 1]), per_template, 0.85)
+    metrics, outcomes = compare(images, np.array([0, 1]), per_template, 0.85)
     assert metrics["top1_average"] == metrics["top1_uniform"] == metrics["top1_autoclip"] == 100.0
     assert metrics["gain"] == 0.0 and 1 / 3 < metrics["max_weight"] <= 1.0
+    assert outcomes.n == 2 and outcomes.column("correct_autoclip").all()
+
+
+def test_the_gain_is_a_paired_difference_on_the_images():
+    """The outcomes give the record's gain; the headline table's interval of it is a paired BCa
+    bootstrap over the images (narrower than two independent Wilson intervals would suggest when
+    the two classifiers agree on most images), and the paired comparison of two models' gains
+    resamples the same images."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    from vlstress.report.intervals import bootstrap_interval
+    from vlstress.suites.prompts.resampling import autoclip_outcomes, gain_resampling
+
+    rng = np.random.default_rng(7)
+    average = rng.random(200) < 0.6
+    # AutoCLIP fixes 20 of the averaged classifier's errors and breaks 4 of its hits
+    weighted = average.copy()
+    weighted[np.flatnonzero(~average)[:20]] = True
+    weighted[np.flatnonzero(average)[:4]] = False
+    block = autoclip_outcomes(average, average, weighted, rng.integers(0, 5, 200))
+    found = gain_resampling(block)
+    gain = float(found.statistic(*found.samples))
+    assert gain == pytest.approx(100 * (16 / 200))
+    lo, hi, method = bootstrap_interval(found, 0.95, 1000, 0)
+    assert method == "BCa" and 0 < lo < gain < hi
+    # the paired interval is much narrower than the two top-1s' Wilson intervals apart
+    wilson = [proportion_confint(x.sum(), 200, method="wilson") for x in (average, weighted)]
+    assert hi - lo < 0.5 * 100 * ((wilson[0][1] - wilson[0][0]) + (wilson[1][1] - wilson[1][0]))
 
 
 # ---- the text pass
@@ -328,7 +356,19 @@ def test_the_table_shows_mean_and_spread_per_count_and_the_autoclip_gain(tmp_pat
     assert bare is not None and bare.loc[(vit, "objects", 4), "Top-1"] == "47.0 ± 1.0"
     assert set(bare["n"]) == {"–"}
     gains = autoclip_table(agg, image_counts(long, "autoclip"))
-    assert gains is not None and set(gains["Gain"]) == {"1.0"}  # a difference: no interval
+    assert gains is not None and set(gains["Gain"]) == {"1.0"}  # no headline table: no interval
+    # with the headline table's interval of each gain (a paired bootstrap): in the cell
+    from vlstress.report.headlines import Interval, case_key
+
+    rows = records.rows(agg, "autoclip", "gain")
+    found = {
+        (*case_key(r.model, r.dataset, r.task, r.condition), "gain"): Interval(
+            0.25, 1.75, "BCa", 20
+        )
+        for r in rows.itertuples()
+    }
+    paired = autoclip_table(agg, image_counts(long, "autoclip"), found)
+    assert paired is not None and set(paired["Gain"]) == {"1.0 [0.2, 1.8]"}
     lo, hi = _wilson(41.0, 20)
     assert gains.loc[(vit, "objects"), "Top-1 (AutoCLIP)"] == f"41.0 [{lo:.1f}, {hi:.1f}]"
     assert set(gains["n"]) == {"20"}

@@ -11,6 +11,8 @@ zero-shot suite's classifier), with AutoCLIP's per-image weights (`top1_autoclip
 when the weights stay uniform). `top1_uniform` scores with AutoCLIP's formula at uniform weights
 (the mean of the template cosines, i.e. the unnormalised mean embedding): AutoCLIP minus it is the
 effect of the weighting alone, it minus `top1_average` that of dropping the normalisation.
+Beside the records, each one's per-image outcomes (`resampling.autoclip_outcomes`): the gain's
+interval is a paired bootstrap over the images.
 """
 
 from __future__ import annotations
@@ -25,18 +27,20 @@ from vlstress import provenance
 from vlstress.embedding.files import load_embeddings, same_model
 from vlstress.errors import VlstressError
 from vlstress.io import sha256_file
+from vlstress.outcomes import Outcomes
 from vlstress.params import Params
 from vlstress.record import Record, assemble
 from vlstress.suites.prompts import autoclip, paths, text
+from vlstress.suites.prompts.resampling import autoclip_outcomes
 from vlstress.suites.zeroshot.metrics import classification_metrics
 from vlstress.testsets import manifest as testsets
 
 
 def compare(
     images: np.ndarray, labels: np.ndarray, per_template: np.ndarray, beta: float
-) -> dict[str, float | None]:
+) -> tuple[dict[str, float | None], Outcomes]:
     """Top-1 (%) of the averaged classifier and of AutoCLIP, the gain, and the mean largest
-    weight."""
+    weight; the per-image outcomes of the three classifiers."""
     images = np.asarray(images, dtype=np.float64)
     averaged = images @ text.average(per_template).T
     uniform = images @ np.asarray(per_template, dtype=np.float64).mean(axis=1).T
@@ -47,13 +51,17 @@ def compare(
     }
     top1_average, top1_autoclip = top1["average"], top1["autoclip"]
     assert top1_average is not None and top1_autoclip is not None
-    return {
+    truth = np.asarray(labels)
+    hits = [found.argmax(axis=1) == truth for found in (averaged, uniform, weighted)]
+    outcomes = autoclip_outcomes(hits[0], hits[1], hits[2], truth)
+    metrics = {
         "top1_average": top1_average,
         "top1_uniform": top1["uniform"],
         "top1_autoclip": top1_autoclip,
         "gain": top1_autoclip - top1_average,
         "max_weight": float(weights.max(axis=1).mean()),
     }
+    return metrics, outcomes
 
 
 def evaluate(
@@ -64,8 +72,9 @@ def evaluate(
     modules: list[str],
     beta: float,
     log: logging.Logger,
-) -> list[Record]:
-    """One record per evaluation (`log`: the command's logger, one line each)."""
+) -> tuple[list[Record], list[Outcomes]]:
+    """One record per evaluation and its per-image outcomes (`log`: the command's logger, one line
+    each)."""
     found = [e for module in modules for e in importlib.import_module(module).evaluations(params)]
     if not found:
         raise VlstressError("the params produce no zero-shot evaluation: no set for AutoCLIP")
@@ -91,7 +100,7 @@ def evaluate(
                 if entry.get("severity") == e.condition["severity"]
             ]
         labels = np.asarray([testset.images[i]["label"] for i in rows])
-        metrics = compare(embeddings[rows], labels, rows_text, beta)
+        metrics, outcomes = compare(embeddings[rows], labels, rows_text, beta)
         for path in (testsets.manifest_path(e.testset), Path(e.embeddings), per_template_path):
             inputs[str(path)] = sha256_file(path)
         dataset = {
@@ -101,7 +110,7 @@ def evaluate(
             "n_classes": len(testset.classes),
             "n_templates": int(rows_text.shape[1]),
         }
-        pending.append((dataset, dict(e.condition), metrics))
+        pending.append((dataset, dict(e.condition), metrics, outcomes))
         log.info(
             "%s %s: top-1 %.1f%% averaged, %.1f%% AutoCLIP (%d templates)",
             model_slug,
@@ -121,9 +130,10 @@ def evaluate(
         model=model,
         inputs=inputs,
     )
-    return [
+    records = [
         assemble(
             "autoclip", dataset=dataset, condition=condition, metrics=metrics, provenance=block
         )
-        for dataset, condition, metrics in pending
+        for dataset, condition, metrics, _ in pending
     ]
+    return records, [outcomes for *_, outcomes in pending]

@@ -32,6 +32,7 @@ from vlstress.report.figures import (
 )
 from vlstress.report.figures import metric_rows as _rows
 from vlstress.report.figures import no_records as _none
+from vlstress.report.headlines import interval_bounds
 from vlstress.report.intervals import wilson_percent
 
 MODEL_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h")
@@ -41,6 +42,11 @@ SHARES = {"top1"}  # the panels' metrics that are shares of the images (a Wilson
 GAIN_NOTE = (
     "gain: AutoCLIP's top-1 minus the averaged templates' (percentage points), a paired "
     "difference on the same n images: no interval drawn"
+)
+GAIN_INTERVAL_NOTE = (
+    "gain: AutoCLIP's top-1 minus the averaged templates' (percentage points), a paired "
+    "difference on the same n images; [lo, hi]: its 95% seeded BCa bootstrap interval, both "
+    "outcomes of each image resampled together (results/headlines.csv; none under 10 images)"
 )
 
 PANELS = (
@@ -183,9 +189,10 @@ def prompt_count(table: pd.DataFrame) -> FigureResult:
     return fig, notes
 
 
-def autoclip_gain(table: pd.DataFrame) -> FigureResult:
+def autoclip_gain(table: pd.DataFrame, headlines: pd.DataFrame | None = None) -> FigureResult:
     """One panel per model: horizontal bars of top-1 per set and method (the set names read
-    horizontally), and AutoCLIP's gain over averaged templates (pp) written beside each set."""
+    horizontally), and AutoCLIP's gain over averaged templates (pp) written beside each set, with
+    its paired interval from the headline table where it has one."""
     methods = {
         "top1_average": "averaged templates",
         "top1_uniform": "mean template cosine (uniform weights)",
@@ -198,7 +205,9 @@ def autoclip_gain(table: pd.DataFrame) -> FigureResult:
     rows["kind"] = rows["condition_dict"].map(
         lambda c: 2 if "attack" in c else 1 if "corruption" in c else 0
     )
-    gains = rows[rows["metric"] == "gain"].groupby(["label", "set"])["value"].mean()
+    gain_rows = rows[rows["metric"] == "gain"]
+    gains = gain_rows.groupby(["label", "set"])["value"].mean()
+    gain_bounds = interval_bounds(gain_rows, headlines, ["label", "set"])
     rows = rows[rows["metric"].isin(list(methods))].copy()
     rows["method"] = rows["metric"].map(methods)
     labels = list(dict.fromkeys(rows["label"]))
@@ -231,8 +240,10 @@ def autoclip_gain(table: pd.DataFrame) -> FigureResult:
         for i, name in enumerate(sets):
             gain = gains.get((label, name))
             if gain is not None and not pd.isna(gain):
+                _, lo, hi = gain_bounds.get((label, name), (gain, np.nan, np.nan))
+                shown = f" [{lo:+.1f}, {hi:+.1f}]" if np.isfinite(lo) and np.isfinite(hi) else ""
                 ax.annotate(
-                    f"gain {gain:+.1f}",
+                    f"gain {gain:+.1f}{shown}",
                     (1.0, i),
                     xycoords=("axes fraction", "data"),
                     xytext=(-3, 0),
@@ -255,7 +266,7 @@ def autoclip_gain(table: pd.DataFrame) -> FigureResult:
     )
     fig.suptitle("Zero-shot top-1: averaged templates vs AutoCLIP")
     notes = [
-        GAIN_NOTE,
+        GAIN_INTERVAL_NOTE if headlines is not None else GAIN_NOTE,
         sample_note(rows),
         *([WILSON_NOTE] if drawn else ["no interval drawn: n unknown"]),
     ]

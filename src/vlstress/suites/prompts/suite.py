@@ -9,8 +9,9 @@ AutoCLIP read them and the image embeddings already computed.
 from vlstress.embedding.kinds import IMAGE_TEXT_KINDS
 from vlstress.report.display import Headline, Task
 from vlstress.suites.prompts import lists
+from vlstress.suites.prompts.resampling import gain_resampling
 from vlstress.workflow.spec import PathList, Stage, Suite
-from vlstress.workflow.stages import figures_stage, small, tables_stage
+from vlstress.workflow.stages import figures_stage, outcomes_of, small, tables_stage
 
 SUITE = Suite(
     "prompts",
@@ -43,7 +44,10 @@ SUITE = Suite(
             " --evaluations-from {providers.evaluations} --beta {p.prompts.beta}"
             " --out {out.records}",
             input_lists={"sets": "zeroshot_sets"},
-            outputs={"records": small("results/metrics/{model}/autoclip.json", record=True)},
+            outputs={
+                "records": small("results/metrics/{model}/autoclip.json", record=True),
+                "outcomes": outcomes_of("results/metrics/{model}/autoclip.json"),
+            },
             axes=("model",),
             model_kinds=IMAGE_TEXT_KINDS,
             suite="prompts",
@@ -54,6 +58,7 @@ SUITE = Suite(
             "vlstress.suites.prompts.figures",
             {"prompt_count": (), "autoclip_gain": ()},
             "Figures",
+            intervals=True,
         ),
         tables_stage(
             "prompts",
@@ -62,6 +67,7 @@ SUITE = Suite(
                 "md": small("results/tables/prompts.md", caption="tables", category="Tables"),
                 "tex": small("results/tables/prompts.tex", caption="tables", category="Tables"),
             },
+            intervals=True,
         ),
     ),
     commands={
@@ -94,6 +100,14 @@ SUITE = Suite(
             (),
             noun="OOD sets and template counts",
         ),
-        "autoclip": Task("AutoCLIP template weighting vs averaging", (), noun="sets"),
+        "autoclip": Task(
+            "AutoCLIP template weighting vs averaging",
+            (),
+            noun="sets",
+            headlines=(
+                # a paired difference on the same images: a bootstrap of both outcomes together
+                Headline("gain", "AutoCLIP's gain over averaging (pp)", resampling=gain_resampling),
+            ),
+        ),
     },
 )

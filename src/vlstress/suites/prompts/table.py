@@ -4,7 +4,8 @@
   share, with its 95% Wilson interval over the n images;
 - AutoCLIP: rows = (model, set); columns = n, top-1 with averaged templates, with the mean
   template cosine and with AutoCLIP (each `value [lo, hi]`), the gain (points; a paired difference
-  on the same images, no interval) and the mean largest template weight.
+  on the same images, with the headline table's paired BCa bootstrap interval over them) and the
+  mean largest template weight.
 Cells are means over replicates (a fractional count for the interval); `–` where a value is
 undefined.
 """
@@ -17,8 +18,9 @@ import pandas as pd
 
 from vlstress.io import dumps_json
 from vlstress.report import records
-from vlstress.report.frames import MISSING, interval_text, to_latex, to_markdown
+from vlstress.report.frames import MISSING, headline_cell, interval_text, to_latex, to_markdown
 from vlstress.report.frames import cell as _cell
+from vlstress.report.headlines import Interval, case_key, intervals_by_case
 from vlstress.suites.prompts.figures import set_label
 
 ABLATION_CAPTION = (
@@ -30,7 +32,9 @@ AUTOCLIP_CAPTION = (
     "AutoCLIP's per-image template weights against averaged templates: top-1 (%) of the "
     "averaged classifier, of the mean template cosine (uniform weights) and of AutoCLIP [95% "
     "Wilson interval over the n images], gain over averaging (points; a paired difference on the "
-    "same images: no interval), mean largest template weight"
+    "same images [95% seeded BCa bootstrap interval over them, both classifiers' outcomes "
+    "resampled together; none under 10 images or for a mean over replicate seeds]), mean largest "
+    "template weight"
 )
 METRICS = {"top1": ("Top-1", 1), "ece": ("ECE", 1), "nll": ("NLL", 3)}
 SHARES = {"top1"}
@@ -94,14 +98,23 @@ def ablation_table(agg: pd.DataFrame, counts: Counts | None = None) -> pd.DataFr
     return frame[first + [c for c in frame.columns if c not in first]]
 
 
-def autoclip_table(agg: pd.DataFrame, counts: Counts | None = None) -> pd.DataFrame | None:
-    """Rows = (model, set); `counts`: `image_counts` of the long table's autoclip rows."""
+def autoclip_table(
+    agg: pd.DataFrame,
+    counts: Counts | None = None,
+    intervals: dict[tuple[str, ...], Interval] | None = None,
+) -> pd.DataFrame | None:
+    """Rows = (model, set); `counts`: `image_counts` of the long table's autoclip rows;
+    `intervals`: the headline table's (`intervals_by_case`), the gain's."""
     rows = records.rows(agg, "autoclip")
     if rows.empty:
         return None
     counts = counts or {}
+    intervals = intervals or {}
     out = []
-    for (label, cond), group in rows.groupby(["label", "condition_json"], sort=False):
+    for (model, label, dataset, condition, cond), group in rows.groupby(
+        ["model", "label", "dataset", "condition", "condition_json"], sort=False, dropna=False
+    ):
+        gain = intervals.get((*case_key(model, dataset, "autoclip", condition), "gain"))
         values = dict(zip(group["metric"], group["mean"]))
         n = counts.get((label, cond))
 
@@ -116,21 +129,27 @@ def autoclip_table(agg: pd.DataFrame, counts: Counts | None = None) -> pd.DataFr
                 "Top-1 (averaged)": top1("top1_average"),
                 "Top-1 (uniform)": top1("top1_uniform"),
                 "Top-1 (AutoCLIP)": top1("top1_autoclip"),
-                "Gain": _cell(values.get("gain")),
+                "Gain": headline_cell(values.get("gain"), gain),
                 "Max. weight": _cell(values.get("max_weight"), 3),
             }
         )
     return pd.DataFrame(out).set_index(["model", "set"])
 
 
-def render(table: pd.DataFrame, block: dict) -> tuple[str, str, list[str]]:
+def render(
+    table: pd.DataFrame, block: dict, headlines: pd.DataFrame | None = None
+) -> tuple[str, str, list[str]]:
     agg = records.aggregate(table)
+    intervals = intervals_by_case(headlines) if headlines is not None else None
     frames = {
         "prompt-count": (
             ABLATION_CAPTION,
             ablation_table(agg, image_counts(table, "prompt_count")),
         ),
-        "autoclip": (AUTOCLIP_CAPTION, autoclip_table(agg, image_counts(table, "autoclip"))),
+        "autoclip": (
+            AUTOCLIP_CAPTION,
+            autoclip_table(agg, image_counts(table, "autoclip"), intervals),
+        ),
     }
     found = {name: (caption, f) for name, (caption, f) in frames.items() if f is not None}
     notes = [] if found else ["no prompts records: the prompts suite is off or has not run"]

@@ -23,11 +23,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    from vlstress.outcomes import outcomes_path, write_outcomes
     from vlstress.params import Params
     from vlstress.record import write_records
     from vlstress.suites.prompts.evaluation import evaluate
 
-    records = evaluate(
+    records, outcomes = evaluate(
         Params.load(args.params),
         params_files=args.params,
         model_slug=args.model,
@@ -36,3 +37,4 @@ def run(args: argparse.Namespace) -> None:
         log=log,
     )
     write_records(args.out, records)
+    write_outcomes(outcomes_path(args.out), outcomes)

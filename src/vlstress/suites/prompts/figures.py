@@ -241,7 +241,8 @@ def autoclip_gain(table: pd.DataFrame, headlines: pd.DataFrame | None = None) ->
             gain = gains.get((label, name))
             if gain is not None and not pd.isna(gain):
                 _, lo, hi = gain_bounds.get((label, name), (gain, np.nan, np.nan))
-                shown = f" [{lo:+.1f}, {hi:+.1f}]" if np.isfinite(lo) and np.isfinite(hi) else ""
+                # the interval on a line of its own: the text stays clear of the bars
+                shown = f"\n[{lo:+.1f}, {hi:+.1f}]" if np.isfinite(lo) and np.isfinite(hi) else ""
                 ax.annotate(
                     f"gain {gain:+.1f}{shown}",
                     (1.0, i),

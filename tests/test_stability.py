@@ -412,35 +412,46 @@ def test_params_problems_name_the_entry():
     assert any("stability.baseline: unknown model 'alexnet'" in p for p in found)
 
 
-def test_table_gives_mfp_and_mfr_against_the_baseline(tmp_path):
-    """Hand-made records of two models through the summary: the table's means and the flip rate
-    relative to the baseline, a zero baseline left out and noted."""
+def stability_summary(root: Path, values: dict[str, dict[str, tuple[float, float]]]):
+    """The summary of hand-made stability records of set `objects` (14 sequences each): model ->
+    perturbation -> (flip probability, top-5 distance)."""
     from vlstress.record import write_records
     from vlstress.report import records
-    from vlstress.suites.stability import table
 
     from report_fixtures import record
 
-    fp = {
-        "vit-b-32-random": {"rotate": 10.0, "gaussian_noise": 4.0, "brightness": 0.0},
-        "rn50-openai": {"rotate": 5.0, "gaussian_noise": 1.0, "brightness": 2.0},
-    }
     paths = []
-    for model, values in fp.items():
-        paths.append(tmp_path / "metrics" / model / "stability.json")
+    for model, per in values.items():
+        paths.append(root / "metrics" / model / "stability.json")
+        conditions = {p: {"set": "objects", "perturbation": p, "difficulty": 1} for p in per}
         write_records(
             paths[-1],
             [
                 record(
                     model,
                     "stability",
-                    {"set": "objects", "perturbation": name, "difficulty": 1},
-                    {"flip_probability": value, "top5_distance": value / 10},
+                    conditions[p],
+                    {"flip_probability": fp, "top5_distance": t5d},
                 )
-                for name, value in values.items()
+                for p, (fp, t5d) in per.items()
             ],
         )
-    summary = records.collect(paths)
+    return records.collect(paths)
+
+
+def test_table_gives_mfp_and_mfr_against_the_baseline(tmp_path):
+    """Hand-made records of two models through the summary: the table's means and the flip rate
+    relative to the baseline, a zero baseline left out and noted."""
+    from vlstress.report import records
+    from vlstress.suites.stability import table
+
+    fp = {
+        "vit-b-32-random": {"rotate": 10.0, "gaussian_noise": 4.0, "brightness": 0.0},
+        "rn50-openai": {"rotate": 5.0, "gaussian_noise": 1.0, "brightness": 2.0},
+    }
+    summary = stability_summary(
+        tmp_path, {m: {p: (v, v / 10) for p, v in values.items()} for m, values in fp.items()}
+    )
     markdown, latex, notes = table.render(summary, {}, "vit-b-32-random")
     agg = records.aggregate(summary)
     notes_seen: list[str] = []
@@ -461,28 +472,11 @@ def test_relative_values_are_computed_from_unrounded_means(tmp_path):
     """A known answer that the summary's 4-decimal means would change: FP 0.00018 against the
     baseline's 0.00012 is an mFR of 150%, not 0.0002 / 0.0001 = 200%; T5D 0.00026 against 0.00014
     is 185.7%, not 0.0003 / 0.0001 = 300%. Each caption names n and the baseline model."""
-    from vlstress.record import write_records
-    from vlstress.report import records
     from vlstress.suites.stability import table
 
-    from report_fixtures import record
-
     values = {"vit-b-32-random": (0.00012, 0.00014), "rn50-openai": (0.00018, 0.00026)}
-    paths = []
-    for model, (fp, t5d) in values.items():
-        paths.append(tmp_path / "metrics" / model / "stability.json")
-        write_records(
-            paths[-1],
-            [
-                record(
-                    model,
-                    "stability",
-                    {"set": "objects", "perturbation": "rotate", "difficulty": 1},
-                    {"flip_probability": fp, "top5_distance": t5d},
-                )
-            ],
-        )
-    markdown, latex, notes = table.render(records.collect(paths), {}, "vit-b-32-random")
+    summary = stability_summary(tmp_path, {m: {"rotate": v} for m, v in values.items()})
+    markdown, latex, notes = table.render(summary, {}, "vit-b-32-random")
     fp_row, t5d_row = (
         [c.strip() for c in line.strip("|").split("|")]
         for line in markdown.splitlines()
@@ -512,29 +506,13 @@ def test_the_figure_shows_a_value_of_zero(tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    from vlstress.record import write_records
-    from vlstress.report import records
     from vlstress.suites.stability.figures import stability
 
-    from report_fixtures import record
-
     fp = {"vit-b-32-random": {"rotate": 0.0, "brightness": 2.0}, "rn50-openai": {"rotate": 5.0}}
-    paths = []
-    for model, values in fp.items():
-        paths.append(tmp_path / model / "stability.json")
-        write_records(
-            paths[-1],
-            [
-                record(
-                    model,
-                    "stability",
-                    {"set": "objects", "perturbation": name, "difficulty": 1},
-                    {"flip_probability": value, "top5_distance": 1.0},
-                )
-                for name, value in values.items()
-            ],
-        )
-    fig, notes = stability(records.collect(paths))
+    summary = stability_summary(
+        tmp_path, {m: {p: (v, 1.0) for p, v in values.items()} for m, values in fp.items()}
+    )
+    fig, notes = stability(summary)
     assert "n = 14 sequences each" in fig._suptitle.get_text()
     assert notes[0].startswith("n = 14 sequences per perturbation") and "no interval" in notes[1]
     fp_axes = fig.axes[0]
@@ -682,29 +660,16 @@ def test_flip_probability_cells_show_the_headline_interval(tmp_path):
     """Given the headline table, each flip probability shows its interval (the case's, matched on
     model, set, task and condition); a case the table gives none shows its value alone; the top-5
     distance never has one."""
-    from vlstress.record import write_records
-    from vlstress.report import records
     from vlstress.report.headlines import COLUMNS
     from vlstress.suites.stability import table
 
-    from report_fixtures import record
-
-    paths = []
-    for model, fp in (("vit-b-32-random", 1.2), ("rn50-openai", 3.4)):  # percent
-        paths.append(tmp_path / "metrics" / model / "stability.json")
-        write_records(
-            paths[-1],
-            [
-                record(
-                    model,
-                    "stability",
-                    {"set": "objects", "perturbation": p, "difficulty": 1},
-                    {"flip_probability": fp, "top5_distance": 0.5},
-                )
-                for p in ("rotate", "brightness")
-            ],
-        )
-    summary = records.collect(paths)
+    summary = stability_summary(
+        tmp_path,
+        {  # flip probability in percent
+            m: {p: (fp, 0.5) for p in ("rotate", "brightness")}
+            for m, fp in (("vit-b-32-random", 1.2), ("rn50-openai", 3.4))
+        },
+    )
     rows = summary[summary["metric"] == "flip_probability"].copy()
     rows["lo"] = [1.0 if m == "rn50-openai" else float("nan") for m in rows["model"]]
     rows["hi"] = rows["value"] + 2.0

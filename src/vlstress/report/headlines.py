@@ -215,7 +215,9 @@ def interval_bounds(
     rows (model, dataset, task, condition, metric, value)."""
     if headlines is None:
         return {}
-    intervals = intervals_by_case(headlines)
+    # only the rows' tasks and metrics: a figure's panels each ask, and the table holds the run's
+    same = headlines["task"].isin(set(rows["task"])) & headlines["metric"].isin(set(rows["metric"]))
+    intervals = intervals_by_case(headlines[same])
     out: dict[tuple, tuple[float, float, float]] = {}
     for row in rows.itertuples(index=False):
         found = intervals.get(

@@ -68,6 +68,7 @@ def calibration_ece(table: pd.DataFrame, headlines: pd.DataFrame | None = None) 
     models = dict(zip(rows["label"], rows["model"]))
     sets = list(dict.fromkeys(rows["set"]))
     drawn = 0
+    bounds = interval_bounds(rows, headlines, ["label", "set", "scaling"])
     fig, axes, firsts, lasts = model_panels(
         len(labels), 3.6, max(2.8, 0.42 * len(sets) + 1.6), extra_width=2.6
     )
@@ -84,8 +85,8 @@ def calibration_ece(table: pd.DataFrame, headlines: pd.DataFrame | None = None) 
             errorbar=None,
             palette="colorblind",
         )
-        bounds = interval_bounds(rows[rows["label"] == label], headlines, ["set", "scaling"])
-        drawn += bar_intervals(ax, bounds, sets, list(SCALINGS.values()), orient="h")
+        mine = {key[1:]: found for key, found in bounds.items() if key[0] == label}
+        drawn += bar_intervals(ax, mine, sets, list(SCALINGS.values()), orient="h")
         bound, worse = flags.get(str(models[label]), (False, False))
         ax.set_title(
             _title(label, temperature.get(label), bound, worse),

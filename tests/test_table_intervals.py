@@ -211,3 +211,24 @@ def test_a_bad_headline_table_is_named(tmp_path, run):
         ]
     )
     assert code == 2 and not out.exists()
+
+
+def test_a_module_without_intervals_refuses_the_headline_table(tmp_path, run, capsys):
+    out = tmp_path / "stylized.md"
+    code = main(
+        [
+            "tables",
+            "--summary",
+            str(run / "results" / "summary.csv"),
+            "--headlines",
+            str(run / "results" / "headlines.csv"),
+            "--module",
+            "vlstress.suites.stylized.table",
+            "--out-md",
+            str(out),
+            "--out-tex",
+            str(tmp_path / "stylized.tex"),
+        ]
+    )
+    assert code == 2 and not out.exists()
+    assert "vlstress.suites.stylized.table shows no intervals" in capsys.readouterr().err

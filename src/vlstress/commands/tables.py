@@ -36,6 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     import importlib
+    import inspect
 
     from vlstress import provenance
     from vlstress.io import sha256_file, write_text
@@ -46,8 +47,14 @@ def run(args: argparse.Namespace) -> None:
     inputs = {str(args.summary): sha256_file(args.summary)}
     extra = {}
     if args.headlines is not None:
+        from vlstress.errors import VlstressError
         from vlstress.report.headlines import read_headline_table
 
+        if "headlines" not in inspect.signature(module.render).parameters:
+            raise VlstressError(
+                f"--headlines: {args.module} shows no intervals (its render takes no headline "
+                "table); leave the flag out"
+            )
         extra["headlines"] = read_headline_table(args.headlines)
         inputs[str(args.headlines)] = sha256_file(args.headlines)
     block = provenance.build(

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from vlstress.errors import VlstressError
-from vlstress.suites.video.pmk import pm_k
+from vlstress.suites.video.pmk import anchor_outcomes, pm_k
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "video-robust"
 VID_META = SHARED / "imagenet-vid-robust"
@@ -35,6 +35,14 @@ def test_pm_k_known_answers():
     )
     predicted = [0 if e["right"] else 1 for e in entries]
     assert pm_k(entries, predicted, 3) == pytest.approx([75.0, 50.0, 25.0, 25.0])
+    # the per-anchor outcomes: each pm-k the mean of its column
+    found = anchor_outcomes(entries, predicted, 3)
+    assert [found.column(f"pm{k}").tolist() for k in range(4)] == [
+        [True, True, False, True],
+        [True, True, False, False],
+        [True, False, False, False],
+        [True, False, False, False],
+    ]
     # a frame with several labels is right on any of them
     two = _frames("e", {0: True}, labels=(4, 2))
     assert pm_k(two, [2], 0) == [100.0] and pm_k(two, [3], 0) == [0.0]
@@ -171,6 +179,16 @@ def test_evaluate_video_scores_a_hand_made_project(tmp_path, monkeypatch):
     assert (m["pm0"], m["pm1"], m["pm2"]) == pytest.approx((200 / 3, 200 / 3, 100 / 3))
     assert m["drop"] == pytest.approx(100 / 3)
     assert record.dataset["n_images"] == 3 and record.dataset["n_frames"] == 8
+    # per anchor (x, y, z) whether it counts for each pm-k, beside the record
+    from vlstress.outcomes import read_outcomes
+
+    (block,) = read_outcomes(tmp_path / "o.outcomes.npz")
+    assert block.unit == "anchor" and block.n == 3
+    assert [block.column(f"pm{k}").tolist() for k in range(3)] == [
+        [True, False, True],
+        [True, False, True],
+        [False, False, True],
+    ]
 
 
 def test_params_name_a_test_set_that_is_no_video_set():

@@ -12,14 +12,16 @@ from typing import Any
 import numpy as np
 
 from vlstress.errors import VlstressError
+from vlstress.outcomes import Outcomes
 
 
-def pm_k(entries: Sequence[dict[str, Any]], predicted: Sequence[int], k_max: int) -> list[float]:
-    """[pm-0, ..., pm-k_max] in % over the anchors of `entries` (each with `anchor`, `offset`,
-    `labels`), given each entry's top-1."""
+def anchor_states(
+    entries: Sequence[dict[str, Any]], predicted: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per anchor (in order of first appearance): whether its own frame is right, and the smallest
+    distance of a wrong neighbour (inf where every neighbour is right)."""
     if len(entries) != len(predicted):
         raise VlstressError(f"{len(predicted)} predictions for {len(entries)} frames")
-    # per anchor: is the anchor right, and the largest distance up to which every frame is right
     anchors: dict[str, dict[str, Any]] = {}
     for entry, top1 in zip(entries, predicted):
         state = anchors.setdefault(entry["anchor"], {"anchor": None, "first_wrong": np.inf})
@@ -36,7 +38,22 @@ def pm_k(entries: Sequence[dict[str, Any]], predicted: Sequence[int], k_max: int
         )
     if not anchors:
         raise VlstressError("no anchors to score")
-    return [
-        100.0 * float(np.mean([s["anchor"] and s["first_wrong"] > k for s in anchors.values()]))
-        for k in range(k_max + 1)
-    ]
+    own = np.array([bool(s["anchor"]) for s in anchors.values()])
+    first_wrong = np.array([float(s["first_wrong"]) for s in anchors.values()])
+    return own, first_wrong
+
+
+def anchor_outcomes(
+    entries: Sequence[dict[str, Any]], predicted: Sequence[int], k_max: int
+) -> Outcomes:
+    """Per anchor, `pm0` .. `pm<k_max>`: whether it counts for pm-k (right, and every neighbour
+    within k frames right too), so a pm-k is the mean of its column."""
+    right, first_wrong = anchor_states(entries, predicted)
+    return Outcomes("anchor", {f"pm{k}": right & (first_wrong > k) for k in range(k_max + 1)})
+
+
+def pm_k(entries: Sequence[dict[str, Any]], predicted: Sequence[int], k_max: int) -> list[float]:
+    """[pm-0, ..., pm-k_max] in % over the anchors of `entries` (each with `anchor`, `offset`,
+    `labels`), given each entry's top-1."""
+    found = anchor_outcomes(entries, predicted, k_max)
+    return [100.0 * float(np.mean(found.column(f"pm{k}"))) for k in range(k_max + 1)]

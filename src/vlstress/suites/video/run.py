@@ -3,25 +3,30 @@ params, one record each (task `video`, condition {set}).
 
 Scores are the model's frame embeddings (the zero-shot image job's, as for every test set) x the
 test set's zero-shot classifier; a frame's top-1 is scored against the frame's own labels
-(vlstress.suites.video.pmk).
+(vlstress.suites.video.pmk). Beside each record, its per-anchor outcomes (`pmk.anchor_outcomes`):
+two models' pm-k are compared with McNemar on the same anchors.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from vlstress import provenance
 from vlstress.embedding.files import load_embeddings, same_model
 from vlstress.errors import VlstressError
 from vlstress.io import sha256_file
+from vlstress.outcomes import Outcomes
 from vlstress.record import Record, assemble
-from vlstress.suites.video.pmk import pm_k
+from vlstress.suites.video.pmk import anchor_outcomes
 from vlstress.suites.zeroshot import classifier
 from vlstress.suites.zeroshot.paths import Evaluation
 from vlstress.testsets import manifest as testsets
 
 
-def evaluate(evaluation: Evaluation, k_max: int) -> Record:
+def evaluate(evaluation: Evaluation, k_max: int) -> tuple[Record, Outcomes]:
+    """A model's record on one video test set and its per-anchor outcomes."""
     folder, emb_path, clf_path = (Path(p) for p in evaluation.paths())
     testset = testsets.load(folder)
     missing = [e["path"] for e in testset.images if "anchor" not in e or "offset" not in e]
@@ -35,9 +40,10 @@ def evaluate(evaluation: Evaluation, k_max: int) -> Record:
     model = same_model(emb_path, emb_meta, (clf_path, clf_meta))
     predicted = classifier.scores(embeddings, weights, clf_meta).argmax(axis=1)
     entries = [{**e, "labels": e.get("labels", [e["label"]])} for e in testset.images]
-    values = pm_k(entries, predicted, k_max)
+    outcomes = anchor_outcomes(entries, predicted, k_max)
+    values = [100.0 * float(np.mean(outcomes.column(f"pm{k}"))) for k in range(k_max + 1)]
     anchors = {e["anchor"] for e in entries}
-    return assemble(
+    record = assemble(
         "video",
         dataset={
             "name": testset.dataset,
@@ -71,3 +77,4 @@ def evaluate(evaluation: Evaluation, k_max: int) -> Record:
             },
         ),
     )
+    return record, outcomes

@@ -4,7 +4,7 @@
 from vlstress.report.display import Headline, Task
 from vlstress.suites.video.paths import RECORD, set_folders, set_params, set_paths
 from vlstress.workflow.spec import PathList, Stage, Suite
-from vlstress.workflow.stages import figures_stage, small, tables_stage
+from vlstress.workflow.stages import figures_stage, outcomes_of, small, tables_stage
 
 SUITE = Suite(
     "video",
@@ -18,7 +18,7 @@ SUITE = Suite(
             " --out {out.records}",
             inputs={},
             input_lists={"sets": "video_sets"},
-            outputs={"records": small(RECORD, record=True)},
+            outputs={"records": small(RECORD, record=True), "outcomes": outcomes_of(RECORD)},
             axes=("model",),
             suite="video",
             doc="pm-0 .. pm-k on every video test set, one job per model",
@@ -46,7 +46,10 @@ SUITE = Suite(
             "accuracy across time (pm-k)",
             (),
             noun="video test sets",
-            headlines=(Headline("pm10", "pm-10 (% of anchors)", proportion=True),),
+            headlines=(
+                # two models on the same anchors: McNemar
+                Headline("pm10", "pm-10 (% of anchors)", proportion=True, item_column="pm10"),
+            ),
         )
     },
 )

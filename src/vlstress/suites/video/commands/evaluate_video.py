@@ -24,6 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from vlstress.errors import VlstressError
+    from vlstress.outcomes import outcomes_path, write_outcomes
     from vlstress.params import Params
     from vlstress.record import write_records
     from vlstress.suites.video.paths import evaluations
@@ -32,4 +33,6 @@ def run(args: argparse.Namespace) -> None:
     if args.k < 0:
         raise VlstressError(f"--k must be >= 0, got {args.k}")
     found = evaluations(Params.load(args.params))
-    write_records(args.out, [evaluate(e.for_model(args.model), args.k) for e in found])
+    evaluated = [evaluate(e.for_model(args.model), args.k) for e in found]
+    write_records(args.out, [record for record, _ in evaluated])
+    write_outcomes(outcomes_path(args.out), [outcomes for _, outcomes in evaluated])

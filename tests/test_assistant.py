@@ -353,7 +353,7 @@ def test_the_record_counts_right_wrong_and_unparseable(monkeypatch, tmp_path, fo
     write_json(tmp_path / "q.json", asked)
     write_json(tmp_path / "card.json", models.card(models.ModelSpec("t", "llava:tiny", None)))
     monkeypatch.setattr(llava_models, "generate", lambda *a, **k: replies)
-    record, sidecar = run.ask(
+    record, sidecar, outcomes = run.ask(
         tmp_path / "card.json",
         tmp_path / "set",
         tmp_path / "q.json",
@@ -376,6 +376,11 @@ def test_the_record_counts_right_wrong_and_unparseable(monkeypatch, tmp_path, fo
     }
     assert [q["chosen"] for q in sidecar["questions"]] == ["A", "B", "A", None]
     assert [q["correct"] for q in sidecar["questions"]] == [True, True, False, False]
+    # per question, as the record counts: right, and naming one option
+    assert outcomes.unit == "question"
+    assert outcomes.column("correct").tolist() == [True, True, False, False]
+    assert outcomes.column("answered").tolist() == [True, True, True, False]
+    assert 100 * outcomes.column("correct").mean() == record.metrics["accuracy"]
     assert record.provenance["model"]["kind"] == "llava"
     assert record.provenance["params"]["decoding"] == "greedy"
 
@@ -460,3 +465,31 @@ def test_the_figure_draws_the_accuracy_interval_and_names_n():
     spans = [(round(s[0][0], 6), round(s[1][0], 6)) for s in segments]
     expected = [proportion_confint(k, 30, method="wilson") for k in (0, 9)]
     assert spans == [(round(100 * lo, 6), round(100 * hi, 6)) for lo, hi in expected]
+
+
+def test_an_assistant_and_a_classifier_are_compared_on_the_same_questions():
+    """The headline's per-question outcome pairs two answerers of the same questions (McNemar on
+    the discordant ones); questions about other images are not paired."""
+    import numpy as np
+
+    from vlstress.outcomes import Outcomes
+    from vlstress.suites.findings.comparisons import comparison_table
+
+    labels = np.arange(30) % 5
+    assistant = np.arange(30) < 9  # 9 of 30 right
+    classifier = np.arange(30) < 24  # 24 of 30, and every one the assistant has
+    condition = "format=letters,options_from=clip,options=4"
+
+    def block(correct):
+        return Outcomes(
+            "question", {"correct": correct, "answered": np.ones(30, bool), "label": labels}
+        )
+
+    items = {
+        ("llava", "objects", "multiple_choice", condition): [block(assistant)],
+        ("clip", "objects", "multiple_choice", condition): [block(classifier)],
+    }
+    (row,) = comparison_table(items).itertuples(index=False)
+    assert row.test == "McNemar exact" and row.n == 30
+    assert {row.a_only, row.b_only} == {0, 15}  # 15 discordant questions, all the classifier's
+    assert row.p == pytest.approx(2 * 0.5**15) and row.significant

@@ -5,7 +5,9 @@ Every model's record is task `multiple_choice`, condition {options, options_from
 accuracy (% of questions answered with the true class), accuracy_answered (% of the answers that
 name one option), unparseable (% of answers naming no single option, scored wrong; 0 for a
 classifier, which always picks one), and the counts. The sidecar lists every question with the
-model's answer, so a count can be checked by hand.
+model's answer, so a count can be checked by hand; the outcomes file beside the record keeps per
+question whether the answer is right (`question_outcomes`), so an assistant and a classifier are
+compared on the same questions.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from vlstress import provenance
 from vlstress.embedding.files import load_embeddings, same_model
 from vlstress.errors import VlstressError
 from vlstress.io import sha256_file
+from vlstress.outcomes import Outcomes
 from vlstress.record import Record, assemble
 from vlstress.suites.assistant import answers, questions
 from vlstress.suites.assistant.names import FORMATS, IMAGENET_D_FORMS, TASK
@@ -143,6 +146,21 @@ def _record(
     )
 
 
+def question_outcomes(asked: dict[str, Any], chosen: list[int | None]) -> Outcomes:
+    """Per question, in the test set's order: whether the answer is the right option, whether it
+    names one option at all, and the true class (two answerers of the same questions are paired
+    on them: McNemar)."""
+    truth = [q["options"].index(q["label"]) for q in asked["questions"]]
+    return Outcomes(
+        "question",
+        {
+            "correct": np.array([c == t for c, t in zip(chosen, truth)], dtype=bool),
+            "answered": np.array([c is not None for c in chosen], dtype=bool),
+            "label": np.array([int(q["label"]) for q in asked["questions"]], dtype=np.int64),
+        },
+    )
+
+
 def _sidecar(asked: dict[str, Any], replies: Sequence[str | None], chosen: list[int | None]):
     classes = asked["classes"]
     return {
@@ -163,7 +181,7 @@ def _sidecar(asked: dict[str, Any], replies: Sequence[str | None], chosen: list[
 
 def choose(
     testset_path: Path, image_emb: Path, classifier_path: Path, questions_path: Path
-) -> tuple[Record, dict[str, Any]]:
+) -> tuple[Record, dict[str, Any], Outcomes]:
     """A classifier's answers: the option of highest score (ties: the lower class, as the
     zero-shot top-1's argmax)."""
     testset, asked = _matching(testset_path, questions_path)
@@ -188,7 +206,11 @@ def choose(
             )
         },
     )
-    return _record(testset, asked, chosen, block), _sidecar(asked, [None] * len(chosen), chosen)
+    return (
+        _record(testset, asked, chosen, block),
+        _sidecar(asked, [None] * len(chosen), chosen),
+        question_outcomes(asked, chosen),
+    )
 
 
 def ask(
@@ -202,7 +224,7 @@ def ask(
     device: str,
     threads: int,
     precision: str,
-) -> tuple[Record, dict[str, Any]]:
+) -> tuple[Record, dict[str, Any], Outcomes]:
     """An assistant's answers to every question, read as the questions' format says
     (`answers.parse`: strictly, or as ImageNet-D scores them)."""
     import torch
@@ -275,4 +297,8 @@ def ask(
         },
         packages=("transformers", "tokenizers"),
     )
-    return _record(testset, asked, chosen, block), _sidecar(asked, replies, chosen)
+    return (
+        _record(testset, asked, chosen, block),
+        _sidecar(asked, replies, chosen),
+        question_outcomes(asked, chosen),
+    )

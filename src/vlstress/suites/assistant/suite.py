@@ -7,7 +7,7 @@ from vlstress.report.display import Headline, Task
 from vlstress.suites.assistant.paths import ANSWERS, CHOICES, OPTIONS
 from vlstress.workflow.paths import CARD, CLASSIFIERS, ZEROSHOT_EMB
 from vlstress.workflow.spec import Axis, Output, Stage, Suite
-from vlstress.workflow.stages import figures_stage, small, tables_stage
+from vlstress.workflow.stages import figures_stage, outcomes_of, small, tables_stage
 
 TESTSET = "data/testsets/{asked}"
 OPTIONS_FROM = "results/embeddings/{p.assistant.options_from}"
@@ -48,6 +48,7 @@ SUITE = Suite(
             outputs={
                 "record": small(ANSWERS, record=True),
                 "replies": small(f"{ANSWERS}.json"),
+                "outcomes": outcomes_of(ANSWERS),
             },
             axes=("model", "asked"),
             model_kinds=("llava",),
@@ -70,6 +71,7 @@ SUITE = Suite(
             outputs={
                 "record": small(CHOICES, record=True),
                 "choices": small(f"{CHOICES}.json"),
+                "outcomes": outcomes_of(CHOICES),
             },
             axes=("model", "asked"),
             suite="assistant",
@@ -109,7 +111,10 @@ SUITE = Suite(
             "multiple-choice questions (assistant vs classifiers)",
             (),
             noun="test sets",
-            headlines=(Headline("accuracy", "accuracy (%)", proportion=True),),
+            # an assistant and a classifier on the same questions: McNemar
+            headlines=(
+                Headline("accuracy", "accuracy (%)", proportion=True, item_column="correct"),
+            ),
         )
     },
 )

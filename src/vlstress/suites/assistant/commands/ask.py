@@ -41,10 +41,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from vlstress.io import sidecar, write_json
+    from vlstress.outcomes import outcomes_path, write_outcomes
     from vlstress.record import write_record
     from vlstress.suites.assistant.run import ask
 
-    record, replies = ask(
+    record, replies, outcomes = ask(
         args.model_card,
         args.testset,
         args.questions,
@@ -65,3 +66,4 @@ def run(args: argparse.Namespace) -> None:
     )
     write_record(args.out, record)
     write_json(sidecar(args.out), replies)
+    write_outcomes(outcomes_path(args.out), [outcomes])

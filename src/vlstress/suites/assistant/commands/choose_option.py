@@ -23,10 +23,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from vlstress.io import sidecar, write_json
+    from vlstress.outcomes import outcomes_path, write_outcomes
     from vlstress.record import write_record
     from vlstress.suites.assistant.run import choose
 
-    record, choices = choose(args.testset, args.image_emb, args.classifier, args.questions)
+    record, choices, outcomes = choose(
+        args.testset, args.image_emb, args.classifier, args.questions
+    )
     log.info(
         "%s on %s: %.1f%% of %d questions right among %s options",
         record.model["slug"],
@@ -37,3 +40,4 @@ def run(args: argparse.Namespace) -> None:
     )
     write_record(args.out, record)
     write_json(sidecar(args.out), choices)
+    write_outcomes(outcomes_path(args.out), [outcomes])

@@ -108,7 +108,7 @@ def test_undefined_with_fewer_than_three_models_or_no_spread(x, y):
 def test_fits_per_condition_from_the_summary(tmp_path):
     agg = records.aggregate(records.read_summary(summary_of(tmp_path)))
     pairs = correlation.paired(agg, "objects")
-    found, notes = correlation.fits(pairs)
+    found, notes = correlation.fits(pairs, 0.01)
     assert notes == []
     by = {(f.direction, f.condition): f for f in found}
     assert set(by) == {("i2t", "original"), ("t2i", "original"), ("i2t", "danger")}
@@ -265,7 +265,7 @@ def test_the_figure_draws_one_band_per_defined_fit_and_says_why_where_none(tmp_p
     pairs = pd.DataFrame(
         rows, columns=["model", "direction", "task", "condition", "accuracy", "recall"]
     )
-    found, _ = correlation.fits(pairs)
+    found, _ = correlation.fits(pairs, 0.01)
     setup()
     fig = report.figure(pairs, found, "objects", [], epsilon=0.01, n_resamples=200)
     i2t, t2i = fig.axes[:2]
@@ -277,3 +277,23 @@ def test_the_figure_draws_one_band_per_defined_fit_and_says_why_where_none(tmp_p
     notes = "\n".join(t.get_text() for t in fig.texts).replace("\n", " ")
     assert "bands: 95% percentile bootstrap over the models (200 resamples, seed 0" in notes
     assert "no band: image → text original:" in notes
+
+
+def test_the_tables_logit_line_is_the_one_the_figure_draws():
+    """Points on logit(R@1) = 2 logit(top-1) + 0.5 give that line exactly; the table's logit line
+    is the figure's (`band.curve`, the same least squares), while its plain line is another."""
+    from scipy.special import expit, logit
+
+    from vlstress.suites.accuracy_vs_recall import band
+
+    top1 = np.array([10.0, 20, 35, 50, 70])
+    recall = 100 * expit(2 * logit(top1 / 100) + 0.5)
+    slope, intercept = correlation.logit_fit(top1, recall, 0.01)
+    assert (slope, intercept) == pytest.approx((2.0, 0.5))
+    drawn, _ = band.curve(top1, recall, 0.01, n_resamples=200)
+    ends = logit(drawn.y[[0, -1]] / 100), logit(drawn.x[[0, -1]] / 100)
+    assert (ends[0][1] - ends[0][0]) / (ends[1][1] - ends[1][0]) == pytest.approx(slope)
+    plain = correlation.fit(top1, recall)
+    assert not plain[0] == pytest.approx(slope)
+    # too few models or no spread: undefined, as the plain line
+    assert all(np.isnan(v) for v in correlation.logit_fit(top1[:2], recall[:2], 0.01))

@@ -1,5 +1,7 @@
 """Zero-shot top-1 against retrieval R@1 across models: a least-squares line and Pearson's and
-Spearman's correlation per retrieval condition (scipy.stats), from the aggregated summary table.
+Spearman's correlation per retrieval condition (scipy.stats), from the aggregated summary table,
+and the line the figure draws: least squares in logit space (`logit_slope`, `logit_intercept`;
+the zero-shot suite's `robustness.fit_line`, as imagenet-testbed fits accuracy against accuracy).
 
 Conditions: each (direction, task, condition) of the retrieval records with an `R@1`, e.g.
 `image → text, original`, `image → text, same-concept`, `text → image, mix λ=0.9`; a stressed
@@ -38,6 +40,9 @@ class Fit:
     pearson_p: float
     spearman_rho: float
     spearman_p: float
+    # the figure's line: logit(R@1) = logit_slope x logit(top-1) + logit_intercept
+    logit_slope: float = math.nan
+    logit_intercept: float = math.nan
 
 
 def paired(agg: pd.DataFrame, testset: str) -> pd.DataFrame:
@@ -82,9 +87,23 @@ def fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float, float
     )
 
 
-def fits(pairs: pd.DataFrame) -> tuple[list[Fit], list[str]]:
+def logit_fit(x: np.ndarray, y: np.ndarray, epsilon: float) -> tuple[float, float]:
+    """(slope, intercept) of logit(R@1) on logit(top-1) (percent in; 0 and 100% clipped by
+    `epsilon`, a fraction); NaN where `fit` is undefined or the clipped values have no spread."""
+    from vlstress.suites.zeroshot import robustness
+
+    if len(x) < MIN_MODELS or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return math.nan, math.nan
+    try:
+        line = robustness.fit_line(list(x / 100.0), list(y / 100.0), "logit", "ols", epsilon)
+    except VlstressError:
+        return math.nan, math.nan
+    return float(line.slope), float(line.intercept)
+
+
+def fits(pairs: pd.DataFrame, epsilon: float) -> tuple[list[Fit], list[str]]:
     """One Fit per retrieval condition (in table order), and a note per reason some are undefined
-    (naming them)."""
+    (naming them); `epsilon`: the clip of 0 and 100% before the logit (a fraction)."""
     found: list[Fit] = []
     undefined: dict[str, list[str]] = {}
     for (direction, task, condition), group in pairs.groupby(
@@ -92,7 +111,9 @@ def fits(pairs: pd.DataFrame) -> tuple[list[Fit], list[str]]:
     ):
         x, y = group["accuracy"].to_numpy(float), group["recall"].to_numpy(float)
         numbers = fit(x, y)
-        found.append(Fit(direction, task, condition, len(group), *numbers))
+        found.append(
+            Fit(direction, task, condition, len(group), *numbers, *logit_fit(x, y, epsilon))
+        )
         if math.isnan(numbers[0]):
             why = (
                 f"{len(group)} model(s), at least {MIN_MODELS} needed"

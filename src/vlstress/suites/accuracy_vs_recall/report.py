@@ -17,13 +17,16 @@ from vlstress.suites.zeroshot.robustness import EPSILON
 
 CAPTION = (
     "Zero-shot top-1 against retrieval R@1 across models: least-squares line"
-    " (R@1 = slope × top-1 + intercept, in %) and correlations"
-    " (Pearson r, Spearman ρ, with p-values)"
+    " (R@1 = slope × top-1 + intercept, in %), the line the figure draws (least squares in"
+    " logit space: logit R@1 = slope × logit top-1 + intercept, 0 and 100% clipped by half an item)"
+    " and correlations (Pearson r, Spearman ρ, with p-values)"
 )
 COLUMNS = {
     "n_models": "models",
     "slope": "slope",
     "intercept": "intercept",
+    "logit_slope": "logit slope",
+    "logit_intercept": "logit intercept",
     "pearson_r": "Pearson r",
     "pearson_p": "p",
     "spearman_rho": "Spearman ρ",

@@ -46,7 +46,8 @@ def run(args: argparse.Namespace) -> None:
 
     table = records.read_summary(args.summary)
     pairs = correlation.paired(records.aggregate(table), args.testset)
-    found, notes = correlation.fits(pairs)
+    epsilon = band.half_item(table, args.testset)
+    found, notes = correlation.fits(pairs, epsilon)
     for note in notes:
         log.info("%s", note)
     block = provenance.build(
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> None:
         found,
         args.testset,
         notes,
-        epsilon=band.half_item(table, args.testset),
+        epsilon=epsilon,
         counts=report.count_note(table, args.testset),
     )
     figures.save(fig, args.out_fig, block)

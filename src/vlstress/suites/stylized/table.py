@@ -15,8 +15,8 @@ from vlstress.report.frames import cell, count_cell, render_frame_set, share_cel
 CAPTION = (
     "Zero-shot top-1 (%) on a test set and on its AdaIN-stylized copy (Stylized-ImageNet); "
     "n: the images (each stylized once); [lo, hi]: 95% Wilson interval over them; drop: clean "
-    "minus stylized in points, without an interval (the two shares are paired over the same "
-    "images: an interval needs their per-image outcomes)"
+    "minus stylized in points, without an interval (a paired difference of two records over "
+    "the same images, which no step resamples together)"
 )
 
 

@@ -152,8 +152,19 @@ def test_the_ablation_metrics_are_those_of_the_calibration_and_ood_suites():
     # MCM: in-distribution images far more peaked than the OOD ones -> perfect separation
     peaked = np.array([[1.0, -1.0], [-1.0, 1.0]])
     flat = np.array([[0.1, 0.1], [0.0, 0.05]])
-    assert detection(peaked, flat) == {"auroc": 100.0, "fpr95": 0.0}
-    assert detection(flat, peaked)["auroc"] == 0.0
+    found, scored = detection(peaked, flat)
+    assert found == {"auroc": 100.0, "fpr95": 0.0}
+    assert detection(flat, peaked)[0]["auroc"] == 0.0
+    # the images' MCM scores, in- then out-of-distribution: every ID score above every OOD one
+    assert scored.column("is_ood").tolist() == [False, False, True, True]
+    inside, outside = np.split(scored.column("score"), 2)
+    assert inside.min() > outside.max()
+    # a classification record's outcomes: right as its top-1 counts it
+    from vlstress.suites.prompts.ablation import classification_outcomes
+
+    block = classification_outcomes(cosines, labels)
+    assert block.column("correct").tolist() == [True, False, True, False]
+    assert 100 * block.column("correct").mean() == values["top1"]
 
 
 def test_autoclip_comparison_on_a_hand_made_set():

@@ -12,7 +12,9 @@ Records (one per (set, k, seed): the seed is the replicate the summary averages,
 - task `prompt_count_ood`, condition {set, ood, templates: k, seed}: AUROC and FPR@95 (%) of MCM
   (max softmax of cosine / T, T = 1; `vlstress.suites.ood.scores`) of the test set against each
   OOD set of the ood suite that shares no class with it (when that suite is on).
-The subsets go to the sidecar.
+The subsets go to the sidecar, each record's per-image outcomes beside the records (one block per
+record: `correct` and `label` of a `prompt_count` record; the MCM `score` and `is_ood` of a
+`prompt_count_ood` one, in- then out-of-distribution images, as the OOD suite keeps them).
 """
 
 from __future__ import annotations
@@ -28,12 +30,13 @@ from vlstress import provenance
 from vlstress.embedding.files import load_embeddings, same_model
 from vlstress.errors import VlstressError
 from vlstress.io import sha256_file
+from vlstress.outcomes import Outcomes
 from vlstress.params import Params
 from vlstress.record import Record, assemble
 from vlstress.suites.ood import paths as ood_paths
 from vlstress.suites.prompts import paths, text
 from vlstress.suites.prompts.counts import subset, template_counts
-from vlstress.suites.zeroshot.metrics import classification_metrics, softmax
+from vlstress.suites.zeroshot.metrics import classification_metrics, softmax, true_class_rank
 from vlstress.testsets import manifest as testsets
 from vlstress.testsets.manifest import shared_classes
 from vlstress.workflow.paths import (
@@ -72,15 +75,23 @@ def classification(
     }
 
 
-def detection(id_cosines: np.ndarray, ood_cosines: np.ndarray) -> dict[str, float]:
-    """AUROC and FPR@95 (%) of MCM at T = 1, in-distribution positive."""
+def detection(id_cosines: np.ndarray, ood_cosines: np.ndarray) -> tuple[dict[str, float], Outcomes]:
+    """AUROC and FPR@95 (%) of MCM at T = 1, in-distribution positive, and the images' scores."""
     from vlstress.suites.ood import scores
+    from vlstress.suites.ood.resampling import image_outcomes
 
-    metrics = scores.detection_metrics(
-        scores.score("mcm", id_cosines, 1.0, MCM_TEMPERATURE),
-        scores.score("mcm", ood_cosines, 1.0, MCM_TEMPERATURE),
+    inside = scores.score("mcm", id_cosines, 1.0, MCM_TEMPERATURE)
+    outside = scores.score("mcm", ood_cosines, 1.0, MCM_TEMPERATURE)
+    metrics = scores.detection_metrics(inside, outside)
+    return {"auroc": metrics["auroc"], "fpr95": metrics["fpr95"]}, image_outcomes(inside, outside)
+
+
+def classification_outcomes(cosines: np.ndarray, labels: np.ndarray) -> Outcomes:
+    """Per image: right as the top-1 counts it (`true_class_rank` 0), and its class."""
+    labels = np.asarray(labels, dtype=np.int64)
+    return Outcomes(
+        "image", {"correct": true_class_rank(np.asarray(cosines), labels) == 0, "label": labels}
     )
-    return {"auroc": metrics["auroc"], "fpr95": metrics["fpr95"]}
 
 
 @dataclass(frozen=True)
@@ -89,6 +100,7 @@ class Ablation:
 
     records: list[Record]
     subsets: dict[str, Any]
+    outcomes: list[Outcomes]  # one block per record, in the records' order
 
 
 def _images(folder: Path, emb: Path) -> tuple[testsets.ClassificationSet, np.ndarray, dict]:
@@ -121,7 +133,8 @@ def ablate(
         for name in ood_paths.names(params)
     }
     inputs: dict[str, str] = {}
-    pending: list[tuple[str, dict, dict, dict]] = []  # (task, dataset, condition, metrics)
+    # (task, dataset, condition, metrics, per-image outcomes)
+    pending: list[tuple[str, dict, dict, dict, Outcomes]] = []
     subsets: dict[str, Any] = {}
     model, scale = None, None
     for name in names:
@@ -166,15 +179,25 @@ def ablate(
                 values = classification(cosines, labels, scale, bins)
                 top1.append(values["top1"] or 0.0)
                 condition = {"set": name, "templates": k, "seed": s}
-                pending.append(("prompt_count", dataset, condition, values))
+                pending.append(
+                    (
+                        "prompt_count",
+                        dataset,
+                        condition,
+                        values,
+                        classification_outcomes(cosines, labels),
+                    )
+                )
                 for o in pairs:
                     other, ood_images, _ = outside[o]
+                    detected, scored = detection(cosines, ood_images @ weights.T)
                     pending.append(
                         (
                             "prompt_count_ood",
                             {**dataset, "ood": other.dataset, "n_ood_images": len(other.images)},
                             {"set": name, "ood": o, "templates": k, "seed": s},
-                            detection(cosines, ood_images @ weights.T),
+                            detected,
+                            scored,
                         )
                     )
             log.info(
@@ -211,6 +234,8 @@ def ablate(
     )
     records = [
         assemble(task, dataset=dataset, condition=condition, metrics=metrics, provenance=block)
-        for task, dataset, condition, metrics in pending
+        for task, dataset, condition, metrics, _ in pending
     ]
-    return Ablation(records, {"kind": "prompt-subsets", "sets": subsets})
+    return Ablation(
+        records, {"kind": "prompt-subsets", "sets": subsets}, [found for *_, found in pending]
+    )

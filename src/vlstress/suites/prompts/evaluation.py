@@ -32,7 +32,7 @@ from vlstress.params import Params
 from vlstress.record import Record, assemble
 from vlstress.suites.prompts import autoclip, paths, text
 from vlstress.suites.prompts.resampling import autoclip_outcomes
-from vlstress.suites.zeroshot.metrics import classification_metrics
+from vlstress.suites.zeroshot.metrics import classification_metrics, true_class_rank
 from vlstress.testsets import manifest as testsets
 
 
@@ -52,7 +52,8 @@ def compare(
     top1_average, top1_autoclip = top1["average"], top1["autoclip"]
     assert top1_average is not None and top1_autoclip is not None
     truth = np.asarray(labels)
-    hits = [found.argmax(axis=1) == truth for found in (averaged, uniform, weighted)]
+    # right as the top-1 counts it (ties go to the true class: `true_class_rank`)
+    hits = [true_class_rank(found, truth) == 0 for found in (averaged, uniform, weighted)]
     outcomes = autoclip_outcomes(hits[0], hits[1], hits[2], truth)
     metrics = {
         "top1_average": top1_average,

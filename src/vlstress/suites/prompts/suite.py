@@ -29,6 +29,7 @@ SUITE = Suite(
             outputs={
                 "records": small("results/metrics/{model}/prompt-ablation.json", record=True),
                 "subsets": small("results/metrics/{model}/prompt-ablation.json.json"),
+                "outcomes": outcomes_of("results/metrics/{model}/prompt-ablation.json"),
             },
             axes=("model",),
             model_kinds=IMAGE_TEXT_KINDS,

@@ -24,6 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from vlstress.io import sidecar, write_json
+    from vlstress.outcomes import outcomes_path, write_outcomes
     from vlstress.params import Params
     from vlstress.record import write_records
     from vlstress.suites.prompts.ablation import ablate
@@ -39,3 +40,4 @@ def run(args: argparse.Namespace) -> None:
     )
     write_records(args.out, ablation.records)
     write_json(sidecar(args.out), ablation.subsets)
+    write_outcomes(outcomes_path(args.out), ablation.outcomes)

@@ -192,3 +192,28 @@ def test_reliability_diagrams_draw_the_images_per_bin():
     heights = [[bar.get_height() for bar in container] for container in histogram.containers]
     assert heights == [list(raw.counts), list(scaled.counts)]
     assert histogram.get_ylabel() == "images in bin" and sum(heights[0]) == 200
+
+
+def test_each_bins_accuracy_carries_its_wilson_interval():
+    """A bin's accuracy is a share of the images in it: its error bar is the 95% Wilson interval
+    over them (statsmodels), and a note says so."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    from vlstress.suites.calibration.reliability import NOTE, reliability_figure
+
+    rng = np.random.default_rng(0)
+    logits = rng.normal(0, 3, size=(200, 5))
+    labels = rng.integers(0, 5, size=200)
+    raw, scaled = cal.reliability_bins(logits, labels), cal.reliability_bins(logits / 2, labels)
+    fig = reliability_figure("m", 2.0, [("objects", raw, scaled, 1.0, 2.0)])
+    diagram = fig.axes[0]
+    bars = [c for c in diagram.containers if hasattr(c, "errorbar") and c.errorbar is not None]
+    (segments,) = bars[0].errorbar.lines[2]
+    filled = raw.counts > 0
+    spans = sorted((min(a[1], b[1]), max(a[1], b[1])) for a, b in segments.get_segments())
+    expected = sorted(
+        proportion_confint(round(acc * n), n, alpha=0.05, method="wilson")
+        for acc, n in zip(raw.accuracy[filled], raw.counts[filled])
+    )
+    assert np.allclose(spans, expected)
+    assert NOTE in "\n".join(t.get_text() for t in fig.texts).replace("\n", " ")

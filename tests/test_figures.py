@@ -823,14 +823,18 @@ def test_roc_curves_that_coincide_stay_visible_and_the_legend_is_off_the_panel()
     from vlstress.suites.ood.roc import roc_figure
 
     setup()
-    same = ([0.0, 0.5, 1.0], [0.0, 0.8, 1.0], 65.0)
-    fig = roc_figure("t", {"msp": same, "mcm": same})
+    same = ([0.0, 0.5, 1.0], [0.0, 0.8, 1.0], 65.0, 51.25, 77.5)
+    fig = roc_figure("t", {"msp": same, "mcm": same, "energy": (*same[:3], np.nan, np.nan)})
     ax = fig.axes[0]
     curves = [line for line in ax.lines if len(line.get_xdata()) == 3]
     assert curves[0].get_linewidth() > curves[1].get_linewidth()
     assert curves[0].get_linestyle() != curves[1].get_linestyle()
     texts = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert texts[1] == "mcm (AUROC 65.0%), same curve as msp"
+    # each AUROC with its interval (none given: the value alone), the legend's title says which
+    assert texts[0] == "msp (AUROC 65.0% [51.2, 77.5])"
+    assert texts[1] == "mcm (AUROC 65.0% [51.2, 77.5]), same curve as msp"
+    assert texts[2] == "energy (AUROC 65.0%), same curve as msp"
+    assert "95% BCa bootstrap interval" in ax.get_legend().get_title().get_text()
     fig.canvas.draw()
     legend = ax.get_legend().get_window_extent()
     assert legend.y1 < ax.get_window_extent().y0  # below the panel

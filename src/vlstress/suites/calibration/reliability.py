@@ -2,13 +2,22 @@
 more than the summary holds). Each diagram has the confidence histogram under it (images per bin,
 as Guo et al. 2017 draw it), so a bin's accuracy can be weighed by how many images it holds; the
 title says where T was fitted and flags a T on the search bound or one that worsens the held-out
-ID NLL."""
+ID NLL. A bin's accuracy is a share of its images: each bar carries its 95% Wilson interval, which
+a note says."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 
+from vlstress.report.figures import _add_notes
+from vlstress.report.intervals import wilson_percent
 from vlstress.suites.calibration.calibration import ReliabilityBins
+
+NOTE = (
+    "error bars: 95% Wilson interval of each bin's accuracy over the images in the bin (the "
+    "histogram under it)"
+)
 
 SERIES = (("raw", "C3", -0.22), ("temperature-scaled", "C0", 0.22))
 
@@ -31,13 +40,17 @@ def _reliability_panel(
         (before, after), (ece_before, ece_after), SERIES
     ):
         filled = bins.counts > 0
+        accuracy = bins.accuracy[filled]
+        lo, hi = wilson_percent(100.0 * accuracy, bins.counts[filled])
         ax.bar(
             centres[filled] + offset * width,
-            bins.accuracy[filled],
+            accuracy,
             width=0.44 * width,
             color=colour,
             alpha=0.75,
             label=f"{name} (ECE {value:.1f}%)",
+            yerr=np.clip([accuracy - lo / 100.0, hi / 100.0 - accuracy], 0.0, None),
+            error_kw={"ecolor": "0.2", "elinewidth": 0.8, "capsize": 1.5},
         )
     ax.plot([0, 1], [0, 1], color="0.3", linestyle="--", linewidth=1.0, label="perfect calibration")
     ax.set_xlim(0, 1)
@@ -111,4 +124,5 @@ def reliability_figure(
     title += "".join(f"\nWarning: {flag}" for flag in flags)
     fig.suptitle(title, fontsize="medium")
     fig.tight_layout(h_pad=0.3)
+    _add_notes(fig, [NOTE])
     return fig

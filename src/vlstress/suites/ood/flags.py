@@ -59,7 +59,15 @@ def add_ood_detect_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_score_arguments(parser: argparse.ArgumentParser) -> None:
-    """--scores and --temperature (`ood-detect`, `ood-detect-sets`)."""
+    """--scores and --temperature (`ood-detect`, `ood-detect-sets`), and how the ROC figure's
+    AUROC intervals are computed (as the headline table computes them)."""
+    parser.add_argument(
+        "--confidence", type=float, default=0.95, help="of the AUROC interval on the ROC figure"
+    )
+    parser.add_argument(
+        "--bootstrap", type=int, default=1000, help="resamples of that interval (BCa)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="of that bootstrap")
     parser.add_argument(
         "--scores",
         type=score_list,

@@ -1,8 +1,11 @@
 """ROC curves of every score for one ID / OOD pair, drawn by `vlstress ood-detect`: each score its
 own colour and dash pattern, the earlier ones wider (curves that coincide stay visible, and the
-legend, below the panel, says so)."""
+legend, below the panel, says so). The legend gives each AUROC with its 95% BCa bootstrap interval,
+the in- and out-of-distribution images resampled each within itself."""
 
 from __future__ import annotations
+
+import math
 
 import matplotlib.pyplot as plt
 import seaborn as sns
@@ -10,15 +13,20 @@ import seaborn as sns
 STYLES = ("-", "--", "-.", ":")
 
 
-def roc_figure(title: str, curves: dict[str, tuple[list[float], list[float], float]]) -> plt.Figure:
-    """ROC curves: score -> (FPR, TPR, AUROC %)."""
+def roc_figure(
+    title: str, curves: dict[str, tuple[list[float], list[float], float, float, float]]
+) -> plt.Figure:
+    """ROC curves: score -> (FPR, TPR, AUROC %, its 95% interval's low and high: NaN where none)."""
     fig, ax = plt.subplots(figsize=(4.8, 4.4))
     palette = sns.color_palette("colorblind", len(curves))
     seen: dict[tuple, str] = {}
-    for i, (colour, (name, (fpr, tpr, auroc))) in enumerate(zip(palette, curves.items())):
+    for i, (colour, (name, (fpr, tpr, auroc, lo, hi))) in enumerate(zip(palette, curves.items())):
         key = (tuple(round(float(v), 9) for v in fpr), tuple(round(float(v), 9) for v in tpr))
         same = seen.setdefault(key, name)
-        label = f"{name} (AUROC {auroc:.1f}%)" + (f", same curve as {same}" if same != name else "")
+        bounds = f" [{lo:.1f}, {hi:.1f}]" if math.isfinite(lo) and math.isfinite(hi) else ""
+        label = f"{name} (AUROC {auroc:.1f}%{bounds})" + (
+            f", same curve as {same}" if same != name else ""
+        )
         # own dash pattern, the earlier curves wider: a curve on top of another leaves it visible
         ax.plot(
             fpr,
@@ -36,6 +44,10 @@ def roc_figure(title: str, curves: dict[str, tuple[list[float], list[float], flo
     ax.set_ylim(0, 1.01)
     ax.set_title(title, fontsize="medium")
     # below the panel, never over a curve
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize="x-small", frameon=False)
+    legend = ax.legend(
+        loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize="x-small", frameon=False
+    )
+    legend.set_title("[lo, hi]: 95% BCa bootstrap interval")
+    legend.get_title().set_fontsize("x-small")
     fig.tight_layout()
     return fig

@@ -23,8 +23,9 @@ from vlstress.errors import VlstressError
 from vlstress.io import sha256_file
 from vlstress.outcomes import Outcomes
 from vlstress.record import Record, assemble
+from vlstress.report.intervals import bootstrap_interval
 from vlstress.suites.ood import scores as ood
-from vlstress.suites.ood.resampling import image_outcomes
+from vlstress.suites.ood.resampling import auroc_resampling, image_outcomes
 from vlstress.suites.zeroshot import classifier
 from vlstress.testsets import manifest as testsets
 from vlstress.testsets.manifest import shared_classes
@@ -38,7 +39,8 @@ class Detection:
     records: list[Record]
     outcomes: list[Outcomes]
     roc_sidecar: dict[str, Any]
-    curves: dict[str, tuple[list[float], list[float], float]]
+    # score -> (FPR, TPR, AUROC %, its interval's low and high: NaN where there is none)
+    curves: dict[str, tuple[list[float], list[float], float, float, float]]
     title: str
     block: dict[str, Any]
 
@@ -59,8 +61,11 @@ def detect(
     scores: list[str],
     temperature: float,
     log: logging.Logger,
+    interval: tuple[float, int, int] = (0.95, 1000, 0),
 ) -> Detection:
-    """Score both sets with each of `scores` (`log`: the command's logger, one line per score)."""
+    """Score both sets with each of `scores` (`log`: the command's logger, one line per score);
+    `interval`: (confidence, resamples, seed) of each AUROC's BCa interval on the figure, as the
+    headline table computes it."""
     ident = testsets.load(testset)
     outside = testsets.load(ood_testset)
     shared = shared_classes(outside, ident)
@@ -125,7 +130,8 @@ def detect(
         outcomes.append(image_outcomes(id_scores, ood_scores))
         points = ood.roc_points(id_scores, ood_scores)
         roc[name] = {**points, "auroc": metrics["auroc"], "fpr95": metrics["fpr95"]}
-        curves[name] = (points["fpr"], points["tpr"], metrics["auroc"])
+        lo, hi, _ = bootstrap_interval(auroc_resampling(outcomes[-1]), *interval)
+        curves[name] = (points["fpr"], points["tpr"], metrics["auroc"], lo, hi)
         log.info(
             "%s %s vs %s, %s: AUROC %.1f%%, FPR@95 %.1f%%",
             model["slug"],

@@ -39,6 +39,7 @@ def run(args: argparse.Namespace) -> None:
         scores=args.scores,
         temperature=args.temperature,
         log=log,
+        interval=(args.confidence, args.bootstrap, args.seed),
     )
     write_records(args.out, detection.records)
     write_outcomes(outcomes_path(args.out), detection.outcomes)

@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> None:
             scores=args.scores,
             temperature=args.temperature,
             log=log,
+            interval=(args.confidence, args.bootstrap, args.seed),
         )
         found.append((name, detection))
     figures.setup()

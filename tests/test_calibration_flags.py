@@ -178,16 +178,21 @@ def test_calibration_ece_names_the_images_t_was_fitted_on():
     )
 
 
-def test_reliability_diagrams_draw_the_images_per_bin():
-    """Under each diagram, a histogram of the images per confidence bin (Guo et al. 2017): its bar
-    heights are the bins' counts, raw and scaled."""
+def reliability_of_200_images():
+    """(raw bins, scaled bins, the figure) of 200 seeded images, T = 2."""
     from vlstress.suites.calibration.reliability import reliability_figure
 
     rng = np.random.default_rng(0)
     logits = rng.normal(0, 3, size=(200, 5))
     labels = rng.integers(0, 5, size=200)
     raw, scaled = cal.reliability_bins(logits, labels), cal.reliability_bins(logits / 2, labels)
-    fig = reliability_figure("m", 2.0, [("objects", raw, scaled, 1.0, 2.0)])
+    return raw, scaled, reliability_figure("m", 2.0, [("objects", raw, scaled, 1.0, 2.0)])
+
+
+def test_reliability_diagrams_draw_the_images_per_bin():
+    """Under each diagram, a histogram of the images per confidence bin (Guo et al. 2017): its bar
+    heights are the bins' counts, raw and scaled."""
+    raw, scaled, fig = reliability_of_200_images()
     histogram = fig.axes[1]
     heights = [[bar.get_height() for bar in container] for container in histogram.containers]
     assert heights == [list(raw.counts), list(scaled.counts)]
@@ -199,13 +204,9 @@ def test_each_bins_accuracy_carries_its_wilson_interval():
     over them (statsmodels), and a note says so."""
     from statsmodels.stats.proportion import proportion_confint
 
-    from vlstress.suites.calibration.reliability import NOTE, reliability_figure
+    from vlstress.suites.calibration.reliability import NOTE
 
-    rng = np.random.default_rng(0)
-    logits = rng.normal(0, 3, size=(200, 5))
-    labels = rng.integers(0, 5, size=200)
-    raw, scaled = cal.reliability_bins(logits, labels), cal.reliability_bins(logits / 2, labels)
-    fig = reliability_figure("m", 2.0, [("objects", raw, scaled, 1.0, 2.0)])
+    raw, _, fig = reliability_of_200_images()
     diagram = fig.axes[0]
     bars = [c for c in diagram.containers if hasattr(c, "errorbar") and c.errorbar is not None]
     (segments,) = bars[0].errorbar.lines[2]

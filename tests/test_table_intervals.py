@@ -79,6 +79,25 @@ def _write_run(root: Path) -> list[Path]:
     return [path, zeroshot]
 
 
+def tables(summary: Path, headlines: Path, module: str, out: Path) -> int:
+    """`vlstress tables --headlines` of one suite's table module, Markdown to `out`."""
+    return main(
+        [
+            "tables",
+            "--summary",
+            str(summary),
+            "--headlines",
+            str(headlines),
+            "--module",
+            f"vlstress.suites.{module}.table",
+            "--out-md",
+            str(out),
+            "--out-tex",
+            str(out.with_suffix(".tex")),
+        ]
+    )
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("run")
@@ -104,24 +123,8 @@ def run(tmp_path_factory) -> Path:
         )
         == 0
     )
-    assert (
-        main(
-            [
-                "tables",
-                "--summary",
-                str(summary),
-                "--headlines",
-                str(root / "results" / "headlines.csv"),
-                "--module",
-                "vlstress.suites.calibration.table",
-                "--out-md",
-                str(root / "calibration.md"),
-                "--out-tex",
-                str(root / "calibration.tex"),
-            ]
-        )
-        == 0
-    )
+    headlines = root / "results" / "headlines.csv"
+    assert tables(summary, headlines, "calibration", root / "calibration.md") == 0
     return root
 
 
@@ -195,40 +198,13 @@ def test_a_bad_headline_table_is_named(tmp_path, run):
     with pytest.raises(VlstressError, match=r"headlines\.csv lacks column\(s\) lo; re-run"):
         read_headline_table(broken)
     out = tmp_path / "calibration.md"
-    code = main(
-        [
-            "tables",
-            "--summary",
-            str(run / "results" / "summary.csv"),
-            "--headlines",
-            str(broken),
-            "--module",
-            "vlstress.suites.calibration.table",
-            "--out-md",
-            str(out),
-            "--out-tex",
-            str(tmp_path / "calibration.tex"),
-        ]
-    )
-    assert code == 2 and not out.exists()
+    assert tables(run / "results" / "summary.csv", broken, "calibration", out) == 2
+    assert not out.exists()
 
 
 def test_a_module_without_intervals_refuses_the_headline_table(tmp_path, run, capsys):
     out = tmp_path / "stylized.md"
-    code = main(
-        [
-            "tables",
-            "--summary",
-            str(run / "results" / "summary.csv"),
-            "--headlines",
-            str(run / "results" / "headlines.csv"),
-            "--module",
-            "vlstress.suites.stylized.table",
-            "--out-md",
-            str(out),
-            "--out-tex",
-            str(tmp_path / "stylized.tex"),
-        ]
-    )
-    assert code == 2 and not out.exists()
+    results = run / "results"
+    assert tables(results / "summary.csv", results / "headlines.csv", "stylized", out) == 2
+    assert not out.exists()
     assert "vlstress.suites.stylized.table shows no intervals" in capsys.readouterr().err

@@ -174,6 +174,7 @@ def test_dvc_metrics_show_reads_as_tables(project):
 REPORT_STEPS = {
     "pipeline",
     "summarize",
+    "headlines",
     "figures",
     "tables",
     "robustness",

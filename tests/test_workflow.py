@@ -345,7 +345,8 @@ def test_holistic_records_pass_their_sanity_checks(project):
     assert (
         "fgsm ε=2" in tables["adversarial"]
         and "held-out, ID" in tables["calibration"]
-        and "scenes mcm AUROC" in tables["ood"]
+        and "| scenes AUROC" in tables["ood"]
+        and "| mcm " in tables["ood"]
         and "| ViT-S-32 (random-init)" in tables["shape_bias"]
     )
 
